@@ -1,0 +1,474 @@
+"""The hardware catalog: accelerators, nodes, fabrics and clusters.
+
+Every number here is a plain SI float (FLOP/s, bytes, bytes/s, seconds, watts)
+and every number carries its provenance in the entry's ``sources`` mapping:
+which document it comes from and which *variant* it is. Three variants are
+confused so often that the catalog never leaves them implicit:
+
+* **Dense vs sparse FLOP/s.** NVIDIA's headline tensor-core figures since Ampere
+  assume 2:4 structured sparsity, which training does not use. The H100 SXM's
+  "1,979 TFLOPS BF16" is the sparse figure; the dense peak is half, 989.4 TFLOP/s.
+  ``peak_flops`` here is always **dense**.
+* **Per direction vs both directions.** NVLink is marketed as the sum of both
+  directions ("900 GB/s" for NVLink 4). A ring all-reduce moves data in one
+  direction per link at a time, so the catalog stores **per-direction** bandwidth
+  (450 GB/s for the H100 SXM) and says so.
+* **SXM vs PCIe.** The same chip name ships as an SXM module (higher power, NVLink)
+  and a PCIe card (lower clocks, lower power, slower memory): they are separate entries.
+
+The catalog is immutable. A "what if" is a new object::
+
+    >>> import dataclasses
+    >>> faster = dataclasses.replace(H100_SXM, name="H100 SXM (4 TB/s)", hbm_bandwidth=4e12)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Mapping
+
+from . import units as u
+
+DTYPES = ("fp64", "tf32", "bf16", "fp16", "fp8")
+"""Data types with a peak rate in the catalog. ``fp64`` is the FP64 tensor-core
+(matrix) rate where one exists, ``tf32`` the TF32 tensor-core rate (NVIDIA's name;
+AMD calls the same format XF32/TF32), all dense."""
+
+BYTES_PER_ELEMENT = MappingProxyType({"fp64": 8.0, "fp32": 4.0, "tf32": 4.0, "bf16": 2.0, "fp16": 2.0, "fp8": 1.0})
+"""Bytes one element occupies in memory. TF32 is stored as a 32-bit float: its
+reduced mantissa only exists inside the tensor core."""
+
+
+def bytes_per_element(dtype: str) -> float:
+    """Storage size of one element of ``dtype`` in bytes (``'bf16'`` -> 2.0)."""
+    try:
+        return BYTES_PER_ELEMENT[dtype]
+    except KeyError:
+        raise ValueError(f"dtype={dtype!r} is not one of {sorted(BYTES_PER_ELEMENT)}") from None
+
+
+def _positive(owner: str, name: str, value: float) -> None:
+    if not isinstance(value, (int, float)) or not value > 0:
+        raise ValueError(f"{owner}: {name}={value!r} must be a positive number")
+
+
+def _frozen_mapping(obj, name: str) -> None:
+    object.__setattr__(obj, name, MappingProxyType(dict(getattr(obj, name))))
+
+
+@dataclass(frozen=True)
+class Accelerator:
+    """One accelerator (GPU) as a datasheet describes it.
+
+    Attributes (all SI):
+        name: catalog key, e.g. ``"H100 SXM"``.
+        vendor, form_factor, memory_type, year: descriptive.
+        peak_flops: dense peak FLOP/s per dtype (keys from :data:`DTYPES`); a dtype
+            the hardware lacks is simply absent (the A100 has no FP8).
+        memory_capacity: HBM capacity in bytes (decimal, as on the datasheet).
+        hbm_bandwidth: peak HBM bandwidth in bytes/s.
+        scale_up_bandwidth: GPU-to-GPU bandwidth of the scale-up link (NVLink,
+            Infinity Fabric) in bytes/s **per direction**, all links of one GPU together.
+        scale_up_fabric: name of that link in :data:`FABRICS`.
+        tdp: maximum board power in watts.
+        measured_matmul_flops: the highest matmul FLOP/s actually measured per dtype
+            (a published benchmark, not a datasheet), where one exists.
+        sources: field name -> where the figure comes from and which variant it is.
+    """
+
+    name: str
+    vendor: str
+    form_factor: str
+    year: int
+    peak_flops: Mapping[str, float]
+    memory_capacity: float
+    memory_type: str
+    hbm_bandwidth: float
+    scale_up_bandwidth: float
+    scale_up_fabric: str
+    tdp: float
+    measured_matmul_flops: Mapping[str, float] = field(default_factory=dict)
+    sources: Mapping[str, str] = field(default_factory=dict, repr=False, compare=False)
+
+    def __post_init__(self):
+        for name in ("peak_flops", "measured_matmul_flops", "sources"):
+            _frozen_mapping(self, name)
+        for name in ("memory_capacity", "hbm_bandwidth", "scale_up_bandwidth", "tdp"):
+            _positive(self.name, name, getattr(self, name))
+        for mapping in ("peak_flops", "measured_matmul_flops"):
+            for dtype, value in getattr(self, mapping).items():
+                if dtype not in DTYPES:
+                    raise ValueError(f"{self.name}: {mapping} has dtype={dtype!r}; valid: {DTYPES}")
+                _positive(self.name, f"{mapping}[{dtype!r}]", value)
+
+    def peak(self, dtype: str) -> float:
+        """Dense peak FLOP/s for ``dtype``; ``ValueError`` if the accelerator lacks it."""
+        if dtype not in self.peak_flops:
+            raise ValueError(
+                f"dtype={dtype!r} is not supported by {self.name}; it has {sorted(self.peak_flops)}"
+            )
+        return self.peak_flops[dtype]
+
+    def measured(self, dtype: str) -> float | None:
+        """Measured achievable matmul FLOP/s for ``dtype``, or ``None`` if none is published."""
+        self.peak(dtype)  # validates dtype
+        return self.measured_matmul_flops.get(dtype)
+
+    def source(self, field_name: str) -> str:
+        """Where ``field_name`` comes from (its document and variant)."""
+        if field_name not in self.sources:
+            raise ValueError(f"{self.name} has no source for {field_name!r}; sourced fields: {sorted(self.sources)}")
+        return self.sources[field_name]
+
+
+@dataclass(frozen=True)
+class Fabric:
+    """An interconnect technology, described per port (scale-out) or per GPU (scale-up).
+
+    Attributes:
+        name: catalog key, e.g. ``"InfiniBand NDR"``.
+        kind: ``"scale-up"`` (inside a node or NVLink domain) or ``"scale-out"`` (between nodes).
+        bandwidth: bytes/s **per direction**: per port for scale-out fabrics, per GPU
+            (all links together) for scale-up fabrics.
+        latency: typical one-way small-message latency in seconds, end to end through one
+            switch; an order-of-magnitude figure for the alpha term of alpha-beta models.
+        year: first shipping year.
+        sources: field name -> provenance.
+    """
+
+    name: str
+    kind: str
+    bandwidth: float
+    latency: float
+    year: int
+    sources: Mapping[str, str] = field(default_factory=dict, repr=False, compare=False)
+
+    def __post_init__(self):
+        _frozen_mapping(self, "sources")
+        if self.kind not in ("scale-up", "scale-out"):
+            raise ValueError(f"{self.name}: kind={self.kind!r} must be 'scale-up' or 'scale-out'")
+        _positive(self.name, "bandwidth", self.bandwidth)
+        _positive(self.name, "latency", self.latency)
+
+
+@dataclass(frozen=True)
+class Node:
+    """A server: accelerators, their scale-up fabric, NICs and power supplies.
+
+    Attributes:
+        name: catalog key, e.g. ``"DGX H100"``.
+        accelerator: the :class:`Accelerator` it holds.
+        gpus: accelerators per node.
+        nics: compute-fabric NICs per node (storage and management NICs excluded).
+        nic_bandwidth: bytes/s per NIC, per direction.
+        psus: power supplies per node.
+        sources: field name -> provenance.
+    """
+
+    name: str
+    accelerator: Accelerator
+    gpus: int
+    nics: int
+    nic_bandwidth: float
+    psus: int
+    sources: Mapping[str, str] = field(default_factory=dict, repr=False, compare=False)
+
+    def __post_init__(self):
+        _frozen_mapping(self, "sources")
+        for name in ("gpus", "nics", "psus"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or value < 1:
+                raise ValueError(f"{self.name}: {name}={value!r} must be a positive integer")
+        _positive(self.name, "nic_bandwidth", self.nic_bandwidth)
+
+    @property
+    def memory_capacity(self) -> float:
+        """Total accelerator memory of the node in bytes."""
+        return self.gpus * self.accelerator.memory_capacity
+
+    def peak(self, dtype: str) -> float:
+        """Dense peak FLOP/s of all the node's accelerators together."""
+        return self.gpus * self.accelerator.peak(dtype)
+
+    @property
+    def scale_out_bandwidth(self) -> float:
+        """Bytes/s per direction leaving the node through its compute NICs."""
+        return self.nics * self.nic_bandwidth
+
+
+@dataclass(frozen=True)
+class Cluster:
+    """``num_nodes`` identical nodes joined by a scale-out fabric (assumed non-blocking)."""
+
+    node: Node
+    num_nodes: int
+    fabric: Fabric
+
+    def __post_init__(self):
+        if not isinstance(self.num_nodes, int) or self.num_nodes < 1:
+            raise ValueError(f"num_nodes={self.num_nodes!r} must be a positive integer")
+        if self.fabric.kind != "scale-out":
+            raise ValueError(f"fabric={self.fabric.name!r} is a {self.fabric.kind} fabric; a cluster needs a scale-out one")
+
+    @classmethod
+    def of_gpus(cls, node: Node, gpus: int, fabric: Fabric) -> "Cluster":
+        """A cluster of ``gpus`` accelerators; ``gpus`` must be a multiple of ``node.gpus``."""
+        if not isinstance(gpus, int) or gpus < 1 or gpus % node.gpus:
+            raise ValueError(f"gpus={gpus!r} must be a positive multiple of {node.name}'s {node.gpus} GPUs per node")
+        return cls(node=node, num_nodes=gpus // node.gpus, fabric=fabric)
+
+    @property
+    def num_gpus(self) -> int:
+        return self.num_nodes * self.node.gpus
+
+    @property
+    def accelerator(self) -> Accelerator:
+        return self.node.accelerator
+
+    def peak(self, dtype: str) -> float:
+        """Dense peak FLOP/s of the whole cluster."""
+        return self.num_gpus * self.accelerator.peak(dtype)
+
+    @property
+    def name(self) -> str:
+        return f"{self.num_gpus:,} × {self.accelerator.name} ({self.num_nodes:,} × {self.node.name}, {self.fabric.name})"
+
+
+# --------------------------------------------------------------------------------------
+# Sources. Short keys, cited in full in the Hardware catalog appendix and references.bib.
+# --------------------------------------------------------------------------------------
+_H100_DS = "NVIDIA H100 Tensor Core GPU datasheet (2023)"
+_H200_DS = "NVIDIA H200 Tensor Core GPU datasheet (2024)"
+_A100_DS = "NVIDIA A100 Tensor Core GPU datasheet (2021)"
+_B200_DS = "NVIDIA DGX B200 / HGX B200 datasheet (2024), HGX B200 1,000 W configuration"
+_MI300X_DS = "AMD Instinct MI300X data sheet (2023)"
+_MAMF = "Bekman, Machine Learning Engineering, 'Maximum Achievable Matmul FLOPS' table (BF16 matmul, best shape)"
+_DENSE = "dense (the datasheet's headline figure with 2:4 sparsity is twice this)"
+_PER_DIR = "per direction, all links of one GPU (the marketed figure sums both directions)"
+
+H100_SXM = Accelerator(
+    name="H100 SXM",
+    vendor="NVIDIA",
+    form_factor="SXM5",
+    year=2022,
+    peak_flops={"fp64": 66.9e12, "tf32": 494.7e12, "bf16": 989.4e12, "fp16": 989.4e12, "fp8": 1978.9e12},
+    memory_capacity=80 * u.GB,
+    memory_type="HBM3",
+    hbm_bandwidth=3.35 * u.TBps,
+    scale_up_bandwidth=450 * u.GBps,
+    scale_up_fabric="NVLink 4",
+    tdp=700 * u.W,
+    measured_matmul_flops={"bf16": 792.1e12},
+    sources={
+        "peak_flops": f"{_H100_DS}, SXM column; {_DENSE}; fp64 is FP64 Tensor Core (vector FP64: 34 TFLOP/s)",
+        "memory_capacity": f"{_H100_DS}: 80 GB HBM3",
+        "hbm_bandwidth": f"{_H100_DS}: 3.35 TB/s",
+        "scale_up_bandwidth": f"{_H100_DS}: NVLink 900 GB/s, i.e. 450 GB/s {_PER_DIR}",
+        "tdp": f"{_H100_DS}: up to 700 W (configurable)",
+        "measured_matmul_flops": f"{_MAMF}: 792.1 TFLOP/s, CUDA 12.1 (80.1% of dense peak)",
+    },
+)
+
+H100_PCIE = Accelerator(
+    name="H100 PCIe",
+    vendor="NVIDIA",
+    form_factor="PCIe Gen5",
+    year=2022,
+    peak_flops={"fp64": 51.2e12, "tf32": 378e12, "bf16": 756.5e12, "fp16": 756.5e12, "fp8": 1513e12},
+    memory_capacity=80 * u.GB,
+    memory_type="HBM2e",
+    hbm_bandwidth=2.0 * u.TBps,
+    scale_up_bandwidth=300 * u.GBps,
+    scale_up_fabric="NVLink bridge",
+    tdp=350 * u.W,
+    sources={
+        "peak_flops": f"{_H100_DS}, PCIe column; {_DENSE}; fp64 is FP64 Tensor Core",
+        "memory_capacity": f"{_H100_DS}: 80 GB",
+        "hbm_bandwidth": f"{_H100_DS}: 2 TB/s",
+        "scale_up_bandwidth": f"{_H100_DS}: NVLink bridge 600 GB/s between a pair of cards, i.e. 300 GB/s {_PER_DIR} "
+        "(without the bridge, PCIe Gen5 x16 gives 64 GB/s per direction)",
+        "tdp": f"{_H100_DS}: 300-350 W",
+    },
+)
+
+H200_SXM = Accelerator(
+    name="H200 SXM",
+    vendor="NVIDIA",
+    form_factor="SXM5",
+    year=2024,
+    peak_flops=dict(H100_SXM.peak_flops),
+    memory_capacity=141 * u.GB,
+    memory_type="HBM3e",
+    hbm_bandwidth=4.8 * u.TBps,
+    scale_up_bandwidth=450 * u.GBps,
+    scale_up_fabric="NVLink 4",
+    tdp=700 * u.W,
+    sources={
+        "peak_flops": f"{_H200_DS}, SXM column; {_DENSE}; same chip and clocks as the H100 SXM",
+        "memory_capacity": f"{_H200_DS}: 141 GB HBM3e",
+        "hbm_bandwidth": f"{_H200_DS}: 4.8 TB/s",
+        "scale_up_bandwidth": f"{_H200_DS}: NVLink 900 GB/s, i.e. 450 GB/s {_PER_DIR}",
+        "tdp": f"{_H200_DS}: up to 700 W",
+    },
+)
+
+A100_SXM_80GB = Accelerator(
+    name="A100 SXM 80GB",
+    vendor="NVIDIA",
+    form_factor="SXM4",
+    year=2020,
+    peak_flops={"fp64": 19.5e12, "tf32": 156e12, "bf16": 312e12, "fp16": 312e12},
+    memory_capacity=80 * u.GB,
+    memory_type="HBM2e",
+    hbm_bandwidth=2039 * u.GBps,
+    scale_up_bandwidth=300 * u.GBps,
+    scale_up_fabric="NVLink 3",
+    tdp=400 * u.W,
+    measured_matmul_flops={"bf16": 267.9e12},
+    sources={
+        "peak_flops": f"{_A100_DS}, SXM column; {_DENSE}; no FP8 on Ampere; fp64 is FP64 Tensor Core",
+        "memory_capacity": f"{_A100_DS}: 80 GB HBM2e",
+        "hbm_bandwidth": f"{_A100_DS}: 2,039 GB/s",
+        "scale_up_bandwidth": f"{_A100_DS}: NVLink 600 GB/s, i.e. 300 GB/s {_PER_DIR}",
+        "tdp": f"{_A100_DS}: 400 W",
+        "measured_matmul_flops": f"{_MAMF}: 267.9 TFLOP/s, CUDA 12.1 (85.9% of dense peak)",
+    },
+)
+
+A100_SXM_40GB = dataclasses.replace(
+    A100_SXM_80GB,
+    name="A100 SXM 40GB",
+    memory_capacity=40 * u.GB,
+    memory_type="HBM2",
+    hbm_bandwidth=1555 * u.GBps,
+    measured_matmul_flops={},
+    sources={
+        **A100_SXM_80GB.sources,
+        "memory_capacity": f"{_A100_DS}: 40 GB HBM2",
+        "hbm_bandwidth": f"{_A100_DS}: 1,555 GB/s",
+        "measured_matmul_flops": "none published for the 40 GB part",
+    },
+)
+
+B200 = Accelerator(
+    name="B200",
+    vendor="NVIDIA",
+    form_factor="SXM (HGX B200)",
+    year=2024,
+    peak_flops={"fp64": 40e12, "tf32": 1100e12, "bf16": 2250e12, "fp16": 2250e12, "fp8": 4500e12},
+    memory_capacity=180 * u.GB,
+    memory_type="HBM3e",
+    hbm_bandwidth=8.0 * u.TBps,
+    scale_up_bandwidth=900 * u.GBps,
+    scale_up_fabric="NVLink 5",
+    tdp=1000 * u.W,
+    sources={
+        "peak_flops": f"{_B200_DS}; per GPU; {_DENSE}",
+        "memory_capacity": f"{_B200_DS}: 1,440 GB per 8-GPU system, i.e. 180 GB per GPU (early announcements said 192 GB)",
+        "hbm_bandwidth": f"{_B200_DS}: 64 TB/s per system, i.e. 8 TB/s per GPU",
+        "scale_up_bandwidth": f"{_B200_DS}: NVLink 5 1.8 TB/s, i.e. 900 GB/s {_PER_DIR}",
+        "tdp": f"{_B200_DS}: 1,000 W per GPU",
+    },
+)
+
+MI300X = Accelerator(
+    name="MI300X",
+    vendor="AMD",
+    form_factor="OAM",
+    year=2023,
+    peak_flops={"fp64": 163.4e12, "tf32": 653.7e12, "bf16": 1307.4e12, "fp16": 1307.4e12, "fp8": 2614.9e12},
+    memory_capacity=192 * u.GB,
+    memory_type="HBM3",
+    hbm_bandwidth=5.3 * u.TBps,
+    scale_up_bandwidth=448 * u.GBps,
+    scale_up_fabric="Infinity Fabric",
+    tdp=750 * u.W,
+    measured_matmul_flops={"bf16": 781.9e12},
+    sources={
+        "peak_flops": f"{_MI300X_DS}; {_DENSE}; fp64 is FP64 matrix",
+        "memory_capacity": f"{_MI300X_DS}: 192 GB HBM3",
+        "hbm_bandwidth": f"{_MI300X_DS}: 5.3 TB/s",
+        "scale_up_bandwidth": f"{_MI300X_DS}: 7 Infinity Fabric links, 896 GB/s aggregate both directions, "
+        f"i.e. 448 GB/s {_PER_DIR}",
+        "tdp": f"{_MI300X_DS}: 750 W",
+        "measured_matmul_flops": f"{_MAMF}: 781.9 TFLOP/s, ROCm 6.2 (59.8% of dense peak)",
+    },
+)
+
+ACCELERATORS: Mapping[str, Accelerator] = MappingProxyType(
+    {a.name: a for a in (A100_SXM_40GB, A100_SXM_80GB, H100_PCIE, H100_SXM, H200_SXM, B200, MI300X)}
+)
+
+# --- Fabrics -------------------------------------------------------------------------
+_NVLINK = "NVIDIA NVLink and NVSwitch product page (per-GPU totals by generation)"
+_IB = "NVIDIA ConnectX / Quantum InfiniBand product briefs"
+_LAT_NOTE = ("order of magnitude for a small message through one switch (software + NIC + switch); "
+             "measured values depend on the stack")
+
+FABRICS: Mapping[str, Fabric] = MappingProxyType({f.name: f for f in (
+    Fabric("NVLink 3", "scale-up", 300 * u.GBps, 2 * u.us, 2020, {
+        "bandwidth": f"{_NVLINK}: 12 links x 25 GB/s = 600 GB/s total, i.e. 300 GB/s {_PER_DIR}",
+        "latency": f"{_LAT_NOTE}; NCCL small-message latency over NVSwitch is a few µs"}),
+    Fabric("NVLink 4", "scale-up", 450 * u.GBps, 2 * u.us, 2022, {
+        "bandwidth": f"{_NVLINK}: 18 links x 25 GB/s = 900 GB/s total, i.e. 450 GB/s {_PER_DIR}",
+        "latency": f"{_LAT_NOTE}; NCCL small-message latency over NVSwitch is a few µs"}),
+    Fabric("NVLink 5", "scale-up", 900 * u.GBps, 2 * u.us, 2024, {
+        "bandwidth": f"{_NVLINK}: 18 links x 50 GB/s = 1.8 TB/s total, i.e. 900 GB/s {_PER_DIR}",
+        "latency": f"{_LAT_NOTE}; NCCL small-message latency over NVSwitch is a few µs"}),
+    Fabric("InfiniBand HDR", "scale-out", 200 * u.Gbps, 5 * u.us, 2019, {
+        "bandwidth": f"{_IB}: HDR 200 Gb/s per port per direction (25 GB/s)",
+        "latency": _LAT_NOTE}),
+    Fabric("InfiniBand NDR", "scale-out", 400 * u.Gbps, 5 * u.us, 2022, {
+        "bandwidth": f"{_IB}: NDR 400 Gb/s per port per direction (50 GB/s)",
+        "latency": _LAT_NOTE}),
+    Fabric("InfiniBand XDR", "scale-out", 800 * u.Gbps, 5 * u.us, 2024, {
+        "bandwidth": f"{_IB}: XDR 800 Gb/s per port per direction (100 GB/s)",
+        "latency": _LAT_NOTE}),
+    Fabric("RoCE 400G", "scale-out", 400 * u.Gbps, 8 * u.us, 2022, {
+        "bandwidth": "IEEE 802.3 400GbE: 400 Gb/s per port per direction (50 GB/s), RDMA over Converged Ethernet v2",
+        "latency": f"{_LAT_NOTE}; Ethernet switches add more per hop than InfiniBand"}),
+)})
+
+# --- Nodes ------------------------------------------------------------------------------
+DGX_H100 = Node("DGX H100", H100_SXM, gpus=8, nics=8, nic_bandwidth=400 * u.Gbps, psus=6, sources={
+    "gpus": "NVIDIA DGX H100 user guide, hardware overview: 8 x H100 SXM 80 GB",
+    "nics": "NVIDIA DGX H100 user guide: 8 single-port ConnectX-7 (compute), 400 Gb/s InfiniBand each; "
+            "2 dual-port cards for storage are not counted",
+    "psus": "NVIDIA DGX H100 user guide: 6 x 3.3 kW power supplies (the reliability tutorial's default of 2 is not a DGX)",
+})
+DGX_A100 = Node("DGX A100", A100_SXM_80GB, gpus=8, nics=8, nic_bandwidth=200 * u.Gbps, psus=6, sources={
+    "gpus": "NVIDIA DGX A100 user guide, hardware overview: 8 x A100 SXM (640 GB variant)",
+    "nics": "NVIDIA DGX A100 user guide: 8 single-port ConnectX-6, 200 Gb/s HDR InfiniBand each (compute)",
+    "psus": "NVIDIA DGX A100 user guide: 6 x 3 kW power supplies",
+})
+HGX_B200 = Node("HGX B200", B200, gpus=8, nics=8, nic_bandwidth=400 * u.Gbps, psus=6, sources={
+    "gpus": "NVIDIA DGX B200 user guide: 8 x B200, 1,440 GB total GPU memory",
+    "nics": "NVIDIA DGX B200 user guide: 8 single-port ConnectX-7, up to 400 Gb/s InfiniBand each (compute)",
+    "psus": "NVIDIA DGX B200 user guide: 6 x 3.3 kW power supplies",
+})
+
+NODES: Mapping[str, Node] = MappingProxyType({n.name: n for n in (DGX_A100, DGX_H100, HGX_B200)})
+
+
+def _lookup(table: Mapping, kind: str, name: str):
+    try:
+        return table[name]
+    except (KeyError, TypeError):
+        raise ValueError(f"unknown {kind} {name!r}; known: {', '.join(table)}") from None
+
+
+def accelerator(name: str | Accelerator) -> Accelerator:
+    """The catalog accelerator called ``name`` (an :class:`Accelerator` passes through)."""
+    return name if isinstance(name, Accelerator) else _lookup(ACCELERATORS, "accelerator", name)
+
+
+def fabric(name: str | Fabric) -> Fabric:
+    """The catalog fabric called ``name`` (a :class:`Fabric` passes through)."""
+    return name if isinstance(name, Fabric) else _lookup(FABRICS, "fabric", name)
+
+
+def node(name: str | Node) -> Node:
+    """The catalog node called ``name`` (a :class:`Node` passes through)."""
+    return name if isinstance(name, Node) else _lookup(NODES, "node", name)

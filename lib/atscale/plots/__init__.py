@@ -1,0 +1,127 @@
+"""The figures the chapters draw: one function per figure.
+
+Conventions (shared by every chapter):
+
+* A plot function takes keyword arguments for what it shows and an optional
+  ``ax``. Without ``ax`` it creates a figure in the house style; either way it
+  returns the :class:`matplotlib.figure.Figure`. The same function draws the static
+  figure in the book and every redraw of a widget (:mod:`atscale.widgets`).
+* Axes are labelled with their unit; values are plotted in readable units
+  (TFLOP/s, TB/s, GB, hours) converted from the library's SI floats at the last moment.
+* Bad input raises :class:`ValueError` *before* anything is drawn, so a widget can
+  show the message instead of a half-drawn figure.
+
+The house style uses an opaque white background, dark text and the Okabe-Ito
+colour-blind-safe palette, so a figure reads the same in the book's light and
+dark themes.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import matplotlib as mpl
+import numpy as np
+
+
+# Okabe & Ito (2008), "Color Universal Design": distinguishable by all common colour-vision types.
+PALETTE = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#000000", "#F0E442")
+"""Okabe-Ito colours, yellow last: it is hard to read on white."""
+INK = "#1a1a1a"
+MUTED = "#6b6b6b"
+
+STYLE = {
+    "figure.figsize": (6.4, 4.0),
+    "figure.dpi": 100,
+    "savefig.dpi": 100,
+    "figure.facecolor": "white",
+    "savefig.facecolor": "white",
+    "axes.facecolor": "white",
+    "axes.edgecolor": INK,
+    "axes.labelcolor": INK,
+    "axes.titlesize": 11,
+    "axes.titleweight": "bold",
+    "axes.labelsize": 10,
+    "axes.grid": True,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "axes.prop_cycle": mpl.cycler(color=PALETTE),
+    "grid.color": "#d9d9d9",
+    "grid.linewidth": 0.6,
+    "xtick.color": INK,
+    "ytick.color": INK,
+    "xtick.labelsize": 9,
+    "ytick.labelsize": 9,
+    "legend.fontsize": 9,
+    "legend.frameon": False,
+    "font.size": 10,
+    "text.color": INK,
+    "lines.linewidth": 1.8,
+    "svg.hashsalt": "atscale",  # deterministic SVG ids
+}
+
+
+MARGINS = {"left": 0.12, "right": 0.97, "bottom": 0.13, "top": 0.91}
+"""Fixed subplot margins. Constrained layout would adapt them automatically but costs
+~60 ms per redraw (it measures every label), too much for a 100 ms widget budget."""
+
+
+def house_style(func):
+    """Decorator: run a plot function inside the house style (``matplotlib.rc_context``)."""
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        with mpl.rc_context(STYLE):
+            return func(*args, **kwargs)
+
+    return wrapper
+
+
+def new_axes(ax=None, figsize=None):
+    """Return ``ax`` if given, else a new pyplot figure's axes in the house style.
+
+    New figures are created through pyplot so that a notebook shows them without
+    an explicit ``display``; widgets pass their own ``ax`` (see :mod:`atscale.widgets`).
+    """
+    if ax is not None:
+        return ax
+    import matplotlib.pyplot as plt  # deferred: pyplot is the slowest import
+
+    with mpl.rc_context(STYLE):
+        _, ax = plt.subplots(figsize=figsize or STYLE["figure.figsize"], gridspec_kw=MARGINS)
+    return ax
+
+
+def log_axes(ax, x: bool = True, y: bool = True) -> None:
+    """Log scale with plain-number labels on a 1-2-5 grid and no minor labels.
+
+    Matplotlib's default labels every minor tick when a log axis spans less than a
+    decade or so; measuring those labels dominates the redraw time of a widget.
+    Call after setting the limits.
+    """
+    from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter, NullLocator
+
+    def fmt(value, _pos):
+        return f"{value:,.0f}" if value >= 1 else f"{value:g}"
+
+    for flag, axis, (lo, hi), set_scale, set_lim in (
+        (x, ax.xaxis, ax.get_xlim(), ax.set_xscale, ax.set_xlim),
+        (y, ax.yaxis, ax.get_ylim(), ax.set_yscale, ax.set_ylim),
+    ):
+        if not flag:
+            continue
+        set_scale("log")
+        set_lim(lo, hi)
+        decades = np.arange(np.floor(np.log10(lo)), np.ceil(np.log10(hi)) + 1)
+        steps = (1, 2, 5) if np.log10(hi / lo) < 3 else (1,)
+        ticks = [m * 10.0**d for d in decades for m in steps if lo <= m * 10.0**d <= hi]
+        axis.set_major_locator(FixedLocator(ticks))
+        axis.set_major_formatter(FuncFormatter(fmt))
+        axis.set_minor_locator(NullLocator())
+        axis.set_minor_formatter(NullFormatter())
+
+
+# One submodule per chapter; their figures are re-exported here (``plots.catalog_scatter``).
+from .catalog import *  # noqa: E402,F401,F403
+from .roofline import *  # noqa: E402,F401,F403
+from .memory import *  # noqa: E402,F401,F403

@@ -1,0 +1,167 @@
+"""Interactive explorers: controls wired to a plot function from :mod:`atscale.plots`.
+
+An :class:`Explorer` is deliberately thin. It owns a set of ipywidgets controls,
+calls one plot function with their values, and shows the result as a PNG. It
+
+* redraws on every change, drawing on a fresh figure that pyplot never sees
+  (no global state, no figures leaking into later cells);
+* shows a library ``ValueError`` as a message in place of the figure, never a
+  traceback;
+* displays, in a live notebook, as the widget; and in the static HTML book (where no
+  kernel runs and nothing could respond) as an ordinary figure of its default state
+  with a note on how to run it live. The book selects the static form with
+  ``nb_mime_priority_overrides`` in ``_config.yml``.
+
+Example::
+
+    from atscale import plots, widgets
+    widgets.Explorer(plots.catalog_scatter,
+                     dtype=widgets.dropdown(["fp64", "tf32", "bf16", "fp8"], "bf16", "dtype"))
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+from typing import Callable
+
+import ipywidgets as W
+import matplotlib as mpl
+from matplotlib.figure import Figure
+
+from .. import plots
+
+LIVE_NOTE = ("Static snapshot of the default settings. To move the controls, open this chapter "
+             "live: the rocket icon at the top of the page launches it in Binder or Colab.")
+
+
+def slider(minimum: float, maximum: float, value: float, description: str, *, step: float | None = None,
+           log: bool = False, integer: bool = False, readout_format: str | None = None) -> W.Widget:
+    """A labelled slider. ``log=True`` gives a logarithmic slider over [minimum, maximum]."""
+    style = {"description_width": "initial"}
+    layout = W.Layout(width="420px")
+    common = dict(description=description, style=style, layout=layout, continuous_update=False)
+    if log:
+        import math
+
+        return W.FloatLogSlider(value=value, base=10, min=math.log10(minimum), max=math.log10(maximum),
+                                step=step or 0.05, readout_format=readout_format or ".3g", **common)
+    if integer:
+        return W.IntSlider(value=int(value), min=int(minimum), max=int(maximum), step=int(step or 1), **common)
+    return W.FloatSlider(value=value, min=minimum, max=maximum, step=step or (maximum - minimum) / 100,
+                         readout_format=readout_format or ".3g", **common)
+
+
+def dropdown(options, value, description: str) -> W.Dropdown:
+    """A labelled drop-down menu; ``options`` is a list or a {label: value} dict."""
+    return W.Dropdown(options=options, value=value, description=description,
+                      style={"description_width": "initial"}, layout=W.Layout(width="420px"))
+
+
+class Explorer:
+    """Controls wired to a plot function.
+
+    Args:
+        plot: a function of :mod:`atscale.plots`, called as ``plot(ax=ax, **values)``.
+        figsize: inches (width, height).
+        summary: optional ``summary(**values) -> str``, shown under the figure (plain text),
+            e.g. "memory-bound: 412 TFLOP/s attainable".
+        fixed: keyword arguments passed to ``plot`` (and ``summary``) unchanged.
+        **controls: name -> ipywidgets control; the name is the keyword argument of ``plot``.
+
+    Attributes:
+        image: the ``ipywidgets.Image`` holding the current PNG.
+        message: the ``ipywidgets.HTML`` showing an error in place of the figure (empty if none).
+        caption: the ``ipywidgets.HTML`` showing the summary line.
+        error: the last ``ValueError`` message, or ``None``.
+    """
+
+    def __init__(self, plot: Callable, *, figsize=(6.4, 4.0), summary: Callable | None = None,
+                 fixed: dict | None = None, **controls: W.Widget):
+        if not controls:
+            raise ValueError("an Explorer needs at least one control")
+        self.plot, self.figsize, self.summary = plot, figsize, summary
+        self.fixed = dict(fixed or {})
+        self.controls = controls
+        self.image = W.Image(format="png", layout=W.Layout(max_width="100%"))
+        self.message = W.HTML()
+        self.caption = W.HTML()
+        self.error: str | None = None
+        for control in controls.values():
+            control.observe(self._on_change, names="value")
+        self.ui = W.VBox([W.VBox(list(controls.values())), self.message, self.image, self.caption])
+        self.redraw()
+
+    # --- behaviour -----------------------------------------------------------------------
+    @property
+    def values(self) -> dict:
+        """Current control values, as keyword arguments for the plot function."""
+        return {name: control.value for name, control in self.controls.items()}
+
+    def _on_change(self, _change=None):
+        self.redraw()
+
+    def render(self, **values) -> bytes:
+        """PNG bytes of the plot for ``values`` (raises the plot's ``ValueError``)."""
+        kwargs = {**self.fixed, **values}
+        with mpl.rc_context(plots.STYLE):
+            fig = Figure(figsize=self.figsize)
+            fig.subplots_adjust(**plots.MARGINS)
+            self.plot(ax=fig.add_subplot(), **kwargs)
+            buffer = io.BytesIO()
+            fig.savefig(buffer, format="png")
+        return buffer.getvalue()
+
+    def redraw(self) -> None:
+        """Draw the current values; on ``ValueError`` show its message instead."""
+        values = self.values
+        try:
+            png = self.render(**values)
+            text = self.summary(**self.fixed, **values) if self.summary else ""
+        except ValueError as exc:
+            self.error = str(exc)
+            self.message.value = (f'<div class="atscale-error" style="color:#b00020;padding:0.5em 0">'
+                                  f"⚠ {html.escape(self.error)}</div>")
+            self.image.layout.display = "none"
+            self.caption.value = ""
+            return
+        self.error = None
+        self.message.value = ""
+        self.image.value = png
+        self.image.layout.display = None
+        self.caption.value = f"<div>{html.escape(text)}</div>" if text else ""
+
+    def update(self, **values) -> None:
+        """Set controls programmatically (each change redraws), e.g. in tests."""
+        for name, value in values.items():
+            if name not in self.controls:
+                raise ValueError(f"unknown control {name!r}; controls: {sorted(self.controls)}")
+            self.controls[name].value = value
+
+    # --- display ---------------------------------------------------------------------------
+    def _static_html(self) -> str:
+        if self.error:
+            body = f'<p class="atscale-error">⚠ {html.escape(self.error)}</p>'
+        else:
+            data = base64.b64encode(self.image.value).decode("ascii")
+            body = f'<img src="data:image/png;base64,{data}" alt="{html.escape(self._alt())}" style="max-width:100%">'
+        caption = html.escape(self.summary(**self.fixed, **self.values)) if self.summary and not self.error else ""
+        return (f'<figure class="atscale-explorer">{body}<figcaption>'
+                f"{caption + '<br>' if caption else ''}<em>{html.escape(LIVE_NOTE)}</em></figcaption></figure>")
+
+    def _alt(self) -> str:
+        settings = ", ".join(f"{k}={v}" for k, v in self.values.items())
+        return f"{getattr(self.plot, '__name__', 'figure')} at {settings}"
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        bundle = dict(self.ui._repr_mimebundle_(include=include, exclude=exclude) or {})
+        bundle["text/html"] = self._static_html()
+        bundle["text/plain"] = f"Explorer({getattr(self.plot, '__name__', 'plot')}; {self._alt()})"
+        return bundle
+
+
+# One submodule per chapter; their explorers are re-exported here (``widgets.catalog_explorer``).
+from .catalog import *  # noqa: E402,F401,F403
+from .roofline import *  # noqa: E402,F401,F403
+from .memory import *  # noqa: E402,F401,F403
