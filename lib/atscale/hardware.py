@@ -472,3 +472,59 @@ def fabric(name: str | Fabric) -> Fabric:
 def node(name: str | Node) -> Node:
     """The catalog node called ``name`` (a :class:`Node` passes through)."""
     return name if isinstance(name, Node) else _lookup(NODES, "node", name)
+
+
+# --------------------------------------------------------------------------------------
+# Tables for the Hardware catalog appendix (generated, so the book cannot disagree)
+# --------------------------------------------------------------------------------------
+def accelerator_table():
+    """Every accelerator with its headline figures (dense FLOP/s, per-direction links)."""
+    from .tables import Table
+
+    def tflops(acc, dtype):
+        return f"{acc.peak_flops[dtype] / 1e12:,.1f}" if dtype in acc.peak_flops else "—"
+
+    rows = [
+        (a.name, a.form_factor, str(a.year), tflops(a, "bf16"), tflops(a, "fp8"), tflops(a, "tf32"), tflops(a, "fp64"),
+         f"{a.memory_capacity / u.GB:,.0f} {a.memory_type}", f"{a.hbm_bandwidth / u.TBps:.2f}",
+         f"{a.scale_up_bandwidth / u.GBps:,.0f} ({a.scale_up_fabric})",
+         f"{a.measured_matmul_flops['bf16'] / 1e12:,.1f}" if "bf16" in a.measured_matmul_flops else "—",
+         f"{a.tdp:,.0f}")
+        for a in ACCELERATORS.values()
+    ]
+    return Table(("Accelerator", "Form factor", "Year", "BF16 TFLOP/s", "FP8 TFLOP/s", "TF32 TFLOP/s",
+                  "FP64 TFLOP/s", "Memory (GB)", "HBM TB/s", "Scale-up GB/s per direction",
+                  "Measured BF16 matmul TFLOP/s", "TDP (W)"), rows,
+                 caption="Accelerators. All FLOP/s are dense peaks; link bandwidth is per direction.")
+
+
+def node_table():
+    """Every node: accelerators, compute NICs, power supplies."""
+    from .tables import Table
+
+    rows = [(n.name, f"{n.gpus} × {n.accelerator.name}", f"{n.memory_capacity / u.GB:,.0f}",
+             f"{n.nics} × {u.fmt_bits(n.nic_bandwidth)}", u.fmt_bandwidth(n.scale_out_bandwidth, 0), str(n.psus))
+            for n in NODES.values()]
+    return Table(("Node", "Accelerators", "GPU memory (GB)", "Compute NICs", "Scale-out per direction", "PSUs"),
+                 rows, caption="Nodes.")
+
+
+def fabric_table():
+    """Every fabric: kind, per-direction bandwidth, typical latency."""
+    from .tables import Table
+
+    rows = [(f.name, f.kind, u.fmt_bandwidth(f.bandwidth, 0, prefix="G"), u.fmt_bits(f.bandwidth, prefix="G"),
+             u.fmt_time(f.latency, 0),
+             str(f.year)) for f in FABRICS.values()]
+    return Table(("Fabric", "Kind", "Bandwidth per direction", "(in bits)", "Latency (order of magnitude)", "Year"),
+                 rows, caption="Fabrics. Scale-up bandwidth is per GPU, scale-out per port.")
+
+
+def source_table():
+    """Where every figure in the catalog comes from, entry by entry and field by field."""
+    from .tables import Table
+
+    rows = [(entry.name, field_name, text)
+            for table in (ACCELERATORS, NODES, FABRICS) for entry in table.values()
+            for field_name, text in entry.sources.items()]
+    return Table(("Entry", "Figure", "Source and variant"), rows, caption="Provenance of every catalog figure.")

@@ -162,9 +162,9 @@ def fmt_bandwidth(value: float, digits: int = 1, *, prefix: str | None = None) -
     return format_si(value, "B/s", digits, prefix=prefix)
 
 
-def fmt_bits(value: float, digits: int = 0) -> str:
+def fmt_bits(value: float, digits: int = 0, *, prefix: str | None = None) -> str:
     """A data rate given in bytes/s, printed in bits/s as networks quote it: '400 Gbit/s'."""
-    return format_si(_check_finite(value, "value") * 8, "bit/s", digits)
+    return format_si(_check_finite(value, "value") * 8, "bit/s", digits, prefix=prefix)
 
 
 _TIME_UNITS = {"ns": ns, "µs": us, "us": us, "ms": ms, "s": s, "min": minute, "h": hour, "d": day}
