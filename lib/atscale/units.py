@@ -126,13 +126,16 @@ def format_si(value: float, unit: str, digits: int = 1, *, prefix: str | None = 
             raise ValueError(f"prefix={prefix!r} is not one of {sorted(table)}")
         return f"{_number(x / table[prefix], digits)} {prefix}{unit}"
     magnitude = abs(x)
-    for factor, p in _DECIMAL_PREFIXES:
-        # Round first so 999.96 GB prints as '1.0 TB', not '1,000.0 GB'.
-        if magnitude == 0 or round(magnitude / factor, digits) >= 1:
-            return f"{_number(x / factor, digits)} {p}{unit}"
-    for factor, p in _SMALL_PREFIXES:
-        if round(magnitude / factor, digits) >= 1:
-            return f"{_number(x / factor, digits)} {p}{unit}"
+    if magnitude == 0:
+        return f"{_number(0.0, digits)} {unit}"
+    candidates = [(f, p) for f, p in _DECIMAL_PREFIXES + _SMALL_PREFIXES if magnitude >= f]
+    if candidates:
+        factor, p = candidates[0]
+        # 999.96 GB with one decimal would print as '1,000.0 GB': step up to '1.0 TB'.
+        bigger = [(f, q) for f, q in _DECIMAL_PREFIXES if f == factor * 1e3]
+        if round(magnitude / factor, digits) >= 1000 and bigger:
+            factor, p = bigger[0]
+        return f"{_number(x / factor, digits)} {p}{unit}"
     return f"{x:.{digits}e} {unit}"
 
 
@@ -192,7 +195,7 @@ def fmt_time(value: float, digits: int = 1, *, unit: str | None = None) -> str:
         return f"{x} s"
     magnitude = abs(x)
     for name in ("h", "min", "s", "ms", "µs"):
-        if round(magnitude / _TIME_UNITS[name], digits) >= 1:
+        if magnitude >= _TIME_UNITS[name]:
             return f"{_number(x / _TIME_UNITS[name], digits)} {name}"
     return f"{_number(x / ns, digits)} ns"
 
@@ -201,7 +204,7 @@ def fmt_count(value: float, digits: int = 1) -> str:
     """A count with a word-like suffix, as parameter counts are quoted: '70.6B', '405.9B', '1.3T'."""
     x = _check_finite(value, "value")
     for factor, suffix in ((1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "K")):
-        if round(abs(x) / factor, digits) >= 1:
+        if abs(x) >= factor:
             return f"{_number(x / factor, digits)}{suffix}"
     return _number(x, 0 if float(x).is_integer() else digits)
 
