@@ -25,9 +25,9 @@ from .answers import ANSWERS, Answer
 
 _UNIT_FACTORS = {
     3600.0: "seconds vs hours", 60.0: "seconds vs minutes or minutes vs hours", 86400.0: "seconds vs days",
-    24.0: "hours vs days", 8.0: "bits vs bytes", 1e3: "a factor of 1,000 (k, M, G, T prefixes; ms vs s)",
-    1e6: "a factor of 10^6", 1e9: "a factor of 10^9", 1e12: "a factor of 10^12", 100.0: "a percentage vs a fraction",
-    2.0**30 / 1e9: "GiB vs GB", 2.0: "a factor of 2 (dense vs sparse? per direction vs both?)",
+    24.0: "hours vs days", 8.0: "bits vs bytes", 1e3: "k, M, G, T prefixes? ms vs s?",
+    1e6: "SI prefixes?", 1e9: "SI prefixes?", 1e12: "SI prefixes?", 100.0: "a percentage vs a fraction",
+    2.0**30 / 1e9: "GiB vs GB", 2.0: "dense vs sparse FLOP/s? one direction vs both?",
 }
 
 _loaded = False
@@ -79,7 +79,7 @@ def _unit_hint(ratio: float) -> str:
     for factor, what in _UNIT_FACTORS.items():
         for r in (ratio, 1 / ratio):
             if abs(r / factor - 1) < 0.03:
-                return f" Your answer is off by about ×{factor:,.4g}: check your units ({what})."
+                return f" That is a factor of {factor:,.4g}: check your units ({what})."
     return ""
 
 
@@ -103,15 +103,15 @@ def check(exercise: str, answer) -> Feedback:
     error = abs(given - expected)
     tolerance = key.rtol * abs(expected) + key.atol
     if error <= tolerance:
-        return Feedback(exercise, True, f"✓ Correct: {key.format(expected)} (your {given:,.4g} is within "
+        return Feedback(exercise, True, f"✓ Correct: {key.format(expected)} (your {key.format(given)} is within "
                                         f"{key.tolerance_text()}).")
     if expected != 0 and given != 0 and (given > 0) == (expected > 0):
         ratio = given / expected
         direction = "high" if ratio > 1 else "low"
-        off = f"{abs(ratio - 1):.0%}" if 0.5 < ratio < 2 else f"×{max(ratio, 1 / ratio):,.3g}"
-        message = f"✗ Not yet: your {given:,.4g} is {off} too {direction}." + _unit_hint(ratio)
+        off = f"{abs(ratio - 1):.0%}" if 0.5 < ratio < 2 else f"{max(ratio, 1 / ratio):,.3g}×"
+        message = f"✗ Not yet: your {key.format(given)} is {off} too {direction}.{_unit_hint(ratio)}"
     else:
-        message = f"✗ Not yet: your {given:,.4g} is not within {key.tolerance_text()} of the answer."
+        message = f"✗ Not yet: your {key.format(given)} is not within {key.tolerance_text()} of the answer."
     if key.hint:
         message += f" Hint: {key.hint}"
     return Feedback(exercise, False, message)
