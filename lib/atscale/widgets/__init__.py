@@ -110,7 +110,8 @@ class Explorer:
             fig.subplots_adjust(**plots.MARGINS)
             self.plot(ax=fig.add_subplot(), **kwargs)
             buffer = io.BytesIO()
-            fig.savefig(buffer, format="png")
+            # Fast zlib level: the PNG is a little larger, the redraw ~10 ms quicker.
+            fig.savefig(buffer, format="png", pil_kwargs={"compress_level": 1})
         return buffer.getvalue()
 
     def redraw(self) -> None:
