@@ -318,14 +318,16 @@ def test_page_in_browser(page_name, server, browser):
         if is_notebook:
             binder, colab, org_repo, branch = _launch_urls()
             nb_path = source.relative_to(ROOT).as_posix()
-            hrefs = page.eval_on_selector_all("a[href]", "els => els.map(e => e.href)")
+            hrefs = page.eval_on_selector_all(
+                ".dropdown-launch-buttons a[href]", "els => els.map(e => e.href)"
+            )
             want = {
                 "Binder": f"{binder}/v2/gh/{org_repo}/{branch}?",
                 "Colab": f"{colab}/github/{org_repo}/blob/{branch}/{nb_path}",
             }
             for name, prefix in want.items():
                 if not any(h.startswith(prefix) and nb_path in h for h in hrefs):
-                    problems.append(f"no {name} launch link starting with {prefix}")
+                    problems.append(f"no {name} launch link starting with {prefix} in the launch menu")
 
         page.wait_for_load_state("networkidle", timeout=10_000)
         found = page.evaluate(JS_PROBLEMS)
