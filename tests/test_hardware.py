@@ -113,7 +113,9 @@ def test_bad_input(call, match):
 
 
 def test_catalog_tables_cover_every_entry():
-    assert len(hw.accelerator_table().rows) == len(hw.ACCELERATORS)
+    assert len(hw.accelerator_table().rows) == len(hw.accelerator_table("memory").rows) == len(hw.ACCELERATORS)
+    with pytest.raises(ValueError, match="part='power'"):
+        hw.accelerator_table("power")
     assert len(hw.node_table().rows) == len(hw.NODES)
     assert len(hw.fabric_table().rows) == len(hw.FABRICS)
     sources = hw.source_table()

@@ -477,25 +477,30 @@ def node(name: str | Node) -> Node:
 # --------------------------------------------------------------------------------------
 # Tables for the Hardware catalog appendix (generated, so the book cannot disagree)
 # --------------------------------------------------------------------------------------
-def accelerator_table():
-    """Every accelerator with its headline figures (dense FLOP/s, per-direction links)."""
+def accelerator_table(part: str = "compute"):
+    """Every accelerator's headline figures, in two narrow tables.
+
+    ``part="compute"``: dense peak TFLOP/s per dtype and the measured BF16 matmul ceiling.
+    ``part="memory"``: memory, HBM bandwidth, scale-up link (per direction) and power.
+    """
     from .tables import Table
 
-    def tflops(acc, dtype):
-        return f"{acc.peak_flops[dtype] / 1e12:,.1f}" if dtype in acc.peak_flops else "—"
+    def tflops(values, dtype):
+        return f"{values[dtype] / 1e12:,.1f}" if dtype in values else "—"
 
-    rows = [
-        (a.name, a.form_factor, str(a.year), tflops(a, "bf16"), tflops(a, "fp8"), tflops(a, "tf32"), tflops(a, "fp64"),
-         f"{a.memory_capacity / u.GB:,.0f} {a.memory_type}", f"{a.hbm_bandwidth / u.TBps:.2f}",
-         f"{a.scale_up_bandwidth / u.GBps:,.0f} ({a.scale_up_fabric})",
-         f"{a.measured_matmul_flops['bf16'] / 1e12:,.1f}" if "bf16" in a.measured_matmul_flops else "—",
-         f"{a.tdp:,.0f}")
-        for a in ACCELERATORS.values()
-    ]
-    return Table(("Accelerator", "Form factor", "Year", "BF16 TFLOP/s", "FP8 TFLOP/s", "TF32 TFLOP/s",
-                  "FP64 TFLOP/s", "Memory (GB)", "HBM TB/s", "Scale-up GB/s per direction",
-                  "Measured BF16 matmul TFLOP/s", "TDP (W)"), rows,
-                 caption="Accelerators. All FLOP/s are dense peaks; link bandwidth is per direction.")
+    accs = ACCELERATORS.values()
+    if part == "compute":
+        rows = [(a.name, str(a.year), *(tflops(a.peak_flops, d) for d in ("bf16", "fp8", "tf32", "fp64")),
+                 tflops(a.measured_matmul_flops, "bf16")) for a in accs]
+        return Table(("Accelerator", "Year", "BF16", "FP8", "TF32", "FP64", "BF16 matmul, measured"), rows,
+                     caption="Compute, TFLOP/s. Peaks are dense; the last column is a measurement.")
+    if part == "memory":
+        rows = [(a.name, a.form_factor, f"{a.memory_capacity / u.GB:,.0f} {a.memory_type}",
+                 f"{a.hbm_bandwidth / u.TBps:.2f}", f"{a.scale_up_bandwidth / u.GBps:,.0f} ({a.scale_up_fabric})",
+                 f"{a.tdp:,.0f}") for a in accs]
+        return Table(("Accelerator", "Form factor", "Memory (GB)", "HBM (TB/s)", "Scale-up (GB/s per direction)",
+                      "Power (W)"), rows, caption="Memory, links and power.")
+    raise ValueError(f"part={part!r} must be 'compute' or 'memory'")
 
 
 def node_table():
