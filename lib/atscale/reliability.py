@@ -1,0 +1,505 @@
+"""Reliability: how often a large job fails, how often to checkpoint, and what failures cost.
+
+The module follows the chapter. First, failure rates: components in series make a
+node, nodes in series make a fleet (any failure stops a synchronous job). Then the
+probability of a failure in a window and the expected number over a run. Then the
+checkpoint interval that balances the cost of writing checkpoints against the work
+lost when a failure strikes (Young 1974; Daly 2006), and the resulting goodput. Last,
+a Monte Carlo simulator that checks the formulas where their assumptions hold and
+shows where they break.
+
+Assumptions, stated once: failures are independent and exponentially distributed
+(constant rate, no wear-out or infant mortality); any failure stops the whole job;
+after a failure the job restarts from the last *durable* checkpoint. All times are
+seconds; a "rate" is per second.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from . import units as u
+
+
+# --------------------------------------------------------------------------------------
+# Components, nodes, fleets
+# --------------------------------------------------------------------------------------
+def series_mttf(mttf, count=1):
+    """Mean time to failure of components in series (any one failing fails the whole).
+
+    ``1 / MTTF = sum_i count_i / MTTF_i``: with exponential lifetimes, failure rates add.
+    ``mttf`` and ``count`` broadcast; the sum runs over the last axis.
+
+    Args:
+        mttf: mean time to failure of each component kind, in seconds.
+        count: how many of each kind.
+
+    Returns:
+        Seconds. Source: standard series-system reliability (e.g. Birolini, *Reliability
+        Engineering*, ch. 2). The classic misreading is to average MTTFs instead of adding rates.
+    """
+    mttf = np.asarray(mttf, dtype=float)
+    count = np.asarray(count, dtype=float)
+    if np.any(mttf <= 0):
+        raise ValueError(f"mttf={mttf!r} must be positive (seconds)")
+    if np.any(count < 0):
+        raise ValueError(f"count={count!r} must be >= 0")
+    rate = np.sum(count / mttf, axis=-1)
+    with np.errstate(divide="ignore"):
+        result = np.where(rate > 0, 1.0 / np.where(rate > 0, rate, 1.0), np.inf)
+    return float(result) if result.ndim == 0 else result
+
+
+def fleet_mtbf(node_mttf, num_nodes):
+    """Mean time between failures of ``num_nodes`` identical nodes in series: ``MTTF_node / n``.
+
+    Units: seconds. A synchronous training job stops when any node fails, so the job's
+    MTBF is the fleet's. Vectorised over both arguments.
+    """
+    node_mttf = np.asarray(node_mttf, dtype=float)
+    num_nodes = np.asarray(num_nodes, dtype=float)
+    if np.any(node_mttf <= 0):
+        raise ValueError(f"node_mttf={node_mttf!r} must be positive (seconds)")
+    if np.any(num_nodes < 1):
+        raise ValueError(f"num_nodes={num_nodes!r} must be >= 1")
+    result = node_mttf / num_nodes
+    return float(result) if result.ndim == 0 else result
+
+
+@dataclass(frozen=True)
+class Component:
+    """One kind of part in a node: its mean time to failure (s) and how many a node has."""
+
+    name: str
+    mttf: float
+    per_node: float
+
+    def __post_init__(self):
+        if not self.mttf > 0:
+            raise ValueError(f"{self.name}: mttf={self.mttf!r} must be positive (seconds)")
+        if not self.per_node > 0:
+            raise ValueError(f"{self.name}: per_node={self.per_node!r} must be positive")
+
+
+@dataclass(frozen=True)
+class FailureProfile:
+    """Failure rates of the parts of one node, and where they come from.
+
+    ``gpus_per_node`` converts a GPU count into nodes.
+    """
+
+    name: str
+    components: tuple[Component, ...]
+    gpus_per_node: int
+    source: str = field(default="", compare=False)
+
+    def __post_init__(self):
+        object.__setattr__(self, "components", tuple(self.components))
+        if not self.components:
+            raise ValueError(f"{self.name}: a profile needs at least one component")
+        if not isinstance(self.gpus_per_node, int) or self.gpus_per_node < 1:
+            raise ValueError(f"{self.name}: gpus_per_node={self.gpus_per_node!r} must be a positive integer")
+
+    @property
+    def node_mttf(self) -> float:
+        """Seconds between failures of one node: its components in series."""
+        return series_mttf([c.mttf for c in self.components], [c.per_node for c in self.components])
+
+    def nodes(self, gpus):
+        """Nodes needed for ``gpus`` GPUs; ``gpus`` must be a positive multiple of ``gpus_per_node``."""
+        gpus = np.asarray(gpus)
+        if np.any(gpus < self.gpus_per_node) or np.any(gpus % self.gpus_per_node):
+            raise ValueError(f"gpus={gpus!r} must be a positive multiple of {self.gpus_per_node} (GPUs per node)")
+        return gpus // self.gpus_per_node
+
+    def cluster_mtbf(self, gpus):
+        """Seconds between failures of a cluster of ``gpus`` GPUs (vectorised)."""
+        return fleet_mtbf(self.node_mttf, self.nodes(gpus))
+
+    def share(self) -> dict[str, float]:
+        """Fraction of a node's failures due to each component kind."""
+        rates = {c.name: c.per_node / c.mttf for c in self.components}
+        total = sum(rates.values())
+        return {name: rate / total for name, rate in rates.items()}
+
+
+TEXTBOOK_PROFILE = FailureProfile(
+    "textbook default (8 GPUs, 8 NICs, 2 PSUs)",
+    (Component("GPU", 50_000 * u.hour, 8), Component("NIC", 150_000 * u.hour, 8),
+     Component("PSU", 100_000 * u.hour, 2)),
+    gpus_per_node=8,
+    source="The 'Scaling to 1000 GPUs' tutorial's defaults (seed 000): GPU 50,000 h, NIC 150,000 h, "
+           "PSU 100,000 h; 8 GPUs, 8 NICs and 2 PSUs per node. Round numbers, not measurements; "
+           "a real DGX H100 has 6 PSUs.",
+)
+
+# Llama 3 (Table 5): root causes of the 419 unexpected interruptions in a 54-day snapshot
+# of pre-training on 16,384 H100 GPUs (2,048 nodes of 8).
+LLAMA3_INTERRUPTIONS = {
+    "GPU (faulty GPU, HBM3, SRAM, system processor, thermal, silent data corruption)": 148 + 72 + 19 + 17 + 6 + 6,
+    "network (switch and cable, NIC)": 35 + 7,
+    "host (unplanned maintenance, SSD, PSU, chassis, IO board, CPU, DRAM)": 32 + 3 + 3 + 2 + 2 + 2 + 2,
+    "software (bugs, NCCL watchdog timeouts, dependencies)": 54 + 7 + 2,
+}
+LLAMA3_GPUS = 16_384
+LLAMA3_WINDOW = 54 * u.day
+
+
+def profile_from_counts(name: str, interruptions: dict[str, int], gpus: int, window: float, *,
+                        gpus_per_node: int = 8, per_gpu: tuple[str, ...] = (), source: str = "") -> FailureProfile:
+    """Fit a profile to an observed fleet: each cause's rate is its count over the exposure.
+
+    A cause listed in ``per_gpu`` is attributed to each GPU (``gpus_per_node`` per node);
+    the others to the node as a whole. The maximum-likelihood MTTF of a cause with ``k``
+    events over ``E`` unit-seconds of exposure is ``E / k`` (exponential model).
+
+    Args:
+        interruptions: cause -> number of interruptions observed.
+        gpus: GPUs in the fleet.
+        window: observation window, seconds.
+    """
+    if gpus < gpus_per_node or gpus % gpus_per_node:
+        raise ValueError(f"gpus={gpus!r} must be a positive multiple of gpus_per_node={gpus_per_node}")
+    if not window > 0:
+        raise ValueError(f"window={window!r} must be positive (seconds)")
+    components = []
+    for cause, k in interruptions.items():
+        if not k > 0:
+            raise ValueError(f"interruptions[{cause!r}]={k!r} must be positive")
+        units_per_node = gpus_per_node if cause in per_gpu else 1
+        exposure = window * (gpus // gpus_per_node) * units_per_node
+        components.append(Component(cause, exposure / k, units_per_node))
+    return FailureProfile(name, tuple(components), gpus_per_node, source)
+
+
+LLAMA3_PROFILE = profile_from_counts(
+    "fitted to Llama 3 405B pre-training (16,384 H100)", LLAMA3_INTERRUPTIONS, LLAMA3_GPUS, LLAMA3_WINDOW,
+    per_gpu=tuple(k for k in LLAMA3_INTERRUPTIONS if k.startswith("GPU")),
+    source="Llama Team (2024), The Llama 3 Herd of Models, sec. 3.3.4 and Table 5: 419 unexpected "
+           "interruptions in 54 days on 16,384 H100 GPUs, by root cause.",
+)
+
+PROFILES = {p.name: p for p in (TEXTBOOK_PROFILE, LLAMA3_PROFILE)}
+
+
+# --------------------------------------------------------------------------------------
+# Probability of failure
+# --------------------------------------------------------------------------------------
+def failure_probability(window, mtbf):
+    """Probability of at least one failure within ``window`` seconds: ``1 - exp(-window / MTBF)``.
+
+    Exponential (Poisson) model; vectorised. For ``n`` independent parts each failing with
+    probability ``p`` in the window, see :func:`any_failure_probability`.
+    """
+    window, mtbf = np.asarray(window, dtype=float), np.asarray(mtbf, dtype=float)
+    if np.any(window < 0) or np.any(mtbf <= 0):
+        raise ValueError(f"window={window!r} must be >= 0 and mtbf={mtbf!r} > 0 (seconds)")
+    result = -np.expm1(-window / mtbf)
+    return float(result) if result.ndim == 0 else result
+
+
+def any_failure_probability(p, n):
+    """Probability that at least one of ``n`` independent parts fails: ``1 - (1 - p)^n``.
+
+    ``p`` is each part's failure probability over the same window (0 <= p <= 1). For small
+    ``p`` this is close to ``1 - exp(-n p)``, the exponential form.
+    """
+    p, n = np.asarray(p, dtype=float), np.asarray(n, dtype=float)
+    if np.any((p < 0) | (p > 1)):
+        raise ValueError(f"p={p!r} must be a probability in [0, 1]")
+    if np.any(n < 0):
+        raise ValueError(f"n={n!r} must be >= 0")
+    result = -np.expm1(n * np.log1p(-p)) if np.all(p < 1) else 1 - (1 - p) ** n
+    return float(result) if np.ndim(result) == 0 else result
+
+
+def expected_failures(duration, mtbf):
+    """Expected number of failures in ``duration`` seconds of exposure: ``duration / MTBF``."""
+    duration, mtbf = np.asarray(duration, dtype=float), np.asarray(mtbf, dtype=float)
+    if np.any(duration < 0) or np.any(mtbf <= 0):
+        raise ValueError(f"duration={duration!r} must be >= 0 and mtbf={mtbf!r} > 0 (seconds)")
+    result = duration / mtbf
+    return float(result) if result.ndim == 0 else result
+
+
+# --------------------------------------------------------------------------------------
+# Checkpoint interval
+# --------------------------------------------------------------------------------------
+def _check_interval_inputs(checkpoint_time, mtbf):
+    checkpoint_time = np.asarray(checkpoint_time, dtype=float)
+    mtbf = np.asarray(mtbf, dtype=float)
+    if np.any(checkpoint_time <= 0):
+        raise ValueError(f"checkpoint_time={checkpoint_time!r} must be positive (seconds)")
+    if np.any(mtbf <= 0):
+        raise ValueError(f"mtbf={mtbf!r} must be positive (seconds)")
+    return checkpoint_time, mtbf
+
+
+def young_interval(checkpoint_time, mtbf):
+    """Young's optimal compute time between checkpoints: ``sqrt(2 δ M)``, in seconds.
+
+    Minimises the first-order waste ``δ/τ + τ/(2M)`` (checkpoint writes plus, per failure,
+    half an interval of lost work). Source: Young (1974), "A first order approximation to the
+    optimum checkpoint interval", CACM 17(9). Valid when ``δ << M``; see :func:`daly_interval`.
+
+    Args:
+        checkpoint_time: δ, seconds the job stalls to write one checkpoint.
+        mtbf: M, seconds between failures of the whole job.
+    """
+    checkpoint_time, mtbf = _check_interval_inputs(checkpoint_time, mtbf)
+    result = np.sqrt(2 * checkpoint_time * mtbf)
+    return float(result) if result.ndim == 0 else result
+
+
+def daly_interval(checkpoint_time, mtbf):
+    """Daly's higher-order optimal compute time between checkpoints, in seconds.
+
+    ``τ = sqrt(2δM) [1 + (1/3) sqrt(δ/(2M)) + (1/9) (δ/(2M))] - δ`` for ``δ < 2M``, and
+    ``τ = M`` for ``δ >= 2M``. Source: Daly (2006), "A higher order estimate of the optimum
+    checkpoint interval for restart dumps", FGCS 22(3), eq. 37. The restart time does not
+    enter the optimum (it is paid once per failure whatever the interval).
+    """
+    checkpoint_time, mtbf = _check_interval_inputs(checkpoint_time, mtbf)
+    x = checkpoint_time / (2 * mtbf)
+    tau = np.sqrt(2 * checkpoint_time * mtbf) * (1 + np.sqrt(x) / 3 + x / 9) - checkpoint_time
+    result = np.where(checkpoint_time < 2 * mtbf, tau, mtbf)
+    return float(result) if result.ndim == 0 else result
+
+
+def _check_goodput_inputs(interval, checkpoint_time, mtbf, restart_time):
+    interval = np.asarray(interval, dtype=float)
+    checkpoint_time = np.asarray(checkpoint_time, dtype=float)
+    mtbf = np.asarray(mtbf, dtype=float)
+    restart_time = np.asarray(restart_time, dtype=float)
+    if np.any(interval <= 0):
+        raise ValueError(f"interval={interval!r} must be positive (seconds)")
+    if np.any(checkpoint_time < 0) or np.any(restart_time < 0):
+        raise ValueError(f"checkpoint_time={checkpoint_time!r} and restart_time={restart_time!r} must be >= 0")
+    if np.any(mtbf <= 0):
+        raise ValueError(f"mtbf={mtbf!r} must be positive (seconds)")
+    return interval, checkpoint_time, mtbf, restart_time
+
+
+@dataclass(frozen=True)
+class Waste:
+    """Where the wall-clock time of a checkpointed run goes, as fractions of wall-clock time.
+
+    ``checkpoint + rework + restart + goodput == 1`` (first-order model). A configuration
+    whose waste reaches 100% makes no progress: ``feasible`` is then False and ``goodput`` 0.
+    """
+
+    checkpoint: np.ndarray | float
+    rework: np.ndarray | float
+    restart: np.ndarray | float
+
+    @property
+    def total(self):
+        return self.checkpoint + self.rework + self.restart
+
+    @property
+    def goodput(self):
+        return np.clip(1 - self.total, 0, 1) if np.ndim(self.total) else max(0.0, 1 - self.total)
+
+    @property
+    def feasible(self):
+        return self.total < 1
+
+    def __repr__(self):
+        if np.ndim(self.total):
+            return f"Waste(<arrays of shape {np.shape(self.total)}>)"
+        return (f"Waste(checkpoint={self.checkpoint:.2%}, rework={self.rework:.2%}, restart={self.restart:.2%}, "
+                f"goodput={self.goodput:.2%})")
+
+
+def waste(interval, checkpoint_time, mtbf, restart_time=0.0, *, durable_lag=0.0) -> Waste:
+    """First-order breakdown of wasted wall-clock time for periodic checkpointing.
+
+    Each segment is ``τ`` of work followed by a stall of ``δ``. Failures arrive at rate
+    ``1/M`` of wall-clock time; each costs the restart ``R`` plus, on average, half a segment
+    of lost work, plus ``durable_lag`` (with asynchronous checkpoints, the newest checkpoint
+    is durable only after its background write finishes, so a failure rolls back further).
+
+        checkpoint = δ / (τ + δ)
+        rework     = ((τ + δ) / 2 + lag) / M
+        restart    = R / M
+
+    Minimising this over ``τ`` gives ``τ + δ = sqrt(2δM)``; dropping ``δ`` against ``τ``
+    (``δ/τ + τ/(2M)``) gives Young's ``τ = sqrt(2δM)``, the same to first order. Source: Young (1974);
+    Daly (2006), sec. 2. First order in ``(τ + δ + R)/M``: accurate when checkpoints and
+    restarts are short against the MTBF; beyond that it can be far off in either direction
+    (compare :func:`goodput_exact` and :func:`simulate`).
+
+    Args (seconds; all broadcast): interval τ, checkpoint_time δ (the stall), mtbf M,
+    restart_time R (detect, re-provision, reload, re-initialise), durable_lag.
+    """
+    interval, checkpoint_time, mtbf, restart_time = _check_goodput_inputs(interval, checkpoint_time, mtbf,
+                                                                           restart_time)
+    durable_lag = np.asarray(durable_lag, dtype=float)
+    if np.any(durable_lag < 0):
+        raise ValueError(f"durable_lag={durable_lag!r} must be >= 0 (seconds)")
+    segment = interval + checkpoint_time
+    parts = (checkpoint_time / segment, (segment / 2 + durable_lag) / mtbf, restart_time / mtbf * np.ones_like(segment))
+    parts = tuple(float(p) if np.ndim(p) == 0 else p for p in parts)
+    return Waste(*parts)
+
+
+def goodput_exact(interval, checkpoint_time, mtbf, restart_time=0.0):
+    """Expected goodput (useful work / wall-clock time) under exponential failures, exactly.
+
+    ``G = τ / (M e^{R/M} (e^{(τ+δ)/M} - 1))``: every segment of ``τ + δ`` must survive
+    intact, failures can also strike during restarts, and lost work includes everything since
+    the last completed checkpoint. Source: Daly (2006), eq. 13 (expected wall-clock time
+    ``T_w = M e^{R/M} (e^{(τ+δ)/M} - 1) T_s / τ``), which :func:`simulate` reproduces.
+    """
+    interval, checkpoint_time, mtbf, restart_time = _check_goodput_inputs(interval, checkpoint_time, mtbf,
+                                                                           restart_time)
+    result = interval / (mtbf * np.exp(restart_time / mtbf) * np.expm1((interval + checkpoint_time) / mtbf))
+    return float(result) if result.ndim == 0 else result
+
+
+def checkpoint_time(checkpoint_bytes, bandwidth):
+    """Seconds to move a checkpoint of ``checkpoint_bytes`` at ``bandwidth`` bytes/s.
+
+    The write (to storage) and the read at restart (from storage) both obey this; for an
+    asynchronous checkpoint, the stall is the copy to host memory, at the host-copy bandwidth.
+    """
+    checkpoint_bytes, bandwidth = np.asarray(checkpoint_bytes, dtype=float), np.asarray(bandwidth, dtype=float)
+    if np.any(checkpoint_bytes < 0) or np.any(bandwidth <= 0):
+        raise ValueError(f"checkpoint_bytes={checkpoint_bytes!r} must be >= 0 and bandwidth={bandwidth!r} > 0")
+    result = checkpoint_bytes / bandwidth
+    return float(result) if result.ndim == 0 else result
+
+
+# --------------------------------------------------------------------------------------
+# Monte Carlo
+# --------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Simulation:
+    """Results of :func:`simulate`: per-trial wall-clock time, failures and goodput."""
+
+    work: float
+    wall_time: np.ndarray
+    failures: np.ndarray
+
+    @property
+    def goodput(self) -> np.ndarray:
+        return self.work / self.wall_time
+
+    @property
+    def mean_goodput(self) -> float:
+        return float(self.goodput.mean())
+
+    @property
+    def trials(self) -> int:
+        return int(self.wall_time.size)
+
+    def __repr__(self):
+        g = self.goodput
+        return (f"Simulation({self.trials:,} trials: goodput mean {g.mean():.2%}, 5-95% "
+                f"[{np.percentile(g, 5):.2%}, {np.percentile(g, 95):.2%}], failures mean {self.failures.mean():.1f})")
+
+
+def simulate(work, interval, checkpoint_time, mtbf, restart_time=0.0, *, trials=10_000, seed=0,
+             max_events=1_000_000) -> Simulation:
+    """Monte Carlo of a checkpointed run with exponential failures, vectorised over trials.
+
+    A run needs ``work`` seconds of computation, done in segments of ``interval`` (the last
+    one shorter) each followed by a checkpoint stall of ``checkpoint_time``; a segment
+    counts once its checkpoint completes. A failure (rate ``1/mtbf`` of wall-clock time,
+    including during restarts) discards the segment in progress and costs ``restart_time``
+    before work resumes. Seeded: the same arguments give the same result.
+
+    Returns a :class:`Simulation`. Raises ``ValueError`` if the run cannot finish within
+    ``max_events`` simulated events per trial (a configuration that makes no progress).
+    """
+    for name, value in (("work", work), ("interval", interval), ("mtbf", mtbf)):
+        if not value > 0:
+            raise ValueError(f"{name}={value!r} must be positive (seconds)")
+    if checkpoint_time < 0 or restart_time < 0:
+        raise ValueError(f"checkpoint_time={checkpoint_time!r} and restart_time={restart_time!r} must be >= 0")
+    if not (isinstance(trials, int) and trials >= 1):
+        raise ValueError(f"trials={trials!r} must be a positive integer")
+    if (min(interval, work) + checkpoint_time) / mtbf > 30 or restart_time / mtbf > 30:
+        raise ValueError(f"infeasible: a segment ({min(interval, work) + checkpoint_time!r} s) or a restart "
+                         f"({restart_time!r} s) is over 30x the MTBF ({mtbf!r} s); the run would essentially never finish")
+    rng = np.random.default_rng(seed)
+    done = np.zeros(trials)
+    wall = np.zeros(trials)
+    failures = np.zeros(trials, dtype=np.int64)
+    active = np.ones(trials, dtype=bool)
+    for _ in range(max_events):
+        idx = np.flatnonzero(active)
+        if idx.size == 0:
+            break
+        segment = np.minimum(interval, work - done[idx]) + checkpoint_time
+        to_failure = rng.exponential(mtbf, idx.size)
+        ok = to_failure >= segment
+        good, bad = idx[ok], idx[~ok]
+        done[good] += segment[ok] - checkpoint_time
+        wall[good] += segment[ok]
+        # A failure: lose the segment in progress, then restart (which may itself fail).
+        wall[bad] += to_failure[~ok]
+        failures[bad] += 1
+        pending = bad
+        while pending.size:
+            t = rng.exponential(mtbf, pending.size)
+            survived = t >= restart_time
+            wall[pending[survived]] += restart_time
+            wall[pending[~survived]] += t[~survived]
+            failures[pending[~survived]] += 1
+            pending = pending[~survived]
+        active[good[done[good] >= work - 1e-9]] = False
+    else:
+        raise ValueError(f"the run did not finish within max_events={max_events:,}: with interval={interval!r} s, "
+                         f"checkpoint_time={checkpoint_time!r} s and mtbf={mtbf!r} s it makes (almost) no progress")
+    return Simulation(float(work), wall, failures)
+
+
+@dataclass(frozen=True)
+class Event:
+    """One stretch of a simulated timeline: ``kind`` is 'work', 'checkpoint', 'lost' or 'restart'."""
+
+    kind: str
+    start: float
+    end: float
+
+
+def timeline(work, interval, checkpoint_time, mtbf, restart_time=0.0, *, seed=0) -> tuple[Event, ...]:
+    """One simulated run as a sequence of events (seconds), for drawing a failure timeline.
+
+    Same model as :func:`simulate` with one trial; 'lost' marks work (or a checkpoint) that
+    a failure discarded, 'restart' the time to recover.
+    """
+    for name, value in (("work", work), ("interval", interval), ("mtbf", mtbf)):
+        if not value > 0:
+            raise ValueError(f"{name}={value!r} must be positive (seconds)")
+    if work / interval > 100_000:
+        raise ValueError(f"work/interval={work / interval:,.0f} segments is too many to draw (max 100,000)")
+    if (min(interval, work) + checkpoint_time) / mtbf > 30 or restart_time / mtbf > 30:
+        raise ValueError(f"infeasible: a segment ({min(interval, work) + checkpoint_time!r} s) or a restart "
+                         f"({restart_time!r} s) is over 30x the MTBF ({mtbf!r} s); the run would essentially never finish")
+    rng = np.random.default_rng(seed)
+    events: list[Event] = []
+    t = done = 0.0
+    while done < work - 1e-9:
+        length = min(interval, work - done)
+        to_failure = rng.exponential(mtbf)
+        if to_failure >= length + checkpoint_time:
+            events += [Event("work", t, t + length), Event("checkpoint", t + length, t + length + checkpoint_time)]
+            t += length + checkpoint_time
+            done += length
+            continue
+        events.append(Event("lost", t, t + to_failure))
+        t += to_failure
+        while True:  # restart, possibly interrupted
+            r = rng.exponential(mtbf)
+            if r >= restart_time:
+                if restart_time > 0:
+                    events.append(Event("restart", t, t + restart_time))
+                t += restart_time
+                break
+            events.append(Event("restart", t, t + r))
+            t += r
+    return tuple(events)

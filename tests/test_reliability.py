@@ -1,0 +1,145 @@
+import numpy as np
+import pytest
+
+from atscale import reliability as r
+from atscale import units as u
+
+P = r.TEXTBOOK_PROFILE
+
+# The source tutorial's table (seed 000): GPUs -> (MTBF h, failures in 30 days, optimal interval h),
+# with a 60 s checkpoint, printed to one decimal.
+TUTORIAL_TABLE = {8: (4285.7, 0.2, 12.0), 32: (1071.4, 0.7, 6.0), 64: (535.7, 1.3, 4.2), 128: (267.9, 2.7, 3.0),
+                  256: (133.9, 5.4, 2.1), 512: (67.0, 10.8, 1.5), 1024: (33.5, 21.5, 1.1)}
+
+
+def test_node_mttf_of_the_textbook_profile():
+    # 1 / (8/50,000 + 8/150,000 + 2/100,000) h
+    assert P.node_mttf / u.hour == pytest.approx(4285.714, abs=1e-3)
+    assert r.series_mttf([50_000, 150_000, 100_000], [8, 8, 2]) == pytest.approx(4285.714, abs=1e-3)
+
+
+@pytest.mark.parametrize("gpus, row", TUTORIAL_TABLE.items())
+def test_tutorial_mtbf_table_is_reproduced(gpus, row):
+    mtbf = P.cluster_mtbf(gpus)
+    got = (mtbf / u.hour, r.expected_failures(30 * u.day, mtbf), r.young_interval(60, mtbf) / u.hour)
+    assert [round(x, 1) for x in got] == list(row)
+
+
+def test_2048_gpu_exercise():
+    mtbf = P.cluster_mtbf(2048)
+    assert round(mtbf / u.hour, 1) == 16.7
+    assert round(r.expected_failures(30 * u.day, mtbf), 1) == 43.0
+    assert round(r.young_interval(60, mtbf) / u.hour, 2) == 0.75
+
+
+def test_vectorised_sweep():
+    gpus = np.arange(8, 8 * 10_001, 8)
+    mtbf = P.cluster_mtbf(gpus)
+    assert mtbf.shape == gpus.shape and np.all(np.diff(mtbf) < 0)
+    assert r.young_interval(60, mtbf).shape == gpus.shape
+
+
+def test_llama3_profile_reproduces_the_observed_rate():
+    # 419 unexpected interruptions in 54 days on 16,384 GPUs: one every 3.09 h.
+    assert sum(r.LLAMA3_INTERRUPTIONS.values()) == 419
+    assert r.LLAMA3_PROFILE.cluster_mtbf(16_384) / u.hour == pytest.approx(54 * 24 / 419)
+    share = r.LLAMA3_PROFILE.share()
+    assert sum(share.values()) == pytest.approx(1)
+    assert max(share, key=share.get).startswith("GPU")
+
+
+def test_probabilities():
+    assert r.any_failure_probability(0.01, 128) == pytest.approx(0.7237, abs=1e-4)  # seed 003's 72.37%
+    assert r.any_failure_probability(0.01, 128) == pytest.approx(1 - 0.99**128)
+    assert r.failure_probability(0, 100) == 0
+    assert r.failure_probability(100, 100) == pytest.approx(1 - np.exp(-1))
+    assert r.any_failure_probability(1.0, 3) == 1.0
+
+
+def test_young_and_daly():
+    assert r.young_interval(60, 3600) == pytest.approx(np.sqrt(2 * 60 * 3600))
+    # Daly tends to Young when delta << M...
+    assert r.daly_interval(1, 1e6) == pytest.approx(r.young_interval(1, 1e6), rel=1e-3)
+    # ...is the MTBF itself when delta >= 2M...
+    assert r.daly_interval(300, 100) == 100
+    # ...and is continuous-ish at the boundary, vectorised.
+    d = r.daly_interval(np.array([10.0, 100.0]), 100.0)
+    assert d.shape == (2,) and np.all(d > 0)
+
+
+def test_young_is_the_minimum_of_the_first_order_waste():
+    mtbf, delta = 33.5 * u.hour, 60.0
+    taus = np.linspace(0.1, 5, 20_001) * u.hour
+    best = taus[np.argmin(r.waste(taus, delta, mtbf).total)]
+    # With the stall counted in the segment (delta / (tau + delta)), the minimum is exactly
+    # tau + delta = sqrt(2 delta M); Young's sqrt(2 delta M) is the same to first order.
+    assert best + delta == pytest.approx(r.young_interval(delta, mtbf), rel=1e-3)
+    assert abs(best - r.young_interval(delta, mtbf)) <= delta * 1.01
+
+
+def test_waste_parts_and_infeasible_configurations():
+    w = r.waste(3600, 60, 33.5 * u.hour, restart_time=600)
+    assert w.checkpoint == pytest.approx(60 / 3660)
+    assert w.rework == pytest.approx(1830 / (33.5 * 3600))
+    assert w.restart == pytest.approx(600 / (33.5 * 3600))
+    assert w.goodput == pytest.approx(1 - w.total) and w.feasible
+    doomed = r.waste(10 * u.hour, 600, 2 * u.hour, restart_time=3600)
+    assert not doomed.feasible and doomed.goodput == 0  # infeasible, not a negative goodput
+    assert "goodput=" in repr(w)
+
+
+def test_async_checkpoint_rolls_back_further():
+    sync = r.waste(3600, 60, 30 * u.hour)
+    asyn = r.waste(3600, 2, 30 * u.hour, durable_lag=60)
+    assert asyn.checkpoint < sync.checkpoint and asyn.rework > r.waste(3600, 2, 30 * u.hour).rework
+
+
+def test_simulation_agrees_with_exact_goodput_within_one_point():
+    for mtbf, delta, restart in ((33.5 * u.hour, 60, 600), (2 * u.hour, 600, 900)):
+        tau = r.young_interval(delta, mtbf)
+        sim = r.simulate(30 * u.day, tau, delta, mtbf, restart, trials=10_000, seed=1)
+        assert abs(sim.mean_goodput - r.goodput_exact(tau, delta, mtbf, restart)) < 0.01
+
+
+def test_first_order_model_holds_only_when_delta_is_small():
+    good = (33.5 * u.hour, 60, 600)
+    tau = r.young_interval(*good[:2])
+    assert abs(r.waste(tau, *good[1:2], good[0], good[2]).goodput - r.goodput_exact(tau, good[1], good[0], good[2])) < 0.002
+    bad = (2 * u.hour, 600, 900)
+    tau = r.young_interval(bad[1], bad[0])
+    assert abs(r.waste(tau, bad[1], bad[0], bad[2]).goodput - r.goodput_exact(tau, bad[1], bad[0], bad[2])) > 0.05
+
+
+def test_simulation_is_seeded_and_timeline_is_consistent():
+    a = r.simulate(10 * u.day, 3600, 60, 20 * u.hour, 300, trials=200, seed=7)
+    b = r.simulate(10 * u.day, 3600, 60, 20 * u.hour, 300, trials=200, seed=7)
+    assert np.array_equal(a.wall_time, b.wall_time)
+    events = r.timeline(10 * u.day, 3600, 60, 20 * u.hour, 300, seed=3)
+    assert sum(e.end - e.start for e in events if e.kind == "work") == pytest.approx(10 * u.day)
+    assert all(e2.start == pytest.approx(e1.end) for e1, e2 in zip(events, events[1:]))
+    assert {e.kind for e in events} <= {"work", "checkpoint", "lost", "restart"}
+
+
+def test_checkpoint_time():
+    assert r.checkpoint_time(988.4e9, 7 * u.GBps) == pytest.approx(141.2, abs=0.1)
+
+
+@pytest.mark.parametrize(
+    "call, match",
+    [
+        (lambda: r.series_mttf([0, 1]), "mttf="),
+        (lambda: r.fleet_mtbf(100, 0), "num_nodes="),
+        (lambda: P.cluster_mtbf(100), r"gpus=.* must be a positive multiple of 8"),
+        (lambda: r.young_interval(-1, 100), "checkpoint_time="),
+        (lambda: r.daly_interval(60, 0), "mtbf="),
+        (lambda: r.any_failure_probability(1.5, 2), r"p=.* must be a probability"),
+        (lambda: r.waste(0, 60, 100), "interval="),
+        (lambda: r.simulate(1e6, 3600, 60, 10), "infeasible"),
+        (lambda: r.simulate(1e6, 3600, 60, 1e5, trials=0), "trials=0"),
+        (lambda: r.Component("GPU", -1, 8), "mttf=-1"),
+        (lambda: r.profile_from_counts("x", {"a": 0}, 16, 1e6), "must be positive"),
+    ],
+)
+def test_bad_input(call, match):
+    with pytest.raises(ValueError, match=match):
+        call()
