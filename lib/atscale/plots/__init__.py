@@ -125,3 +125,4 @@ def log_axes(ax, x: bool = True, y: bool = True) -> None:
 from .catalog import *  # noqa: E402,F401,F403
 from .roofline import *  # noqa: E402,F401,F403
 from .memory import *  # noqa: E402,F401,F403
+from .reliability import *  # noqa: E402,F401,F403

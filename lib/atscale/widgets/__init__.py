@@ -166,3 +166,4 @@ class Explorer:
 from .catalog import *  # noqa: E402,F401,F403
 from .roofline import *  # noqa: E402,F401,F403
 from .memory import *  # noqa: E402,F401,F403
+from .reliability import *  # noqa: E402,F401,F403
