@@ -1,0 +1,354 @@
+"""The roofline: is an operation limited by arithmetic or by memory traffic?
+
+A kernel that performs ``F`` floating-point operations while moving ``Q`` bytes
+between HBM and the chip has *arithmetic intensity* ``I = F / Q`` (FLOP/byte).
+On a machine with peak compute ``π`` (FLOP/s) and memory bandwidth ``β`` (bytes/s)
+it cannot run faster than ``min(π, β I)`` (Williams, Waterman & Patterson 2009). The
+two roofs meet at the *ridge point* ``π / β``: below it a kernel is memory-bound,
+above it compute-bound.
+
+The module reads like the chapter: roofs and ridge points first, then the
+intensity of the operations a transformer runs, then time bounds.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import hardware, models
+
+
+# --------------------------------------------------------------------------------------
+# Roofs
+# --------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Roof:
+    """A two-parameter machine: peak compute ``peak`` (FLOP/s) and memory bandwidth
+    ``bandwidth`` (bytes/s). Use it for machines outside the GPU catalog (a CPU) or for
+    what-ifs; :func:`roof` builds one from a catalog accelerator."""
+
+    peak: float
+    bandwidth: float
+    name: str = ""
+
+    def __post_init__(self):
+        for field_name in ("peak", "bandwidth"):
+            value = getattr(self, field_name)
+            if not isinstance(value, (int, float)) or not value > 0:
+                raise ValueError(f"{field_name}={value!r} must be a positive number")
+
+    @property
+    def ridge_point(self) -> float:
+        """``peak / bandwidth`` in FLOP/byte."""
+        return self.peak / self.bandwidth
+
+
+def roof(accelerator, dtype: str = "bf16", *, measured: bool = False) -> Roof:
+    """The roof of a catalog accelerator for ``dtype``.
+
+    ``measured=True`` uses the published achievable matmul FLOP/s instead of the
+    datasheet's dense peak (``ValueError`` if none is published). ``accelerator`` may be a
+    name, an :class:`~atscale.hardware.Accelerator` or a :class:`Roof` (returned as is).
+    """
+    if isinstance(accelerator, Roof):
+        return accelerator
+    acc = hardware.accelerator(accelerator)
+    if measured:
+        value = acc.measured(dtype)
+        if value is None:
+            raise ValueError(f"no measured {dtype} matmul rate is published for {acc.name}; "
+                             f"measured ones: {[a.name for a in hardware.ACCELERATORS.values() if a.measured_matmul_flops]}")
+        return Roof(value, acc.hbm_bandwidth, f"{acc.name} (measured matmul)")
+    return Roof(acc.peak(dtype), acc.hbm_bandwidth, acc.name)
+
+
+def ridge_point(accelerator, dtype: str = "bf16", *, measured: bool = False) -> float:
+    """Arithmetic intensity (FLOP/byte) at which the compute and memory roofs meet: ``π / β``.
+
+    Source: Williams, Waterman & Patterson (2009), Fig. 1. The classic misreading: using the
+    sparse tensor-core peak, which doubles the ridge point. H100 SXM, dense BF16:
+    989.4e12 / 3.35e12 = 295 FLOP/byte.
+    """
+    return roof(accelerator, dtype, measured=measured).ridge_point
+
+
+def attainable_flops(accelerator, intensity, dtype: str = "bf16", *, measured: bool = False):
+    """Attainable FLOP/s at ``intensity`` (FLOP/byte): ``min(π, β · I)``. Vectorised.
+
+    Source: Williams, Waterman & Patterson (2009), eq. 1. With ``measured=True`` the flat
+    roof is the measured matmul ceiling rather than the datasheet peak.
+    """
+    r = roof(accelerator, dtype, measured=measured)
+    intensity = np.asarray(intensity, dtype=float)
+    if np.any(intensity < 0) or np.any(np.isnan(intensity)):
+        raise ValueError(f"intensity={intensity!r} must be >= 0 (FLOP/byte)")
+    result = np.minimum(r.peak, r.bandwidth * intensity)
+    return float(result) if result.ndim == 0 else result
+
+
+# --------------------------------------------------------------------------------------
+# Operations
+# --------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Op:
+    """An operation's work and traffic: ``flops`` (FLOP) and ``bytes`` moved to/from HBM.
+
+    Both may be arrays (a sweep); ``intensity`` broadcasts.
+    """
+
+    name: str
+    flops: float | np.ndarray
+    bytes: float | np.ndarray
+
+    @property
+    def intensity(self):
+        """FLOP per byte of HBM traffic."""
+        return self.flops / self.bytes
+
+    def __repr__(self):
+        if np.ndim(self.flops) or np.ndim(self.bytes):
+            return f"Op({self.name!r}, <arrays of shape {np.broadcast(self.flops, self.bytes).shape}>)"
+        return f"Op({self.name!r}, flops={self.flops:.4g}, bytes={self.bytes:.4g}, intensity={self.intensity:.3g} FLOP/B)"
+
+
+def _positive(**values):
+    for name, value in values.items():
+        arr = np.asarray(value, dtype=float)
+        if np.any(arr <= 0) or np.any(np.isnan(arr)):
+            raise ValueError(f"{name}={value!r} must be positive")
+
+
+def matmul(m, n, k, bytes_per_element: float = 2.0, name: str = "matmul") -> Op:
+    """``C[m, n] = A[m, k] @ B[k, n]``: ``2 m n k`` FLOPs over reading A and B and writing C once.
+
+    ``bytes = (m k + k n + m n) · bytes_per_element``: the ideal traffic of a kernel that
+    keeps its tiles on chip (large matmuls come close). Intensity grows with the smallest
+    dimension: for ``m = n = k``, ``I = 2 m / (3 · bytes_per_element)``. Vectorised.
+    """
+    _positive(m=m, n=n, k=k, bytes_per_element=bytes_per_element)
+    m, n, k = (np.asarray(x, dtype=float) for x in (m, n, k))
+    flops = 2 * m * n * k
+    traffic = (m * k + k * n + m * n) * bytes_per_element
+    return Op(name, _scalar(flops), _scalar(traffic))
+
+
+def elementwise(elements, *, reads: int = 2, writes: int = 1, flops_per_element: float = 1.0,
+                bytes_per_element: float = 2.0, name: str = "elementwise") -> Op:
+    """An elementwise kernel over ``elements`` values: each reads ``reads`` operands and
+    writes ``writes`` results, doing ``flops_per_element`` FLOPs.
+
+    ``x[i] += y[i]`` in FP64 is ``reads=2, writes=1, flops_per_element=1, bytes_per_element=8``:
+    1 FLOP per 24 bytes (Williams et al. 2009 use it as their example). Intensity does not
+    depend on size: no amount of data makes an elementwise op compute-bound.
+    """
+    _positive(elements=elements, bytes_per_element=bytes_per_element)
+    if reads < 0 or writes < 0 or reads + writes == 0:
+        raise ValueError(f"reads={reads!r} and writes={writes!r} must be >= 0, not both 0")
+    if flops_per_element < 0:
+        raise ValueError(f"flops_per_element={flops_per_element!r} must be >= 0")
+    elements = np.asarray(elements, dtype=float)
+    return Op(name, _scalar(flops_per_element * elements), _scalar((reads + writes) * bytes_per_element * elements))
+
+
+LAYER_NORM_FLOPS_PER_ELEMENT = 8.0
+"""FLOPs per element of a LayerNorm forward pass: mean (1), variance (3: subtract, square,
+accumulate), normalise (2), scale and shift (2). An RMSNorm does about 5."""
+
+
+def layer_norm(tokens, hidden, bytes_per_element: float = 2.0) -> Op:
+    """A LayerNorm over ``tokens`` vectors of width ``hidden``: read x, write y (the
+    ``2 h`` parameters are negligible); :data:`LAYER_NORM_FLOPS_PER_ELEMENT` FLOPs each.
+    Intensity ``8 / (2 · bytes)`` = 2 FLOP/byte in BF16, whatever the size."""
+    _positive(tokens=tokens, hidden=hidden)
+    op = elementwise(np.asarray(tokens, dtype=float) * np.asarray(hidden, dtype=float), reads=1, writes=1,
+                     flops_per_element=LAYER_NORM_FLOPS_PER_ELEMENT, bytes_per_element=bytes_per_element)
+    return Op("layer norm", op.flops, op.bytes)
+
+
+def attention_scores(batch, heads, seq_length, head_dim, bytes_per_element: float = 2.0, *,
+                     fused: bool = False) -> Op:
+    """The attention core ``softmax(Q Kᵀ / √d) V`` for ``batch × heads`` heads.
+
+    FLOPs: ``4 b a s² d`` (``Q Kᵀ`` and ``P V``, 2 FLOPs per multiply-add; the softmax's
+    ~5 FLOPs per score are counted too). Traffic:
+
+    * **naive** (three kernels): read Q, K; write the ``s × s`` scores; the softmax reads and
+      writes them; ``P V`` reads them and V and writes O: ``(4 s d + 4 s²) b a`` elements.
+    * **fused** (FlashAttention; Dao et al. 2022, sec. 3.2): scores stay on chip; read Q, K, V,
+      write O: ``4 s d b a`` elements.
+
+    The naive form's intensity tends to ``d/(2·bytes)``-ish and never rises with ``s``; the
+    fused form's grows like ``s``.
+    """
+    _positive(batch=batch, heads=heads, seq_length=seq_length, head_dim=head_dim)
+    b, a, s, d = (np.asarray(x, dtype=float) for x in (batch, heads, seq_length, head_dim))
+    flops = b * a * (4 * s * s * d + 5 * s * s)
+    elements = b * a * (4 * s * d + (0 if fused else 4 * s * s))
+    name = "attention (fused)" if fused else "attention (naive)"
+    return Op(name, _scalar(flops), _scalar(elements * bytes_per_element))
+
+
+ADAM_FLOPS_PER_PARAM = 12.0
+"""FLOPs per parameter of one Adam step: first moment (3), second moment (4), bias
+corrections, square root, division and update (about 5)."""
+ADAM_BYTES_PER_PARAM = 28.0
+"""Bytes moved per parameter by a mixed-precision Adam step: read the FP32 master weight,
+both FP32 moments and the BF16 gradient (14 bytes), write the three FP32 values and the
+BF16 weight copy (14 bytes). The *state* is 16 bytes per parameter; the *traffic* is 28."""
+
+
+def adam_update(params, *, flops_per_param: float = ADAM_FLOPS_PER_PARAM,
+                bytes_per_param: float = ADAM_BYTES_PER_PARAM) -> Op:
+    """The optimizer step over ``params`` parameters: ~12 FLOPs per ~28 bytes, 0.43 FLOP/byte.
+
+    Source for the state layout: Rajbhandari et al. (2020), sec. 3.1 (2 + 2 + 12 bytes per
+    parameter). An unfused implementation that makes several passes moves more.
+    """
+    _positive(params=params, bytes_per_param=bytes_per_param)
+    p = np.asarray(params, dtype=float)
+    return Op("Adam update", _scalar(flops_per_param * p), _scalar(bytes_per_param * p))
+
+
+def layer_ops(model: models.TransformerConfig, micro_batch, seq_length=None, *,
+              bytes_per_element: float = 2.0, tp: int = 1, decode: bool = False) -> dict[str, Op]:
+    """The forward-pass operations of one transformer layer, by name.
+
+    Training (``decode=False``): ``tokens = micro_batch × seq_length`` rows go through the
+    QKV, output, MLP up (gate + up when gated) and MLP down GEMMs, the fused attention
+    core, and the two norms (one op, ``norms (x2)``). The backward pass runs GEMMs of the same shapes (transposed), so
+    the same intensities apply. Decode (``decode=True``): each sequence contributes one
+    new token, and attention reads the KV cache of ``seq_length`` tokens.
+
+    ``tp`` splits the GEMMs' weight matrices across tensor-parallel GPUs (Megatron-LM:
+    Shoeybi et al. 2019), which shrinks their inner dimension and lowers intensity.
+    """
+    if seq_length is None:
+        seq_length = model.seq_length
+    _positive(micro_batch=micro_batch, seq_length=seq_length)
+    if not isinstance(tp, int) or tp < 1 or model.num_heads % tp or model.kv_heads % tp:
+        raise ValueError(f"tp={tp!r} must be a positive integer dividing num_heads={model.num_heads} "
+                         f"and num_kv_heads={model.kv_heads}")
+    b = np.asarray(micro_batch, dtype=float)
+    s = np.asarray(seq_length, dtype=float)
+    tokens = b if decode else b * s
+    h, d = model.hidden_size, model.head_dim
+    kv_dim = model.kv_heads * d
+    f = model.ffn_size
+    up_width = (2 if model.gated_mlp else 1) * f
+    bpe = bytes_per_element
+    ops = {
+        "QKV projection": matmul(tokens, (h + 2 * kv_dim) / tp, h, bpe, "QKV projection"),
+        "attention output": matmul(tokens, h, h / tp, bpe, "attention output"),
+        "MLP up": matmul(tokens, up_width / tp, h, bpe, "MLP up"),
+        "MLP down": matmul(tokens, h, f / tp, bpe, "MLP down"),
+    }
+    heads = model.num_heads / tp
+    if decode:
+        # One query per sequence against s cached keys and values (grouped-query: g KV heads).
+        flops = b * heads * 4 * s * d
+        traffic = b * (model.kv_heads / tp) * 2 * s * d * bpe
+        ops["attention (KV cache)"] = Op("attention (KV cache)", _scalar(flops), _scalar(traffic))
+    else:
+        ops["attention (fused)"] = attention_scores(b, heads, s, d, bpe, fused=True)
+    norms = layer_norm(2 * tokens, h, bpe)  # one before attention, one before the MLP
+    ops["norms (x2)"] = Op("norms (x2)", norms.flops, norms.bytes)
+    return ops
+
+
+def critical_tokens(k, n, ridge, bytes_per_element: float = 2.0):
+    """Rows ``m`` at which a matmul ``[m, k] @ [k, n]`` reaches intensity ``ridge``.
+
+    Solving ``2 m k n / (bpe (m k + k n + m n)) = ridge`` for ``m``:
+    ``m* = ridge · bpe · k n / (2 k n - ridge · bpe (k + n))``. If the denominator is not
+    positive, no ``m`` is enough (the weights alone are too small): returns ``inf``.
+    Units: rows (tokens, for a transformer GEMM). Vectorised.
+    """
+    _positive(k=k, n=n, ridge=ridge, bytes_per_element=bytes_per_element)
+    k, n, ridge = (np.asarray(x, dtype=float) for x in (k, n, ridge))
+    denominator = 2 * k * n - ridge * bytes_per_element * (k + n)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        result = np.where(denominator > 0, ridge * bytes_per_element * k * n / denominator, np.inf)
+    return _scalar(result)
+
+
+# --------------------------------------------------------------------------------------
+# Time bounds
+# --------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class TimeBound:
+    """Lower bounds on an operation's run time (seconds).
+
+    ``math``: FLOPs / peak; ``memory``: bytes / bandwidth. If the two overlap perfectly the
+    time is ``overlapped = max(math, memory)``; if they do not overlap at all it is
+    ``serial = math + memory``. Real kernels lie between. ``bound`` names the larger term.
+    """
+
+    op: str
+    math: float | np.ndarray
+    memory: float | np.ndarray
+
+    @property
+    def overlapped(self):
+        return np.maximum(self.math, self.memory)
+
+    @property
+    def serial(self):
+        return self.math + self.memory
+
+    @property
+    def bound(self):
+        if np.ndim(self.math) or np.ndim(self.memory):
+            return np.where(np.asarray(self.math) >= np.asarray(self.memory), "compute", "memory")
+        return "compute" if self.math >= self.memory else "memory"
+
+    def __repr__(self):
+        if np.ndim(self.math) or np.ndim(self.memory):
+            return f"TimeBound({self.op!r}, <arrays>)"
+        return (f"TimeBound({self.op!r}: math {self.math * 1e6:.2f} µs, memory {self.memory * 1e6:.2f} µs "
+                f"-> {self.bound}-bound, {self.overlapped * 1e6:.2f}-{self.serial * 1e6:.2f} µs)")
+
+
+def time_bound(op: Op, accelerator, dtype: str = "bf16", *, measured: bool = False) -> TimeBound:
+    """Time bounds of ``op`` on ``accelerator``: ``max(F/π, Q/β)`` and ``F/π + Q/β``."""
+    r = roof(accelerator, dtype, measured=measured)
+    return TimeBound(op.name, _scalar(np.asarray(op.flops) / r.peak), _scalar(np.asarray(op.bytes) / r.bandwidth))
+
+
+@dataclass(frozen=True)
+class LayerTime:
+    """Time bounds of a sequence of operations (one layer), each run as its own kernel.
+
+    ``overlapped`` sums each op's ``max(math, memory)`` (perfect overlap inside every kernel,
+    none between kernels); ``serial`` sums ``math + memory``. ``memory_bound_share`` is the
+    fraction of the overlapped time spent in memory-bound ops.
+    """
+
+    ops: tuple[TimeBound, ...]
+
+    @property
+    def overlapped(self) -> float:
+        return float(sum(b.overlapped for b in self.ops))
+
+    @property
+    def serial(self) -> float:
+        return float(sum(b.serial for b in self.ops))
+
+    @property
+    def memory_bound_share(self) -> float:
+        return float(sum(b.overlapped for b in self.ops if b.bound == "memory")) / self.overlapped
+
+    def __repr__(self):
+        return (f"LayerTime({len(self.ops)} ops: {self.overlapped * 1e3:.3f}-{self.serial * 1e3:.3f} ms, "
+                f"{self.memory_bound_share:.0%} of it memory-bound)")
+
+
+def layer_time(ops: dict[str, Op], accelerator, dtype: str = "bf16", *, measured: bool = False) -> LayerTime:
+    """Time bounds of the scalar ops of :func:`layer_ops` on ``accelerator``."""
+    return LayerTime(tuple(time_bound(op, accelerator, dtype, measured=measured) for op in ops.values()))
+
+
+def _scalar(x):
+    x = np.asarray(x)
+    return float(x) if x.ndim == 0 else x
