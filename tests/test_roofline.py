@@ -119,3 +119,36 @@ def test_million_points_vectorised():
 def test_bad_input(call, match):
     with pytest.raises(ValueError, match=match):
         call()
+
+
+# --- figures and the explorer ---------------------------------------------------------------
+def test_figures_draw_with_labelled_axes():
+    from atscale import plots
+
+    ops = list(r.layer_ops(m.LLAMA3_70B, 1, 8192).values()) + [r.adam_update(70e9)]
+    figs = [plots.roofline_chart(ops=ops, measured=True), plots.gemm_intensity_chart(),
+            plots.ridge_history_chart(), plots.peak_vs_measured_chart(), plots.operator_chart()]
+    for fig in figs:
+        ax = fig.axes[0]
+        assert "(" in ax.get_ylabel() and ax.get_title()
+    assert "FLOP/byte" in figs[0].axes[0].get_xlabel()
+    legend = [t.get_text() for t in figs[0].axes[0].get_legend().get_texts()]
+    assert any(t.startswith("Adam update (0.43 FLOP/B)") for t in legend)
+    with pytest.raises(ValueError, match="array sizes"):
+        plots.roofline_chart(ops=[r.matmul(np.array([1, 2]), 3, 4)])
+    with pytest.raises(ValueError, match="kind='fft'"):
+        plots.operator_chart(kind="fft")
+
+
+def test_roofline_explorer_names_the_bound_and_shows_errors():
+    from atscale import widgets
+
+    e = widgets.roofline_explorer()
+    assert e.error is None and "compute-bound" in e.caption.value
+    e.update(kind="Adam update", size=70e9)
+    assert "memory-bound" in e.caption.value and "0.429 FLOP/byte" in e.caption.value
+    e.update(accelerator="A100 SXM 80GB", dtype="fp8")
+    assert e.error.startswith("dtype='fp8' is not supported by A100 SXM 80GB")
+    assert e.image.layout.display == "none" and e.caption.value == ""
+    e.update(dtype="bf16")
+    assert e.error is None and e.image.value[:4] == b"\x89PNG"

@@ -61,7 +61,7 @@ STYLE = {
 }
 
 
-MARGINS = {"left": 0.12, "right": 0.97, "bottom": 0.13, "top": 0.91}
+MARGINS = {"left": 0.12, "right": 0.95, "bottom": 0.13, "top": 0.91}
 """Fixed subplot margins. Constrained layout would adapt them automatically but costs
 ~60 ms per redraw (it measures every label), too much for a 100 ms widget budget."""
 
