@@ -108,7 +108,7 @@ def check(exercise: str, answer) -> Feedback:
     if expected != 0 and given != 0 and (given > 0) == (expected > 0):
         ratio = given / expected
         direction = "high" if ratio > 1 else "low"
-        off = f"{abs(ratio - 1):.0%}" if 0.5 < ratio < 2 else f"{max(ratio, 1 / ratio):,.3g}×"
+        off = f"{abs(ratio - 1):.0%}" if 2 / 3 < ratio < 1.5 else f"{max(ratio, 1 / ratio):,.3g}×"
         message = f"✗ Not yet: your {key.format(given)} is {off} too {direction}.{_unit_hint(ratio)}"
     else:
         message = f"✗ Not yet: your {key.format(given)} is not within {key.tolerance_text()} of the answer."

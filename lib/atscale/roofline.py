@@ -44,6 +44,10 @@ class Roof:
         """``peak / bandwidth`` in FLOP/byte."""
         return self.peak / self.bandwidth
 
+    def __repr__(self):
+        return (f"Roof({self.name or 'unnamed'}: peak {self.peak / 1e12:,.4g} TFLOP/s, "
+                f"bandwidth {self.bandwidth / 1e12:,.4g} TB/s, ridge {self.ridge_point:,.3g} FLOP/B)")
+
 
 def roof(accelerator, dtype: str = "bf16", *, measured: bool = False) -> Roof:
     """The roof of a catalog accelerator for ``dtype``.
