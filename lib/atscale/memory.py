@@ -1,0 +1,388 @@
+"""The memory wall: what training must keep in GPU memory, and how sharding makes it fit.
+
+Training state has two parts. **Model state** (weights, gradients, optimizer state)
+scales with the parameter count; ZeRO (Rajbhandari et al. 2020) and FSDP shard it
+across the data-parallel replicas. **Activations** (what the forward pass saves for the
+backward pass) scale with micro-batch and sequence length; tensor and sequence
+parallelism split them, recomputation trades them for extra FLOPs (Korthikanti et al.
+2022). Everything is in bytes, per GPU unless the name says otherwise.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from types import MappingProxyType
+
+import numpy as np
+
+from . import hardware, models
+from . import units as u
+
+
+# --------------------------------------------------------------------------------------
+# Bytes per parameter
+# --------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Optimizer:
+    """Bytes each parameter costs in training: ``weights`` (the copy the forward pass uses),
+    ``gradients``, and ``state`` (everything the optimizer keeps: master weights, moments).
+    ``checkpoint`` is what a checkpoint must persist per parameter (no gradients)."""
+
+    name: str
+    weights: float
+    gradients: float
+    state: float
+    checkpoint: float
+    source: str = ""
+
+    @property
+    def total(self) -> float:
+        return self.weights + self.gradients + self.state
+
+
+OPTIMIZERS = MappingProxyType({o.name: o for o in (
+    Optimizer("adam-mixed", 2, 2, 12, 14,
+              "Rajbhandari et al. (2020), sec. 3.1: BF16/FP16 weights and gradients (2 + 2 bytes) and, for Adam, "
+              "an FP32 master copy, momentum and variance (K = 12 bytes): 16 bytes per parameter. A checkpoint "
+              "keeps the BF16 weights, the master copy and both moments: 14."),
+    Optimizer("sgd-momentum-mixed", 2, 2, 8, 10,
+              "Mixed-precision SGD with momentum: FP32 master copy and momentum (8 bytes) instead of Adam's 12."),
+    Optimizer("adam-bf16", 2, 2, 4, 6,
+              "Pure-BF16 Adam without a master copy: both moments in BF16 (4 bytes). Cheaper, and numerically riskier."),
+)})
+
+
+def optimizer(name: str | Optimizer) -> Optimizer:
+    """The optimizer layout called ``name`` (an :class:`Optimizer` passes through)."""
+    if isinstance(name, Optimizer):
+        return name
+    try:
+        return OPTIMIZERS[name]
+    except (KeyError, TypeError):
+        raise ValueError(f"unknown optimizer {name!r}; known: {', '.join(OPTIMIZERS)}") from None
+
+
+def _params(model_or_params) -> float:
+    if isinstance(model_or_params, models.TransformerConfig):
+        return float(model_or_params.num_params)
+    value = np.asarray(model_or_params, dtype=float)
+    if np.any(value <= 0):
+        raise ValueError(f"params={model_or_params!r} must be positive")
+    return value
+
+
+def _degree(name: str, value) -> None:
+    if not isinstance(value, (int, np.integer)) or value < 1:
+        raise ValueError(f"{name}={value!r} must be a positive integer")
+
+
+@dataclass(frozen=True)
+class ModelState:
+    """Per-GPU bytes of weights, gradients and optimizer state."""
+
+    weights: float | np.ndarray
+    gradients: float | np.ndarray
+    optimizer: float | np.ndarray
+
+    @property
+    def total(self):
+        return self.weights + self.gradients + self.optimizer
+
+    def __repr__(self):
+        if np.ndim(self.total):
+            return f"ModelState(<arrays of shape {np.shape(self.total)}>)"
+        return (f"ModelState(weights {u.fmt_bytes(self.weights)}, gradients {u.fmt_bytes(self.gradients)}, "
+                f"optimizer {u.fmt_bytes(self.optimizer)}; total {u.fmt_bytes(self.total)})")
+
+
+def model_state_bytes(model_or_params, optimizer_name: str = "adam-mixed", *, zero_stage: int = 0, dp=1,
+                      tp: int = 1, pp: int = 1) -> ModelState:
+    """Per-GPU model-state bytes under ZeRO stage 0-3 across ``dp`` replicas, after tensor
+    (``tp``) and pipeline (``pp``) parallelism split the parameters.
+
+    With ``Ψ = params / (tp · pp)`` parameters per model-parallel rank and ``K`` optimizer
+    bytes per parameter (Rajbhandari et al. 2020, Fig. 1):
+
+    ========  ==============================  ==========================================
+    stage     shards across ``dp``             per-GPU bytes (mixed-precision Adam, K=12)
+    ========  ==============================  ==========================================
+    0 (DDP)   nothing                          ``(2 + 2 + K) Ψ``
+    1         optimizer state                  ``2Ψ + 2Ψ + KΨ/N_d``
+    2         + gradients                      ``2Ψ + (2 + K)Ψ/N_d``
+    3 / FSDP  + weights                        ``(2 + 2 + K)Ψ/N_d``
+    ========  ==============================  ==========================================
+
+    The paper's example (7.5B parameters, N_d = 64) gives 120, 31.4, 16.6 and 1.9 "GB":
+    decimal gigabytes (10^9 bytes). Temporary buffers, fragmentation and the gathered
+    parameters of ZeRO-3's current layer are not counted. ``dp`` may be an array.
+    """
+    if zero_stage not in (0, 1, 2, 3):
+        raise ValueError(f"zero_stage={zero_stage!r} must be 0, 1, 2 or 3")
+    _degree("tp", tp)
+    _degree("pp", pp)
+    dp_arr = np.asarray(dp)
+    if np.any(dp_arr < 1) or not np.issubdtype(dp_arr.dtype, np.integer):
+        raise ValueError(f"dp={dp!r} must be a positive integer (or an array of them)")
+    opt = optimizer(optimizer_name)
+    psi = _params(model_or_params) / (tp * pp)
+    n = dp_arr.astype(float)
+    weights = opt.weights * psi / (n if zero_stage >= 3 else 1)
+    gradients = opt.gradients * psi / (n if zero_stage >= 2 else 1)
+    state = opt.state * psi / (n if zero_stage >= 1 else 1)
+    shape = np.broadcast(weights, gradients, state).shape
+    parts = [np.broadcast_to(x, shape) for x in (weights, gradients, state)]
+    return ModelState(*(float(x) if x.ndim == 0 else np.array(x) for x in parts))
+
+
+def zero_communication_factor(zero_stage: int) -> float:
+    """Elements each GPU communicates per step, as a multiple of its ``Ψ`` parameters.
+
+    Data parallelism's gradient all-reduce moves ``2Ψ`` (a reduce-scatter and an all-gather of
+    ``Ψ`` each); ZeRO-1 and ZeRO-2 move the same ``2Ψ``, reorganised; ZeRO-3 must also all-gather
+    the weights again for the backward pass: ``3Ψ``, 1.5 times data parallelism
+    (Rajbhandari et al. 2020, sec. 7). Returns 2, 2, 2 or 3.
+    """
+    if zero_stage not in (0, 1, 2, 3):
+        raise ValueError(f"zero_stage={zero_stage!r} must be 0, 1, 2 or 3")
+    return 3.0 if zero_stage == 3 else 2.0
+
+
+# --------------------------------------------------------------------------------------
+# Activations
+# --------------------------------------------------------------------------------------
+RECOMPUTE = ("none", "selective", "full")
+
+
+@dataclass(frozen=True)
+class ActivationTerms:
+    """Bytes per layer that one micro-batch leaves in memory for the backward pass, split the
+    way tensor and sequence parallelism split them (Korthikanti et al. 2022, sec. 4).
+
+    ``replicated``: outside the tensor-parallel region (norm inputs, the inputs of the QKV and
+    MLP blocks, dropout masks); sequence parallelism divides them by ``t``.
+    ``parallel``: inside it (Q, K, V, the projection input, the MLP's inner activations);
+    tensor parallelism divides them by ``t``. ``scores``: the ``s × s`` attention terms
+    (``5 a s² b`` with dropout), inside the tensor-parallel region too.
+    """
+
+    replicated: float
+    parallel: float
+    scores: float
+
+
+def activation_terms(model: models.TransformerConfig, micro_batch, seq_length=None, *, dropout: bool | None = None,
+                     flash_attention: bool = False) -> ActivationTerms:
+    """Per-layer activation bytes of one micro-batch, by term, for 16-bit activations.
+
+    For a GPT-style layer (4h MLP, multi-head attention, dropout) this is Korthikanti et
+    al.'s ``s b h (34 + 5 a s / h)``: ``10 s b h`` replicated, ``24 s b h`` parallel and
+    ``5 a s² b`` of attention scores. The derivation is per stored tensor, so it generalises:
+    grouped-query attention stores K and V at width ``g · d`` instead of ``h``; a gated (SwiGLU)
+    MLP stores three ``s × f`` tensors (gate, up, their product) instead of two; no dropout
+    removes the masks and the dropped-out scores; a fused (FlashAttention) kernel stores no
+    ``s × s`` tensor at all. All values in bytes; ``micro_batch`` may be an array.
+
+    Args:
+        dropout: default ``True`` for GPT-style models (learned position embeddings), ``False``
+            for Llama-style ones.
+    """
+    s = model.seq_length if seq_length is None else seq_length
+    b = np.asarray(micro_batch, dtype=float)
+    s = np.asarray(s, dtype=float)
+    if np.any(b < 1) or np.any(s < 1):
+        raise ValueError(f"micro_batch={micro_batch!r} and seq_length={seq_length!r} must be >= 1")
+    if dropout is None:
+        dropout = model.learned_position_embeddings
+    h, a, f = model.hidden_size, model.num_heads, model.ffn_size
+    kv = model.kv_heads * model.head_dim
+    sbh = s * b * h
+    # Outside the TP region: two norm inputs (2 each), the QKV and MLP block inputs (2 each),
+    # and a 1-byte dropout mask after attention and after the MLP.
+    replicated = sbh * (4 + 2 + 2 + (2 if dropout else 0))
+    # Inside: Q (2sbh), K and V (2 s b kv each), the output-projection input (2sbh), and the
+    # MLP's inner tensors: GeLU input and output (2 x 2sbf) or SwiGLU's gate, up, product (3 x 2sbf).
+    mlp = (3 if model.gated_mlp else 2) * 2 * s * b * f
+    parallel = 2 * sbh + 4 * s * b * kv + 2 * sbh + mlp
+    if flash_attention:
+        scores = 0.0 * sbh
+    else:  # softmax output (2 bytes), and with dropout its mask (1) and output (2): 5 a s^2 b
+        scores = (5 if dropout else 2) * a * s * s * b
+    return ActivationTerms(_s(replicated), _s(parallel), _s(scores))
+
+
+def activation_bytes_per_layer(model: models.TransformerConfig, micro_batch, seq_length=None, *, tp: int = 1,
+                               sequence_parallel: bool = False, recompute: str = "none",
+                               dropout: bool | None = None, flash_attention: bool = False):
+    """Activation bytes one layer keeps per GPU for one micro-batch (Korthikanti et al. 2022, Table 2).
+
+    For a GPT-style model, with ``t = tp``:
+
+    =====================================  =======================================
+    no parallelism                         ``s b h (34 + 5 a s / h)``
+    tensor parallel                        ``s b h (10 + 24/t + 5 a s/(h t))``
+    tensor + sequence parallel             ``s b h / t (34 + 5 a s / h)``
+    tensor parallel + selective recompute  ``s b h (10 + 24/t)``
+    tensor + sequence + selective          ``s b h (34 / t)``
+    full recomputation                     ``2 s b h`` (the layer input only; ``/t`` with SP)
+    =====================================  =======================================
+
+    These are **bytes** already (2-byte activations, 1-byte masks): multiplying ``34 s b h``
+    by 2 bytes per value again is a classic error. Selective recomputation recomputes the
+    attention scores in the backward pass instead of storing them.
+    """
+    _degree("tp", tp)
+    if recompute not in RECOMPUTE:
+        raise ValueError(f"recompute={recompute!r} must be one of {RECOMPUTE}")
+    if tp > 1 and (model.num_heads % tp or model.kv_heads % tp):
+        raise ValueError(f"tp={tp} must divide num_heads={model.num_heads} and num_kv_heads={model.kv_heads}")
+    if sequence_parallel and tp == 1:
+        raise ValueError("sequence_parallel=True needs tp > 1 (it splits the replicated activations across TP ranks)")
+    terms = activation_terms(model, micro_batch, seq_length, dropout=dropout, flash_attention=flash_attention)
+    sp_div = tp if sequence_parallel else 1
+    if recompute == "full":
+        s = model.seq_length if seq_length is None else seq_length
+        return _s(2 * np.asarray(s, float) * np.asarray(micro_batch, float) * model.hidden_size / sp_div)
+    scores = 0 if recompute == "selective" else terms.scores
+    return _s(terms.replicated / sp_div + (terms.parallel + scores) / tp)
+
+
+def in_flight_micro_batches(pp: int, *, stage: int = 0, virtual_stages: int = 1, num_micro_batches=None) -> float:
+    """Micro-batches whose activations a pipeline stage holds at its peak under 1F1B.
+
+    Stage ``i`` (0 = first) of ``p`` stages warms up with ``p - i`` forward passes before its
+    first backward, so the first stage holds ``p`` micro-batches, the last one 1
+    (Narayanan et al. 2021, sec. 2.2.1). With ``v`` interleaved virtual stages per GPU, the first
+    stage holds ``p (1 + (p - 1)/(p v))`` micro-batches' worth of its (smaller) layers
+    (Korthikanti et al. 2022, sec. 4.2.3). Never more than the number of micro-batches.
+    """
+    _degree("pp", pp)
+    _degree("virtual_stages", virtual_stages)
+    if not 0 <= stage < pp:
+        raise ValueError(f"stage={stage!r} must be in [0, {pp - 1}]")
+    held = float(pp - stage)
+    if virtual_stages > 1 and stage == 0:
+        held = pp * (1 + (pp - 1) / (pp * virtual_stages))
+    if num_micro_batches is not None:
+        _degree("num_micro_batches", num_micro_batches)
+        held = min(held, float(num_micro_batches))
+    return held
+
+
+# --------------------------------------------------------------------------------------
+# The budget
+# --------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Breakdown:
+    """Per-GPU memory of one training configuration against the accelerator's capacity (bytes)."""
+
+    weights: float
+    gradients: float
+    optimizer: float
+    activations: float
+    capacity: float
+    label: str = ""
+
+    @property
+    def total(self) -> float:
+        return self.weights + self.gradients + self.optimizer + self.activations
+
+    @property
+    def fits(self) -> bool:
+        return self.total <= self.capacity
+
+    @property
+    def overflow(self) -> float:
+        """Bytes over capacity (0 if it fits)."""
+        return max(0.0, self.total - self.capacity)
+
+    @property
+    def headroom(self) -> float:
+        """Bytes left (0 if it does not fit)."""
+        return max(0.0, self.capacity - self.total)
+
+    def verdict(self) -> str:
+        if self.fits:
+            return f"fits: {u.fmt_bytes(self.total)} of {u.fmt_bytes(self.capacity)}, {u.fmt_bytes(self.headroom)} free"
+        return f"does not fit: over by {u.fmt_bytes(self.overflow)} ({u.fmt_bytes(self.total)} > {u.fmt_bytes(self.capacity)})"
+
+    def parts(self) -> dict[str, float]:
+        return {"weights": self.weights, "gradients": self.gradients, "optimizer state": self.optimizer,
+                "activations": self.activations}
+
+    def __repr__(self):
+        parts = ", ".join(f"{k} {u.fmt_bytes(v)}" for k, v in self.parts().items())
+        return f"Breakdown({self.label + ': ' if self.label else ''}{parts}; {self.verdict()})"
+
+    def _repr_html_(self):
+        rows = "".join(f"<tr><td>{k}</td><td>{u.fmt_bytes(v)}</td></tr>" for k, v in self.parts().items())
+        colour = "#1b7f3b" if self.fits else "#b00020"
+        return (f'<table class="atscale-table"><tbody>{rows}<tr><th>total</th><th>{u.fmt_bytes(self.total)}</th></tr>'
+                f'</tbody></table><p style="color:{colour}">{self.verdict()}</p>')
+
+
+def breakdown(model: models.TransformerConfig, accelerator="H100 SXM", *, micro_batch: int = 1, seq_length=None,
+              optimizer_name: str = "adam-mixed", zero_stage: int = 0, dp: int = 1, tp: int = 1, pp: int = 1,
+              sequence_parallel: bool = False, recompute: str = "none", flash_attention: bool = False,
+              virtual_stages: int = 1) -> Breakdown:
+    """Per-GPU memory of training ``model``: model state (:func:`model_state_bytes`) plus the
+    activations of the first pipeline stage, the one holding the most micro-batches
+    (:func:`activation_bytes_per_layer` × layers per stage × :func:`in_flight_micro_batches`).
+
+    Not counted: the embedding and output layers' activations, temporary buffers (the largest
+    is the logits of the output layer), the CUDA context and fragmentation, which together
+    typically take a few GB. ``fits`` is therefore optimistic at the margin.
+    """
+    acc = hardware.accelerator(accelerator)
+    _degree("micro_batch", micro_batch)
+    if model.num_layers % pp:
+        raise ValueError(f"pp={pp} must divide num_layers={model.num_layers}")
+    state = model_state_bytes(model, optimizer_name, zero_stage=zero_stage, dp=dp, tp=tp, pp=pp)
+    per_layer = activation_bytes_per_layer(model, micro_batch, seq_length, tp=tp, sequence_parallel=sequence_parallel,
+                                           recompute=recompute, flash_attention=flash_attention)
+    layers = model.num_layers // pp
+    acts = per_layer * layers * in_flight_micro_batches(pp, virtual_stages=virtual_stages)
+    label = f"{model.name} on {acc.name}, TP={tp} PP={pp} DP={dp} ZeRO-{zero_stage}, micro-batch {micro_batch}"
+    return Breakdown(state.weights, state.gradients, state.optimizer, float(acts), acc.memory_capacity, label)
+
+
+def max_micro_batch(model: models.TransformerConfig, accelerator="H100 SXM", *, limit: int = 4096, **kwargs) -> int:
+    """The largest micro-batch whose :func:`breakdown` fits (0 if even the model state does not fit)."""
+    def fits(b):
+        return breakdown(model, accelerator, micro_batch=b, **kwargs).fits
+
+    if not fits(1):
+        return 0
+    lo, hi = 1, 2
+    while hi <= limit and fits(hi):
+        lo, hi = hi, hi * 2
+    hi = min(hi, limit + 1)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if fits(mid) else (lo, mid)
+    return lo
+
+
+def min_gpus_for_state(model_or_params, accelerator="H100 SXM", optimizer_name: str = "adam-mixed") -> int:
+    """The fewest GPUs whose memory can hold the model state when it is fully sharded
+    (ZeRO-3), before any activation: ``ceil(total bytes / capacity)``."""
+    acc = hardware.accelerator(accelerator)
+    total = optimizer(optimizer_name).total * _params(model_or_params)
+    return int(math.ceil(float(total) / acc.memory_capacity))
+
+
+def checkpoint_bytes(model_or_params, optimizer_name: str = "adam-mixed", *, weights_only: bool = False) -> float:
+    """Bytes a training checkpoint must persist.
+
+    Full (to resume training): BF16 weights, FP32 master weights and the optimizer's moments
+    (14 bytes per parameter for mixed-precision Adam; gradients are recomputed, not saved).
+    ``weights_only=True``: the 2-byte BF16 weights a model release needs.
+    Llama 3 70B: 70.55e9 × 14 = 987.8 GB; the source tutorial's 988.4 GB is 14 bytes × a rounded 70.6B.
+    """
+    per_param = optimizer(optimizer_name).weights if weights_only else optimizer(optimizer_name).checkpoint
+    return _s(per_param * _params(model_or_params))
+
+
+def _s(x):
+    x = np.asarray(x)
+    return float(x) if x.ndim == 0 else x
