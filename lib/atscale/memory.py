@@ -130,7 +130,7 @@ def model_state_bytes(model_or_params, optimizer_name: str = "adam-mixed", *, ze
     weights = opt.weights * psi / (n if zero_stage >= 3 else 1)
     gradients = opt.gradients * psi / (n if zero_stage >= 2 else 1)
     state = opt.state * psi / (n if zero_stage >= 1 else 1)
-    shape = np.broadcast(weights, gradients, state).shape
+    shape = np.broadcast(weights, gradients, state, n).shape  # dp sets the shape even at stage 0
     parts = [np.broadcast_to(x, shape) for x in (weights, gradients, state)]
     return ModelState(*(float(x) if x.ndim == 0 else np.array(x) for x in parts))
 
