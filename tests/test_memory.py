@@ -117,3 +117,34 @@ def test_checkpoint_size():
 def test_bad_input(call, match):
     with pytest.raises(ValueError, match=match):
         call()
+
+
+# --- figures and the explorer ------------------------------------------------------------------
+def test_memory_figures_and_published_comparison():
+    from atscale import plots
+
+    for fig in (plots.bytes_per_param_chart(), plots.zero_stages_chart(), plots.activation_strategies_chart(),
+                plots.memory_breakdown_chart(), plots.memory_wall_chart(), plots.max_model_size_chart()):
+        ax = fig.axes[0]
+        assert ax.get_title() and ("(" in ax.get_ylabel() or "(" in ax.get_xlabel())
+    # Model vs published (Rajbhandari et al. 2020, 32 GB V100): the state-only bound is an upper
+    # bound, and the published maxima lie within 35% below it (70% and 83% of the bound).
+    from atscale.plots.memory import PUBLISHED_MAX_MODEL, max_params_state_only
+
+    for stage, published in PUBLISHED_MAX_MODEL.items():
+        bound = max_params_state_only(stage)
+        assert 0.65 * bound <= published <= bound
+    assert max_params_state_only(0) == pytest.approx(2e9)
+
+
+def test_memory_explorer_reports_fit_overflow_and_errors():
+    from atscale import widgets
+
+    e = widgets.memory_explorer()
+    assert e.error is None and e.caption.value.startswith("<div>fits:")
+    e.update(zero_stage=0, pp=1)
+    assert "does not fit: over by" in e.caption.value and e.error is None
+    e.update(model="Llama 3 405B", pp=4)
+    assert e.error == "pp=4 must divide num_layers=126" and e.image.layout.display == "none"
+    e.update(pp=2)
+    assert e.error is None

@@ -1,0 +1,43 @@
+"""Answer keys: the memory-wall chapter."""
+
+from .. import memory, models
+from . import answer
+
+RUNNING_LAYOUT = dict(tp=8, pp=4, dp=32, zero_stage=1, sequence_parallel=True, recompute="selective")
+"""The running example's layout in the memory chapter: 8 x 4 x 32 = 1,024 GPUs."""
+
+
+@answer("memory-70b-state", unit="B", rtol=0.02,
+        hint="Mixed-precision Adam keeps 2 + 2 + 12 bytes per parameter; Llama 3 70B has models.LLAMA3_70B.num_params.")
+def _():
+    return memory.model_state_bytes(models.LLAMA3_70B).total
+
+
+@answer("memory-1t-min-gpus", unit="", rtol=0.0, atol=0.5,
+        hint="16 bytes per parameter, fully sharded, divided by 80 GB per GPU; round up.")
+def _():
+    return memory.min_gpus_for_state(1e12, "H100 SXM")
+
+
+@answer("memory-70b-zero3-64", unit="B", rtol=0.02,
+        hint="ZeRO-3 divides all 16 bytes per parameter by the data-parallel degree.")
+def _():
+    return memory.model_state_bytes(models.LLAMA3_70B, zero_stage=3, dp=64).total
+
+
+@answer("memory-gpt3-layer-activations", unit="B", rtol=0.02,
+        hint="Tensor + sequence parallel + selective recomputation: 34 s b h / t, already in bytes.")
+def _():
+    return memory.activation_bytes_per_layer(models.GPT3_175B, 1, tp=8, sequence_parallel=True, recompute="selective")
+
+
+@answer("memory-h200-max-micro-batch", unit="", rtol=0.0, atol=0.5,
+        hint="Call memory.max_micro_batch with the running layout and accelerator='H200 SXM'.")
+def _():
+    return memory.max_micro_batch(models.LLAMA3_70B, "H200 SXM", **RUNNING_LAYOUT)
+
+
+@answer("memory-300b-state", unit="B", rtol=0.02,
+        hint="16 bytes per parameter for mixed-precision Adam, whatever the sharding: sharding divides, it does not shrink.")
+def _():
+    return memory.model_state_bytes(300e9).total
