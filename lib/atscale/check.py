@@ -27,7 +27,7 @@ _UNIT_FACTORS = {
     3600.0: "seconds vs hours", 60.0: "seconds vs minutes or minutes vs hours", 86400.0: "seconds vs days",
     24.0: "hours vs days", 8.0: "bits vs bytes", 1e3: "k, M, G, T prefixes? ms vs s?",
     1e6: "SI prefixes?", 1e9: "SI prefixes?", 1e12: "SI prefixes?", 100.0: "a percentage vs a fraction",
-    2.0**30 / 1e9: "GiB vs GB", 2.0: "dense vs sparse FLOP/s? one direction vs both?",
+    2.0**30 / 1e9: "GiB vs GB", 2.0: "dense vs sparse FLOP/s? one direction vs both? something counted twice?",
 }
 
 _loaded = False
