@@ -401,6 +401,23 @@ class Simulation:
                 f"[{np.percentile(g, 5):.2%}, {np.percentile(g, 95):.2%}], failures mean {self.failures.mean():.1f})")
 
 
+def _check_run(work, interval, checkpoint_time, mtbf, restart_time):
+    """Validate a run's parameters (seconds); ``interval`` may be an array."""
+    interval = np.asarray(interval, dtype=float)
+    for name, value in (("work", work), ("mtbf", mtbf)):
+        if not value > 0:
+            raise ValueError(f"{name}={value!r} must be positive (seconds)")
+    if np.any(interval <= 0):
+        raise ValueError(f"interval={interval!r} must be positive (seconds)")
+    if checkpoint_time < 0 or restart_time < 0:
+        raise ValueError(f"checkpoint_time={checkpoint_time!r} and restart_time={restart_time!r} must be >= 0")
+    longest = float(np.minimum(interval, work).max()) + checkpoint_time
+    if longest / mtbf > 30 or restart_time / mtbf > 30:
+        raise ValueError(f"infeasible: a segment ({longest!r} s) or a restart ({restart_time!r} s) is over 30x the "
+                         f"MTBF ({mtbf!r} s); the run would essentially never finish")
+    return interval
+
+
 def simulate(work, interval, checkpoint_time, mtbf, restart_time=0.0, *, trials=10_000, seed=0,
              max_events=1_000_000) -> Simulation:
     """Monte Carlo of a checkpointed run with exponential failures, vectorised over trials.
@@ -409,21 +426,18 @@ def simulate(work, interval, checkpoint_time, mtbf, restart_time=0.0, *, trials=
     one shorter) each followed by a checkpoint stall of ``checkpoint_time``; a segment
     counts once its checkpoint completes. A failure (rate ``1/mtbf`` of wall-clock time,
     including during restarts) discards the segment in progress and costs ``restart_time``
-    before work resumes. Seeded: the same arguments give the same result.
+    before work resumes. ``interval`` may be an array of shape ``(trials,)``, one interval
+    per trial (a whole sweep in one call). Seeded: the same arguments give the same result.
 
-    Returns a :class:`Simulation`. Raises ``ValueError`` if the run cannot finish within
-    ``max_events`` simulated events per trial (a configuration that makes no progress).
+    Returns a :class:`Simulation`. Raises ``ValueError`` for a configuration that would
+    (almost) never finish.
     """
-    for name, value in (("work", work), ("interval", interval), ("mtbf", mtbf)):
-        if not value > 0:
-            raise ValueError(f"{name}={value!r} must be positive (seconds)")
-    if checkpoint_time < 0 or restart_time < 0:
-        raise ValueError(f"checkpoint_time={checkpoint_time!r} and restart_time={restart_time!r} must be >= 0")
     if not (isinstance(trials, int) and trials >= 1):
         raise ValueError(f"trials={trials!r} must be a positive integer")
-    if (min(interval, work) + checkpoint_time) / mtbf > 30 or restart_time / mtbf > 30:
-        raise ValueError(f"infeasible: a segment ({min(interval, work) + checkpoint_time!r} s) or a restart "
-                         f"({restart_time!r} s) is over 30x the MTBF ({mtbf!r} s); the run would essentially never finish")
+    interval = _check_run(work, interval, checkpoint_time, mtbf, restart_time)
+    if interval.ndim and interval.shape != (trials,):
+        raise ValueError(f"interval has shape {interval.shape}; give a scalar or one per trial ({trials},)")
+    interval = np.broadcast_to(interval, (trials,))
     rng = np.random.default_rng(seed)
     done = np.zeros(trials)
     wall = np.zeros(trials)
@@ -433,7 +447,7 @@ def simulate(work, interval, checkpoint_time, mtbf, restart_time=0.0, *, trials=
         idx = np.flatnonzero(active)
         if idx.size == 0:
             break
-        segment = np.minimum(interval, work - done[idx]) + checkpoint_time
+        segment = np.minimum(interval[idx], work - done[idx]) + checkpoint_time
         to_failure = rng.exponential(mtbf, idx.size)
         ok = to_failure >= segment
         good, bad = idx[ok], idx[~ok]
@@ -452,8 +466,7 @@ def simulate(work, interval, checkpoint_time, mtbf, restart_time=0.0, *, trials=
             pending = pending[~survived]
         active[good[done[good] >= work - 1e-9]] = False
     else:
-        raise ValueError(f"the run did not finish within max_events={max_events:,}: with interval={interval!r} s, "
-                         f"checkpoint_time={checkpoint_time!r} s and mtbf={mtbf!r} s it makes (almost) no progress")
+        raise ValueError(f"the run did not finish within max_events={max_events:,} events per trial")
     return Simulation(float(work), wall, failures)
 
 
@@ -472,14 +485,9 @@ def timeline(work, interval, checkpoint_time, mtbf, restart_time=0.0, *, seed=0)
     Same model as :func:`simulate` with one trial; 'lost' marks work (or a checkpoint) that
     a failure discarded, 'restart' the time to recover.
     """
-    for name, value in (("work", work), ("interval", interval), ("mtbf", mtbf)):
-        if not value > 0:
-            raise ValueError(f"{name}={value!r} must be positive (seconds)")
+    interval = float(_check_run(work, interval, checkpoint_time, mtbf, restart_time))
     if work / interval > 100_000:
         raise ValueError(f"work/interval={work / interval:,.0f} segments is too many to draw (max 100,000)")
-    if (min(interval, work) + checkpoint_time) / mtbf > 30 or restart_time / mtbf > 30:
-        raise ValueError(f"infeasible: a segment ({min(interval, work) + checkpoint_time!r} s) or a restart "
-                         f"({restart_time!r} s) is over 30x the MTBF ({mtbf!r} s); the run would essentially never finish")
     rng = np.random.default_rng(seed)
     events: list[Event] = []
     t = done = 0.0

@@ -88,7 +88,8 @@ def new_axes(ax=None, figsize=None):
     import matplotlib.pyplot as plt  # deferred: pyplot is the slowest import
 
     with mpl.rc_context(STYLE):
-        _, ax = plt.subplots(figsize=figsize or STYLE["figure.figsize"], gridspec_kw=MARGINS)
+        fig, ax = plt.subplots(figsize=figsize or STYLE["figure.figsize"])
+        fig.subplots_adjust(**MARGINS)  # not gridspec_kw: a plot may widen a margin later
     return ax
 
 

@@ -2,4 +2,192 @@
 
 from __future__ import annotations
 
-__all__: list[str] = []
+import numpy as np
+
+from .. import reliability as rel
+from .. import units as u
+from . import INK, MUTED, PALETTE, house_style, log_axes, new_axes
+
+__all__ = ["mtbf_sweep_chart", "u_curve_chart", "timeline_chart", "first_order_breakdown_chart",
+           "profile_comparison_chart"]
+
+
+@house_style
+def mtbf_sweep_chart(profiles=None, *, gpus=None, mark=(8, 1024, 16_384), ax=None):
+    """Job MTBF (hours) against GPU count for failure profiles, log-log, with a day and a week marked."""
+    profiles = list(profiles or rel.PROFILES.values())
+    gpus = np.unique(np.geomspace(8, 131_072, 60) // 8 * 8).astype(int) if gpus is None else np.asarray(gpus)
+    ax = new_axes(ax)
+    for i, p in enumerate(profiles):
+        mtbf = p.cluster_mtbf(gpus) / u.hour
+        ax.plot(gpus, mtbf, color=PALETTE[i], label=p.name)
+        marks = np.array([g for g in mark if g % p.gpus_per_node == 0])
+        ax.scatter(marks, p.cluster_mtbf(marks) / u.hour, color=PALETTE[i], s=24, zorder=3)
+    for hours, label in ((24, "one day"), (168, "one week"), (1, "one hour")):
+        ax.axhline(hours, color=MUTED, lw=0.8, ls=":")
+        ax.text(gpus.max() / 1.1, hours * 1.1, label, ha="right", va="bottom", fontsize=8, color=MUTED)
+    ax.set_xlim(gpus.min(), gpus.max())
+    ax.set_ylim(0.1, 20_000)
+    log_axes(ax)
+    ax.set_xlabel("GPUs in the job")
+    ax.set_ylabel("Mean time between job failures (h)")
+    ax.set_title("Failures become routine at scale")
+    ax.legend(loc="lower left", fontsize=8)
+    return ax.figure
+
+
+@house_style
+def u_curve_chart(gpus: int = 1024, checkpoint_time: float = 60.0, restart_time: float = 600.0, *,
+                  profile: str = "textbook default (8 GPUs, 8 NICs, 2 PSUs)", simulate: bool = True,
+                  trials_per_point: int = 60, seed: int = 0, ax=None):
+    """Wasted fraction of wall-clock time against the checkpoint interval: the U-curve.
+
+    Lines: first-order checkpoint cost, first-order rework + restarts, their sum, and the exact
+    expectation (Daly 2006). Points: a seeded Monte Carlo (``trials_per_point`` runs per
+    interval, each of 40 Young intervals of work, so the cost of a redraw does not grow with
+    the MTBF). Vertical lines: Young's (solid) and Daly's (dotted) intervals.
+    """
+    if profile not in rel.PROFILES:
+        raise ValueError(f"profile={profile!r} is not one of {list(rel.PROFILES)}")
+    mtbf = rel.PROFILES[profile].cluster_mtbf(int(gpus))
+    young = rel.young_interval(checkpoint_time, mtbf)
+    taus = np.geomspace(young / 12, young * 12, 80)
+    w = rel.waste(taus, checkpoint_time, mtbf, restart_time)
+    exact = 1 - rel.goodput_exact(taus, checkpoint_time, mtbf, restart_time)
+    ax = new_axes(ax)
+    h = taus / u.hour
+    ax.plot(h, 100 * w.checkpoint, color=PALETTE[0], lw=1.2, label="checkpoint writes (first order)")
+    ax.plot(h, 100 * (w.rework + w.restart), color=PALETTE[1], lw=1.2, label="rework + restarts (first order)")
+    ax.plot(h, 100 * w.total, color=INK, label="total, first order")
+    ax.plot(h, 100 * exact, color=PALETTE[3], ls="--", label="total, exact (Daly)")
+    if simulate:
+        points = np.geomspace(young / 8, young * 8, 9)
+        sim = rel.simulate(40 * young, np.repeat(points, trials_per_point), checkpoint_time, mtbf,
+                           restart_time, trials=points.size * trials_per_point, seed=seed)
+        wasted = 1 - sim.goodput.reshape(points.size, trials_per_point).mean(axis=1)
+        ax.scatter(points / u.hour, 100 * wasted, color=PALETTE[3], s=22, zorder=3,
+                   label=f"simulation ({trials_per_point} runs each)")
+    daly = rel.daly_interval(checkpoint_time, mtbf)
+    ax.axvline(young / u.hour, color=PALETTE[2], lw=1.0)
+    ax.axvline(daly / u.hour, color=PALETTE[2], lw=1.0, ls=":")
+    ax.text(young / u.hour * 1.05, 0.03, f"Young {u.fmt_time(young)}", transform=ax.get_xaxis_transform(),
+            fontsize=8, va="bottom", color=PALETTE[2])
+    ax.set_xlim(h.min(), h.max())
+    top = float(np.nanmax(100 * np.minimum(w.total, 1)))
+    ax.set_ylim(0, min(100.0, max(5.0, 1.1 * float(100 * w.total.min()) * 4, 0.4 * top)))
+    log_axes(ax, y=False)
+    ax.set_xlabel("Checkpoint interval (h)")
+    ax.set_ylabel("Wall-clock time wasted (%)")
+    ax.set_title(f"{gpus:,} GPUs, MTBF {u.fmt_time(mtbf)}, δ = {u.fmt_time(checkpoint_time)}, "
+                 f"R = {u.fmt_time(restart_time)}")
+    ax.legend(loc="upper center", fontsize=7.5, ncols=2)
+    return ax.figure
+
+
+_KIND_COLOURS = {"work": PALETTE[2], "checkpoint": PALETTE[0], "lost": PALETTE[3], "restart": PALETTE[1]}
+
+
+@house_style
+def timeline_chart(gpus: int = 1024, interval_hours: float = 1.0, checkpoint_time: float = 60.0,
+                   restart_time: float = 900.0, *, work_days: float = 3.0, seed: int = 3,
+                   profile: str = "textbook default (8 GPUs, 8 NICs, 2 PSUs)", ax=None):
+    """One simulated run as a timeline: useful work, checkpoint stalls, work lost to failures, restarts.
+
+    Drawn as one row per day of wall-clock time.
+    """
+    if profile not in rel.PROFILES:
+        raise ValueError(f"profile={profile!r} is not one of {list(rel.PROFILES)}")
+    mtbf = rel.PROFILES[profile].cluster_mtbf(int(gpus))
+    events = rel.timeline(work_days * u.day, interval_hours * u.hour, checkpoint_time, mtbf, restart_time, seed=seed)
+    end = events[-1].end
+    rows = int(np.ceil(end / u.day))
+    ax = new_axes(ax)
+    for kind, colour in _KIND_COLOURS.items():
+        spans = []
+        for e in (e for e in events if e.kind == kind):
+            start, stop = e.start, e.end
+            while start < stop - 1e-9:  # split spans that cross midnight
+                row = int(start // u.day)
+                cut = min(stop, (row + 1) * u.day)
+                spans.append((row, (start - row * u.day) / u.hour, (cut - start) / u.hour))
+                start = cut
+        for row in range(rows):
+            bars = [(x, w) for r_, x, w in spans if r_ == row]
+            if bars:
+                ax.broken_barh(bars, (row - 0.35, 0.7), facecolors=colour, label=kind if row == 0 else None)
+        if not any(r_ == 0 for r_, _, _ in spans) and spans:
+            ax.broken_barh([], (0, 0), facecolors=colour, label=kind)
+    failures = [e.start for e in events if e.kind == "lost"]
+    fail_times = np.array([e.end for e in events if e.kind == "lost"])
+    ax.scatter((fail_times % u.day) / u.hour, fail_times // u.day, marker="x", color=INK, s=30, zorder=4,
+               label=f"failure ({len(failures)})")
+    ax.set_xlim(0, 24)
+    ax.set_ylim(rows - 0.5, -0.5)
+    ax.set_yticks(range(rows), [f"day {i + 1}" for i in range(rows)])
+    ax.set_xlabel("Hour of the day (h)")
+    ax.set_title(f"One simulated run: {gpus:,} GPUs, {work_days:g} days of work in {end / u.day:.2f} days")
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.14), ncols=5, fontsize=8)
+    ax.figure.subplots_adjust(bottom=0.25)  # room for the legend under the axis
+    ax.grid(axis="y", visible=False)
+    return ax.figure
+
+
+@house_style
+def first_order_breakdown_chart(checkpoint_time: float = 60.0, restart_time: float = 0.0, *,
+                                seed: int = 0, trials: int = 2000, ax=None):
+    """Goodput at Young's interval as the MTBF shrinks relative to δ: first order vs exact vs simulation.
+
+    The x-axis is ``δ / M``; the first-order model holds on the left and breaks on the right.
+    """
+    ratios = np.geomspace(1e-4, 0.5, 40)
+    mtbf = checkpoint_time / ratios
+    tau = rel.young_interval(checkpoint_time, mtbf)
+    first = rel.waste(tau, checkpoint_time, mtbf, restart_time).goodput
+    exact = rel.goodput_exact(tau, checkpoint_time, mtbf, restart_time)
+    ax = new_axes(ax)
+    ax.plot(ratios, 100 * first, color=INK, label="first-order model")
+    ax.plot(ratios, 100 * exact, color=PALETTE[3], ls="--", label="exact expectation (Daly)")
+    pts = np.geomspace(1e-3, 0.5, 7)
+    sims = []
+    for i, r in enumerate(pts):
+        m_ = checkpoint_time / r
+        t_ = rel.young_interval(checkpoint_time, m_)
+        sims.append(rel.simulate(200 * t_, t_, checkpoint_time, m_, restart_time, trials=trials, seed=seed + i)
+                    .mean_goodput)
+    ax.scatter(pts, 100 * np.array(sims), color=PALETTE[3], s=24, zorder=3, label=f"simulation ({trials:,} runs)")
+    ax.set_xlim(ratios.min(), ratios.max())
+    ax.set_ylim(0, 100)
+    log_axes(ax, y=False)
+    ax.set_xlabel("Checkpoint time over MTBF, δ / M")
+    ax.set_ylabel("Goodput at Young's interval (%)")
+    ax.set_title("Where the first-order formula stops holding")
+    ax.legend(loc="lower left")
+    return ax.figure
+
+
+@house_style
+def profile_comparison_chart(*, ax=None):
+    """Failures per node per year, by component, for each failure profile."""
+    profiles = list(rel.PROFILES.values())
+    ax = new_axes(ax)
+    y = np.arange(len(profiles))
+    left = np.zeros(len(profiles))
+    def short(component):  # "GPU (faulty GPU, HBM3, ...)" and "GPU" are the same kind of part
+        return component.name.split(" (")[0]
+
+    names = list(dict.fromkeys(short(c) for p in profiles for c in p.components))
+    for i, name in enumerate(names):
+        rates = np.array([sum(c.per_node / c.mttf for c in p.components if short(c) == name) * u.year
+                          for p in profiles])
+        ax.barh(y, rates, left=left, color=PALETTE[i % len(PALETTE)], height=0.5, label=name)
+        left += rates
+    for yi, total in zip(y, left):
+        ax.text(total, yi, f" {total:.2f} / year", va="center", fontsize=9)
+    ax.set_yticks(y, ["textbook default", "fitted to Llama 3"])
+    ax.set_xlim(0, left.max() * 1.6)
+    ax.set_xlabel("Failures per 8-GPU node per year (1/year)")
+    ax.set_title("What fails: a textbook default vs a large fleet")
+    ax.legend(loc="center right", fontsize=8)
+    ax.figure.subplots_adjust(left=0.24)
+    ax.grid(axis="y", visible=False)
+    return ax.figure
