@@ -143,3 +143,28 @@ def test_checkpoint_time():
 def test_bad_input(call, match):
     with pytest.raises(ValueError, match=match):
         call()
+
+
+# --- figures and explorers ------------------------------------------------------------------
+def test_reliability_figures():
+    from atscale import plots
+
+    for fig in (plots.mtbf_sweep_chart(), plots.u_curve_chart(simulate=False), plots.timeline_chart(),
+                plots.profile_comparison_chart()):
+        ax = fig.axes[0]
+        assert ax.get_title() and "(" in ax.get_xlabel()
+    with pytest.raises(ValueError, match="profile='unknown'"):
+        plots.u_curve_chart(profile="unknown")
+
+
+def test_reliability_explorers():
+    from atscale import widgets
+
+    e = widgets.u_curve_explorer()
+    assert e.error is None and "Young" in e.caption.value and "MTBF 33.5 h" in e.caption.value
+    e.update(gpus=2048)
+    assert "MTBF 16.7 h" in e.caption.value
+    t = widgets.timeline_explorer()
+    assert t.error is None and t.image.value[:4] == b"\x89PNG"
+    t.update(gpus=16384, interval_hours=12.0, checkpoint_time=1800.0)  # a 12 h segment on a 2.1 h MTBF
+    assert t.error is None or t.error.startswith("infeasible")

@@ -1,0 +1,61 @@
+"""Answer keys: the reliability chapter."""
+
+import numpy as np
+
+from .. import reliability as rel
+from .. import units as u
+from . import answer
+
+PROFILE = rel.TEXTBOOK_PROFILE
+RUN = 30 * u.day
+CHECKPOINT = 60.0
+
+
+@answer("reliability-node-mttf", unit="s", rtol=0.01,
+        hint="Failure rates add: 1/MTTF_node = 8/50,000 h + 8/150,000 h + 2/100,000 h.")
+def _():
+    return PROFILE.node_mttf
+
+
+@answer("reliability-2048-mtbf", unit="s", rtol=0.01,
+        hint="2,048 GPUs are 256 nodes in series: divide the node MTTF by 256.")
+def _():
+    return PROFILE.cluster_mtbf(2048)
+
+
+@answer("reliability-2048-failures", unit="", rtol=0.01,
+        hint="Expected failures = run length / MTBF, for a 30-day run.")
+def _():
+    return rel.expected_failures(RUN, PROFILE.cluster_mtbf(2048))
+
+
+@answer("reliability-2048-interval", unit="s", rtol=0.02,
+        hint="Young: sqrt(2 x checkpoint time x MTBF), with a 60 s checkpoint.")
+def _():
+    return rel.young_interval(CHECKPOINT, PROFILE.cluster_mtbf(2048))
+
+
+@answer("reliability-512-best-interval", unit="s", rtol=0.05,
+        hint="Total overhead = writes (30 days / interval x 60 s) + rollback (failures x interval / 2); find its minimum.")
+def _():
+    return rel.young_interval(CHECKPOINT, PROFILE.cluster_mtbf(512))
+
+
+def doubled_gpu_profile() -> rel.FailureProfile:
+    """The textbook profile with the GPU MTTF doubled to 100,000 h."""
+    parts = tuple(rel.Component(c.name, 100_000 * u.hour if c.name == "GPU" else c.mttf, c.per_node)
+                  for c in PROFILE.components)
+    return rel.FailureProfile("GPU MTTF 100,000 h", parts, PROFILE.gpus_per_node)
+
+
+@answer("reliability-doubled-mttf-gpus", unit="", rtol=0.02,
+        hint="Find the node count n with node MTTF (doubled GPUs) / n = MTBF of the original at 512 GPUs; GPUs = 8 n.")
+def _():
+    target = PROFILE.cluster_mtbf(512)
+    return PROFILE.gpus_per_node * doubled_gpu_profile().node_mttf / target
+
+
+@answer("reliability-10k-gpu-failure-interval", unit="s", rtol=0.02,
+        hint="One GPU failure every MTTF / N hours: 2.1 million hours over 10,000 GPUs.")
+def _():
+    return float(np.asarray(2.1e6 * u.hour) / 10_000)
