@@ -8,16 +8,8 @@ Prints medians; not a test (timings depend on the machine).
 import statistics
 import subprocess
 import sys
-import time
 
-
-def median_ms(fn, repeat=15):
-    samples = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        samples.append((time.perf_counter() - start) * 1e3)
-    return statistics.median(samples)
+from timing import median_ms
 
 
 def import_time_ms(repeat=7):

@@ -4,21 +4,11 @@ Run:  python benchmarks/memory.py
 Budgets: a 10^5-configuration sweep in about a second (far less here); an explorer redraw under 100 ms.
 """
 
-import statistics
-import time
-
 import numpy as np
 
+from timing import median_ms
+
 from atscale import memory, models, widgets
-
-
-def median_ms(fn, repeat=9):
-    samples = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        samples.append((time.perf_counter() - start) * 1e3)
-    return statistics.median(samples)
 
 
 if __name__ == "__main__":

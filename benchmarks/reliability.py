@@ -5,23 +5,13 @@ Budgets: a 10^5-configuration MTBF/interval sweep in about a second (far less he
 redraws under 100 ms; a 10,000-trial, 30-day simulation in well under a second.
 """
 
-import statistics
-import time
-
 import numpy as np
+
+from timing import median_ms
 
 from atscale import reliability as rel
 from atscale import units as u
 from atscale import widgets
-
-
-def median_ms(fn, repeat=7):
-    samples = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        samples.append((time.perf_counter() - start) * 1e3)
-    return statistics.median(samples)
 
 
 if __name__ == "__main__":

@@ -4,21 +4,11 @@ Run:  python benchmarks/roofline.py
 Budgets (issue 3): 10^6 attainable-FLOP/s evaluations under 50 ms; an explorer redraw under 100 ms.
 """
 
-import statistics
-import time
-
 import numpy as np
 
+from timing import median_ms
+
 from atscale import models, roofline, widgets
-
-
-def median_ms(fn, repeat=15):
-    samples = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        samples.append((time.perf_counter() - start) * 1e3)
-    return statistics.median(samples)
 
 
 if __name__ == "__main__":
