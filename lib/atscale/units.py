@@ -156,7 +156,7 @@ def fmt_flops(value: float, digits: int = 0, *, prefix: str | None = None) -> st
 
 def fmt_flop(value: float, digits: int = 2) -> str:
     """An amount of work in FLOP, in scientific notation because training totals
-    (~10^23 to 10^25) lie beyond the SI prefixes: ``fmt_flop(8.47e23) == '8.47 × 10^23 FLOP'``."""
+    (~10^23 to 10^25) lie beyond the SI prefixes: ``fmt_flop(8.47e23) == '8.47 × 10²³ FLOP'``."""
     return fmt_sci(value, "FLOP", digits)
 
 
@@ -214,8 +214,11 @@ def fmt_percent(fraction: float, digits: int = 1) -> str:
     return f"{_check_finite(fraction, 'fraction') * 100:.{digits}f}%"
 
 
+_SUPERSCRIPTS = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
 def fmt_sci(value: float, unit: str = "", digits: int = 2) -> str:
-    """Scientific notation with a real superscript: ``fmt_sci(8.47e23, 'FLOP') == '8.47 × 10^23 FLOP'``."""
+    """Scientific notation with a real superscript: ``fmt_sci(8.47e23, 'FLOP') == '8.47 × 10²³ FLOP'``."""
     x = _check_finite(value, "value")
     if x == 0 or not math.isfinite(x):
         return f"{x} {unit}".strip()
@@ -224,4 +227,4 @@ def fmt_sci(value: float, unit: str = "", digits: int = 2) -> str:
     if round(abs(mantissa), digits) >= 10:
         mantissa /= 10
         exponent += 1
-    return f"{mantissa:.{digits}f} × 10^{exponent} {unit}".strip()
+    return f"{mantissa:.{digits}f} × 10{str(exponent).translate(_SUPERSCRIPTS)} {unit}".strip()
