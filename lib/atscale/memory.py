@@ -18,6 +18,7 @@ import numpy as np
 
 from . import hardware, models
 from . import units as u
+from ._numeric import as_scalar
 
 
 # --------------------------------------------------------------------------------------
@@ -208,7 +209,7 @@ def activation_terms(model: models.TransformerConfig, micro_batch, seq_length=No
         scores = 0.0 * sbh
     else:  # softmax output (2 bytes), and with dropout its mask (1) and output (2): 5 a s^2 b
         scores = (5 if dropout else 2) * a * s * s * b
-    return ActivationTerms(_s(replicated), _s(parallel), _s(scores))
+    return ActivationTerms(as_scalar(replicated), as_scalar(parallel), as_scalar(scores))
 
 
 def activation_bytes_per_layer(model: models.TransformerConfig, micro_batch, seq_length=None, *, tp: int = 1,
@@ -242,9 +243,9 @@ def activation_bytes_per_layer(model: models.TransformerConfig, micro_batch, seq
     sp_div = tp if sequence_parallel else 1
     if recompute == "full":
         s = model.seq_length if seq_length is None else seq_length
-        return _s(2 * np.asarray(s, float) * np.asarray(micro_batch, float) * model.hidden_size / sp_div)
+        return as_scalar(2 * np.asarray(s, float) * np.asarray(micro_batch, float) * model.hidden_size / sp_div)
     scores = 0 if recompute == "selective" else terms.scores
-    return _s(terms.replicated / sp_div + (terms.parallel + scores) / tp)
+    return as_scalar(terms.replicated / sp_div + (terms.parallel + scores) / tp)
 
 
 def in_flight_micro_batches(pp: int, *, stage: int = 0, virtual_stages: int = 1, num_micro_batches=None) -> float:
@@ -380,9 +381,4 @@ def checkpoint_bytes(model_or_params, optimizer_name: str = "adam-mixed", *, wei
     Llama 3 70B: 70.55e9 × 14 = 987.8 GB; the source tutorial's 988.4 GB is 14 bytes × a rounded 70.6B.
     """
     per_param = optimizer(optimizer_name).weights if weights_only else optimizer(optimizer_name).checkpoint
-    return _s(per_param * _params(model_or_params))
-
-
-def _s(x):
-    x = np.asarray(x)
-    return float(x) if x.ndim == 0 else x
+    return as_scalar(per_param * _params(model_or_params))

@@ -21,6 +21,8 @@ from typing import Mapping
 
 import numpy as np
 
+from ._numeric import as_scalar
+
 
 @dataclass(frozen=True)
 class TransformerConfig:
@@ -170,7 +172,7 @@ def training_flops_per_token(model: TransformerConfig, seq_length: int | None = 
     block_weights = model.matmul_params - model.vocab_size * h
     passes = 4 if recompute else 3
     flops = passes * (2 * block_weights + 4 * l * s * h) + 3 * 2 * model.vocab_size * h
-    return float(flops) if flops.ndim == 0 else flops
+    return as_scalar(flops)
 
 
 # --------------------------------------------------------------------------------------

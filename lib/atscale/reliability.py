@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import units as u
+from ._numeric import as_scalar
 
 
 # --------------------------------------------------------------------------------------
@@ -49,7 +50,7 @@ def series_mttf(mttf, count=1):
     rate = np.sum(count / mttf, axis=-1)
     with np.errstate(divide="ignore"):
         result = np.where(rate > 0, 1.0 / np.where(rate > 0, rate, 1.0), np.inf)
-    return float(result) if result.ndim == 0 else result
+    return as_scalar(result)
 
 
 def fleet_mtbf(node_mttf, num_nodes):
@@ -65,7 +66,7 @@ def fleet_mtbf(node_mttf, num_nodes):
     if np.any(num_nodes < 1):
         raise ValueError(f"num_nodes={num_nodes!r} must be >= 1")
     result = node_mttf / num_nodes
-    return float(result) if result.ndim == 0 else result
+    return as_scalar(result)
 
 
 @dataclass(frozen=True)
@@ -197,7 +198,7 @@ def failure_probability(window, mtbf):
     if np.any(window < 0) or np.any(mtbf <= 0):
         raise ValueError(f"window={window!r} must be >= 0 and mtbf={mtbf!r} > 0 (seconds)")
     result = -np.expm1(-window / mtbf)
-    return float(result) if result.ndim == 0 else result
+    return as_scalar(result)
 
 
 def any_failure_probability(p, n):
@@ -221,7 +222,7 @@ def expected_failures(duration, mtbf):
     if np.any(duration < 0) or np.any(mtbf <= 0):
         raise ValueError(f"duration={duration!r} must be >= 0 and mtbf={mtbf!r} > 0 (seconds)")
     result = duration / mtbf
-    return float(result) if result.ndim == 0 else result
+    return as_scalar(result)
 
 
 # --------------------------------------------------------------------------------------
@@ -250,7 +251,7 @@ def young_interval(checkpoint_time, mtbf):
     """
     checkpoint_time, mtbf = _check_interval_inputs(checkpoint_time, mtbf)
     result = np.sqrt(2 * checkpoint_time * mtbf)
-    return float(result) if result.ndim == 0 else result
+    return as_scalar(result)
 
 
 def daly_interval(checkpoint_time, mtbf):
@@ -265,7 +266,7 @@ def daly_interval(checkpoint_time, mtbf):
     x = checkpoint_time / (2 * mtbf)
     tau = np.sqrt(2 * checkpoint_time * mtbf) * (1 + np.sqrt(x) / 3 + x / 9) - checkpoint_time
     result = np.where(checkpoint_time < 2 * mtbf, tau, mtbf)
-    return float(result) if result.ndim == 0 else result
+    return as_scalar(result)
 
 
 def _check_goodput_inputs(interval, checkpoint_time, mtbf, restart_time):
@@ -356,7 +357,7 @@ def goodput_exact(interval, checkpoint_time, mtbf, restart_time=0.0):
     interval, checkpoint_time, mtbf, restart_time = _check_goodput_inputs(interval, checkpoint_time, mtbf,
                                                                            restart_time)
     result = interval / (mtbf * np.exp(restart_time / mtbf) * np.expm1((interval + checkpoint_time) / mtbf))
-    return float(result) if result.ndim == 0 else result
+    return as_scalar(result)
 
 
 def checkpoint_time(checkpoint_bytes, bandwidth):
@@ -369,7 +370,7 @@ def checkpoint_time(checkpoint_bytes, bandwidth):
     if np.any(checkpoint_bytes < 0) or np.any(bandwidth <= 0):
         raise ValueError(f"checkpoint_bytes={checkpoint_bytes!r} must be >= 0 and bandwidth={bandwidth!r} > 0")
     result = checkpoint_bytes / bandwidth
-    return float(result) if result.ndim == 0 else result
+    return as_scalar(result)
 
 
 # --------------------------------------------------------------------------------------

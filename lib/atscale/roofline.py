@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import hardware, models
+from ._numeric import as_scalar
 
 
 # --------------------------------------------------------------------------------------
@@ -89,7 +90,7 @@ def attainable_flops(accelerator, intensity, dtype: str = "bf16", *, measured: b
     if np.any(intensity < 0) or np.any(np.isnan(intensity)):
         raise ValueError(f"intensity={intensity!r} must be >= 0 (FLOP/byte)")
     result = np.minimum(r.peak, r.bandwidth * intensity)
-    return float(result) if result.ndim == 0 else result
+    return as_scalar(result)
 
 
 # --------------------------------------------------------------------------------------
@@ -135,7 +136,7 @@ def matmul(m, n, k, bytes_per_element: float = 2.0, name: str = "matmul") -> Op:
     m, n, k = (np.asarray(x, dtype=float) for x in (m, n, k))
     flops = 2 * m * n * k
     traffic = (m * k + k * n + m * n) * bytes_per_element
-    return Op(name, _scalar(flops), _scalar(traffic))
+    return Op(name, as_scalar(flops), as_scalar(traffic))
 
 
 def elementwise(elements, *, reads: int = 2, writes: int = 1, flops_per_element: float = 1.0,
@@ -153,7 +154,7 @@ def elementwise(elements, *, reads: int = 2, writes: int = 1, flops_per_element:
     if flops_per_element < 0:
         raise ValueError(f"flops_per_element={flops_per_element!r} must be >= 0")
     elements = np.asarray(elements, dtype=float)
-    return Op(name, _scalar(flops_per_element * elements), _scalar((reads + writes) * bytes_per_element * elements))
+    return Op(name, as_scalar(flops_per_element * elements), as_scalar((reads + writes) * bytes_per_element * elements))
 
 
 LAYER_NORM_FLOPS_PER_ELEMENT = 8.0
@@ -191,7 +192,7 @@ def attention_scores(batch, heads, seq_length, head_dim, bytes_per_element: floa
     flops = b * a * (4 * s * s * d + 5 * s * s)
     elements = b * a * (4 * s * d + (0 if fused else 4 * s * s))
     name = "attention (fused)" if fused else "attention (naive)"
-    return Op(name, _scalar(flops), _scalar(elements * bytes_per_element))
+    return Op(name, as_scalar(flops), as_scalar(elements * bytes_per_element))
 
 
 ADAM_FLOPS_PER_PARAM = 12.0
@@ -212,7 +213,7 @@ def adam_update(params, *, flops_per_param: float = ADAM_FLOPS_PER_PARAM,
     """
     _positive(params=params, bytes_per_param=bytes_per_param)
     p = np.asarray(params, dtype=float)
-    return Op("Adam update", _scalar(flops_per_param * p), _scalar(bytes_per_param * p))
+    return Op("Adam update", as_scalar(flops_per_param * p), as_scalar(bytes_per_param * p))
 
 
 def layer_ops(model: models.TransformerConfig, micro_batch, seq_length=None, *,
@@ -253,7 +254,7 @@ def layer_ops(model: models.TransformerConfig, micro_batch, seq_length=None, *,
         # One query per sequence against s cached keys and values (grouped-query: g KV heads).
         flops = b * heads * 4 * s * d
         traffic = b * (model.kv_heads / tp) * 2 * s * d * bpe
-        ops["attention (KV cache)"] = Op("attention (KV cache)", _scalar(flops), _scalar(traffic))
+        ops["attention (KV cache)"] = Op("attention (KV cache)", as_scalar(flops), as_scalar(traffic))
     else:
         ops["attention (fused)"] = attention_scores(b, heads, s, d, bpe, fused=True)
     norms = layer_norm(2 * tokens, h, bpe)  # one before attention, one before the MLP
@@ -274,7 +275,7 @@ def critical_tokens(k, n, ridge, bytes_per_element: float = 2.0):
     denominator = 2 * k * n - ridge * bytes_per_element * (k + n)
     with np.errstate(divide="ignore", invalid="ignore"):
         result = np.where(denominator > 0, ridge * bytes_per_element * k * n / denominator, np.inf)
-    return _scalar(result)
+    return as_scalar(result)
 
 
 # --------------------------------------------------------------------------------------
@@ -317,7 +318,7 @@ class TimeBound:
 def time_bound(op: Op, accelerator, dtype: str = "bf16", *, measured: bool = False) -> TimeBound:
     """Time bounds of ``op`` on ``accelerator``: ``max(F/π, Q/β)`` and ``F/π + Q/β``."""
     r = roof(accelerator, dtype, measured=measured)
-    return TimeBound(op.name, _scalar(np.asarray(op.flops) / r.peak), _scalar(np.asarray(op.bytes) / r.bandwidth))
+    return TimeBound(op.name, as_scalar(np.asarray(op.flops) / r.peak), as_scalar(np.asarray(op.bytes) / r.bandwidth))
 
 
 @dataclass(frozen=True)
@@ -351,8 +352,3 @@ class LayerTime:
 def layer_time(ops: dict[str, Op], accelerator, dtype: str = "bf16", *, measured: bool = False) -> LayerTime:
     """Time bounds of the scalar ops of :func:`layer_ops` on ``accelerator``."""
     return LayerTime(tuple(time_bound(op, accelerator, dtype, measured=measured) for op in ops.values()))
-
-
-def _scalar(x):
-    x = np.asarray(x)
-    return float(x) if x.ndim == 0 else x
