@@ -48,7 +48,7 @@ def test_required_catalog_entries_exist_and_are_sourced():
         assert {"gpus", "nics", "psus"} <= set(node.sources)
     for name in ("NVLink 3", "NVLink 4", "NVLink 5", "InfiniBand HDR", "InfiniBand NDR", "InfiniBand XDR", "RoCE 400G"):
         fab = hw.fabric(name)
-        assert "per" in fab.source_text if hasattr(fab, "source_text") else fab.sources["bandwidth"]
+        assert "per direction" in fab.sources["bandwidth"] and fab.sources["latency"]
 
 
 def test_fabric_bandwidths_are_per_direction():
