@@ -202,8 +202,10 @@ def operator_chart(accelerator="H100 SXM", dtype: str = "bf16", kind: str = "mat
     y = roofline.attainable_flops(peak_roof, op.intensity) / 1e12
     tb = roofline.time_bound(op, peak_roof)
     ax.scatter([x], [y], s=60, color=PALETTE[3], zorder=4, edgecolors="white", linewidths=0.8)
-    ax.annotate(f"{op.name}\n{op.intensity:,.3g} FLOP/B", (x, y), xytext=(6, -22), textcoords="offset points",
-                fontsize=8.5)
+    right = x > 100  # keep the label inside the axes: write it to the left of points on the right
+    label = f"{op.intensity:,.0f}" if op.intensity >= 10 else f"{op.intensity:.2g}"
+    ax.annotate(f"{op.name}\n{label} FLOP/B", (x, y), xytext=(-6 if right else 6, -24),
+                textcoords="offset points", fontsize=8.5, ha="right" if right else "left")
     ax.set_xlim(lo, hi)
     ax.set_ylim(peak_roof.peak / 1e12 / 1e4, peak_roof.peak / 1e12 * 2.5)
     log_axes(ax)
