@@ -185,6 +185,41 @@ LLAMA3_PROFILE = profile_from_counts(
 PROFILES = {p.name: p for p in (TEXTBOOK_PROFILE, LLAMA3_PROFILE)}
 
 
+@dataclass(frozen=True)
+class FleetObservation:
+    """A published count of job interruptions on a fleet: what a profile's MTBF is compared with.
+
+    ``mtbf`` is the observed mean time between interruptions, ``window / interruptions`` (seconds),
+    the maximum-likelihood estimate under the exponential model.
+    """
+
+    name: str
+    gpus: int
+    window: float
+    interruptions: int
+    source: str = field(default="", compare=False)
+
+    def __post_init__(self):
+        if not self.window > 0:
+            raise ValueError(f"{self.name}: window={self.window!r} must be positive (seconds)")
+        if not (isinstance(self.interruptions, int) and self.interruptions > 0):
+            raise ValueError(f"{self.name}: interruptions={self.interruptions!r} must be a positive integer")
+
+    @property
+    def mtbf(self) -> float:
+        """Observed seconds between interruptions of the whole job."""
+        return self.window / self.interruptions
+
+
+LLAMA3_OBSERVED = FleetObservation(
+    "Llama 3 405B pre-training (measured)", LLAMA3_GPUS, LLAMA3_WINDOW, sum(LLAMA3_INTERRUPTIONS.values()),
+    source="Llama Team (2024), sec. 3.3.4: 419 unexpected interruptions in a 54-day snapshot on 16,384 H100 GPUs.",
+)
+OBSERVATIONS = (LLAMA3_OBSERVED,)
+"""Published fleet failure counts. Only one is recorded so far: a report must give the job size,
+the window and the count of job-stopping interruptions to be comparable."""
+
+
 # --------------------------------------------------------------------------------------
 # Probability of failure
 # --------------------------------------------------------------------------------------

@@ -14,8 +14,12 @@ __all__ = ["mtbf_sweep_chart", "u_curve_chart", "timeline_chart", "first_order_b
 
 
 @house_style
-def mtbf_sweep_chart(profiles=None, *, gpus=None, mark=(8, 1024, 16_384), ax=None):
-    """Job MTBF (hours) against GPU count for failure profiles, log-log, with a day and a week marked."""
+def mtbf_sweep_chart(profiles=None, *, gpus=None, mark=(8, 1024, 16_384), observations=rel.OBSERVATIONS, ax=None):
+    """Job MTBF (hours) against GPU count for failure profiles, log-log, with a day and a week marked.
+
+    ``observations`` (:class:`atscale.reliability.FleetObservation`) are drawn as stars: the
+    measured MTBF that the profiles are compared with.
+    """
     profiles = list(profiles or rel.PROFILES.values())
     gpus = np.unique(np.geomspace(8, 131_072, 60) // 8 * 8).astype(int) if gpus is None else np.asarray(gpus)
     ax = new_axes(ax)
@@ -24,6 +28,8 @@ def mtbf_sweep_chart(profiles=None, *, gpus=None, mark=(8, 1024, 16_384), ax=Non
         ax.plot(gpus, mtbf, color=PALETTE[i], label=p.name)
         marks = np.array([g for g in mark if g % p.gpus_per_node == 0])
         ax.scatter(marks, p.cluster_mtbf(marks) / u.hour, color=PALETTE[i], s=24, zorder=3)
+    for obs in observations:
+        ax.scatter([obs.gpus], [obs.mtbf / u.hour], marker="*", s=140, color=INK, zorder=4, label=obs.name)
     for hours, label in ((24, "one day"), (168, "one week"), (1, "one hour")):
         ax.axhline(hours, color=MUTED, lw=0.8, ls=":")
         ax.text(gpus.max() / 1.1, hours * 1.1, label, ha="right", va="bottom", fontsize=8, color=MUTED)
@@ -109,6 +115,12 @@ def timeline_chart(gpus: int = 1024, interval_hours: float = 1.0, checkpoint_tim
     rows = int(np.ceil(end / u.day))
     ax = new_axes(ax)
     for kind, colour in _KIND_COLOURS.items():
+        if kind == "checkpoint":  # a 60 s stall is under a pixel wide on a 24 h row: draw a tick instead
+            starts = np.array([e.start for e in events if e.kind == kind])
+            rows_ = starts // u.day
+            ax.vlines((starts - rows_ * u.day) / u.hour, rows_ - 0.35, rows_ + 0.35, colors=colour, lw=0.9,
+                      label=kind, zorder=3)
+            continue
         spans = []
         for e in (e for e in events if e.kind == kind):
             start, stop = e.start, e.end
