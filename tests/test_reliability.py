@@ -196,3 +196,17 @@ def test_reliability_explorers():
     assert t.error is None and t.image.value[:4] == b"\x89PNG"
     t.update(gpus=16384, interval_hours=12.0, checkpoint_time=1800.0)  # a 12 h segment on a 2.1 h MTBF
     assert t.error is None or t.error.startswith("infeasible")
+
+
+def test_simulation_with_work_per_trial():
+    mtbf, delta = 20 * u.hour, 60.0
+    taus = np.repeat([600.0, 3600.0, 4 * 3600.0], 2000)
+    sim = r.simulate(40 * taus, taus, delta, mtbf, 300.0, trials=taus.size, seed=2)
+    assert sim.work.shape == taus.shape and sim.goodput.shape == taus.shape
+    means = sim.goodput.reshape(3, -1).mean(axis=1)
+    # Short runs (40 segments) still track the exact expectation within a point at these sizes.
+    assert np.allclose(means, r.goodput_exact(np.array([600.0, 3600.0, 4 * 3600.0]), delta, mtbf, 300.0), atol=0.01)
+    with pytest.raises(ValueError, match="work has shape"):
+        r.simulate(np.ones(3) * 1e5, 3600, 60, 1e6, trials=4)
+    with pytest.raises(ValueError, match="work="):
+        r.simulate(np.array([1e5, -1.0]), 3600, 60, 1e6, trials=2)

@@ -413,9 +413,12 @@ def checkpoint_time(checkpoint_bytes, bandwidth):
 # --------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Simulation:
-    """Results of :func:`simulate`: per-trial wall-clock time, failures and goodput."""
+    """Results of :func:`simulate`: per-trial wall-clock time, failures and goodput.
 
-    work: float
+    ``work`` is the useful work of each trial (seconds): a float, or an array of shape ``(trials,)``.
+    """
+
+    work: float | np.ndarray
     wall_time: np.ndarray
     failures: np.ndarray
 
@@ -438,11 +441,12 @@ class Simulation:
 
 
 def _check_run(work, interval, checkpoint_time, mtbf, restart_time):
-    """Validate a run's parameters (seconds); ``interval`` may be an array."""
+    """Validate a run's parameters (seconds); ``work`` and ``interval`` may be arrays."""
     interval = np.asarray(interval, dtype=float)
-    for name, value in (("work", work), ("mtbf", mtbf)):
-        if not value > 0:
-            raise ValueError(f"{name}={value!r} must be positive (seconds)")
+    if np.any(np.asarray(work, dtype=float) <= 0):
+        raise ValueError(f"work={work!r} must be positive (seconds)")
+    if not mtbf > 0:
+        raise ValueError(f"mtbf={mtbf!r} must be positive (seconds)")
     if np.any(interval <= 0):
         raise ValueError(f"interval={interval!r} must be positive (seconds)")
     if checkpoint_time < 0 or restart_time < 0:
@@ -462,8 +466,10 @@ def simulate(work, interval, checkpoint_time, mtbf, restart_time=0.0, *, trials=
     one shorter) each followed by a checkpoint stall of ``checkpoint_time``; a segment
     counts once its checkpoint completes. A failure (rate ``1/mtbf`` of wall-clock time,
     including during restarts) discards the segment in progress and costs ``restart_time``
-    before work resumes. ``interval`` may be an array of shape ``(trials,)``, one interval
-    per trial (a whole sweep in one call). Seeded: the same arguments give the same result.
+    before work resumes. ``interval`` and ``work`` may be arrays of shape ``(trials,)``, one
+    value per trial (a whole sweep in one call; giving each trial the same number of segments,
+    ``work = k * interval``, keeps the loop short when the intervals differ widely). Seeded: the
+    same arguments give the same result.
 
     Returns a :class:`Simulation`. Raises ``ValueError`` for a configuration that would
     (almost) never finish.
@@ -474,6 +480,10 @@ def simulate(work, interval, checkpoint_time, mtbf, restart_time=0.0, *, trials=
     if interval.ndim and interval.shape != (trials,):
         raise ValueError(f"interval has shape {interval.shape}; give a scalar or one per trial ({trials},)")
     interval = np.broadcast_to(interval, (trials,))
+    work_in = np.asarray(work, dtype=float)
+    if work_in.ndim and work_in.shape != (trials,):
+        raise ValueError(f"work has shape {work_in.shape}; give a scalar or one per trial ({trials},)")
+    work = np.broadcast_to(work_in, (trials,))
     rng = np.random.default_rng(seed)
     done = np.zeros(trials)
     wall = np.zeros(trials)
@@ -483,7 +493,7 @@ def simulate(work, interval, checkpoint_time, mtbf, restart_time=0.0, *, trials=
         idx = np.flatnonzero(active)
         if idx.size == 0:
             break
-        segment = np.minimum(interval[idx], work - done[idx]) + checkpoint_time
+        segment = np.minimum(interval[idx], work[idx] - done[idx]) + checkpoint_time
         to_failure = rng.exponential(mtbf, idx.size)
         ok = to_failure >= segment
         good, bad = idx[ok], idx[~ok]
@@ -500,10 +510,10 @@ def simulate(work, interval, checkpoint_time, mtbf, restart_time=0.0, *, trials=
             wall[pending[~survived]] += t[~survived]
             failures[pending[~survived]] += 1
             pending = pending[~survived]
-        active[good[done[good] >= work - 1e-9]] = False
+        active[good[done[good] >= work[good] - 1e-9]] = False
     else:
         raise ValueError(f"the run did not finish within max_events={max_events:,} events per trial")
-    return Simulation(float(work), wall, failures)
+    return Simulation(float(work_in) if work_in.ndim == 0 else work_in.copy(), wall, failures)
 
 
 @dataclass(frozen=True)

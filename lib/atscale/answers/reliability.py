@@ -59,3 +59,12 @@ def _():
         hint="One GPU failure every MTTF / N hours: 2.1 million hours over 10,000 GPUs.")
 def _():
     return float(np.asarray(2.1e6 * u.hour) / 10_000)
+
+
+@answer("reliability-1024-waste-fraction", unit="", rtol=0.03,
+        hint="Seed 000's write of 988.4 GB at 7 GB/s (141.2 s); interval = Young's for that write; "
+             "rel.waste(interval, write, MTBF, restart_time=600).total.")
+def _():
+    write = rel.checkpoint_time(988.4e9, 7 * u.GBps)
+    mtbf = PROFILE.cluster_mtbf(1024)
+    return rel.waste(rel.young_interval(write, mtbf), write, mtbf, restart_time=600.0).total

@@ -51,8 +51,9 @@ def u_curve_chart(gpus: int = 1024, checkpoint_time: float = 60.0, restart_time:
 
     Lines: first-order checkpoint writes (blue), first-order rework + restarts (orange), their sum, and the exact
     expectation (Daly 2006). Points: a seeded Monte Carlo (``trials_per_point`` runs per
-    interval, each of 40 Young intervals of work, so the cost of a redraw does not grow with
-    the MTBF). Vertical lines: Young's (solid) and Daly's (dotted) intervals.
+    interval, each of 40 checkpoint intervals of work, so the cost of a redraw depends neither on
+    the MTBF nor on how short the interval is). Vertical lines: Young's (solid) and Daly's (dotted)
+    intervals.
     """
     if profile not in rel.PROFILES:
         raise ValueError(f"profile={profile!r} is not one of {list(rel.PROFILES)}")
@@ -73,7 +74,8 @@ def u_curve_chart(gpus: int = 1024, checkpoint_time: float = 60.0, restart_time:
     ax.plot(h, 100 * exact, color=PALETTE[3], ls="--", label="total, exact (Daly)")
     if simulate:
         points = np.geomspace(young / 8, young * 8, 9)
-        sim = rel.simulate(40 * young, np.repeat(points, trials_per_point), checkpoint_time, mtbf,
+        per_trial = np.repeat(points, trials_per_point)
+        sim = rel.simulate(40 * per_trial, per_trial, checkpoint_time, mtbf,
                            restart_time, trials=points.size * trials_per_point, seed=seed)
         wasted = 1 - sim.goodput.reshape(points.size, trials_per_point).mean(axis=1)
         ax.scatter(points / u.hour, 100 * wasted, color=PALETTE[3], s=22, zorder=3,
