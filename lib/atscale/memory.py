@@ -115,7 +115,8 @@ def model_state_bytes(model_or_params, optimizer_name: str = "adam-mixed", *, ze
     ========  ==============================  ==========================================
 
     The paper's example (7.5B parameters, N_d = 64) gives 120, 31.4, 16.6 and 1.9 "GB":
-    decimal gigabytes (10^9 bytes). Temporary buffers, fragmentation and the gathered
+    decimal gigabytes (10^9 bytes); in GiB (2^30 bytes) the same states would be 111.8, 29.25,
+    15.5 and 1.75. Its Table 1 (7.5B, 128B, 1T; N_d = 1 to 1,024) is reproduced in the tests. Temporary buffers, fragmentation and the gathered
     parameters of ZeRO-3's current layer are not counted. ``dp`` may be an array.
     """
     if zero_stage not in (0, 1, 2, 3):
@@ -147,6 +148,60 @@ def zero_communication_factor(zero_stage: int) -> float:
     if zero_stage not in (0, 1, 2, 3):
         raise ValueError(f"zero_stage={zero_stage!r} must be 0, 1, 2 or 3")
     return 3.0 if zero_stage == 3 else 2.0
+
+
+def max_params(capacity, optimizer_name: str = "adam-mixed", *, zero_stage: int = 0, dp=1, tp: int = 1,
+               pp: int = 1):
+    """The largest parameter count whose model state alone fits in ``capacity`` bytes per GPU.
+
+    ``capacity · tp · pp / b``, where ``b`` is the per-GPU bytes per parameter of
+    :func:`model_state_bytes` at this ZeRO stage and ``dp``. It ignores activations, buffers and
+    fragmentation, so it is an **upper bound** on the largest trainable model: Rajbhandari et al.
+    (2020) call it the "max theoretical model size" (their Table 2, left half). ``capacity`` and
+    ``dp`` may be arrays. Returns parameters (a count).
+    """
+    cap = np.asarray(capacity, dtype=float)
+    if np.any(cap <= 0):
+        raise ValueError(f"capacity={capacity!r} must be a positive number of bytes")
+    per_param = model_state_bytes(1.0, optimizer_name, zero_stage=zero_stage, dp=dp, tp=tp, pp=pp).total
+    return as_scalar(cap / per_param)
+
+
+@dataclass(frozen=True)
+class MaxModelMeasurement:
+    """A published largest model that trained: ``measured_params`` on ``gpus`` GPUs of ``capacity``
+    bytes each, with model parallelism ``mp`` and data parallelism ``gpus / mp`` at ``zero_stage``."""
+
+    mp: int
+    gpus: int
+    zero_stage: int
+    measured_params: float
+    paper_bound: float
+    capacity: float = 32 * u.GB
+    source: str = ("Rajbhandari et al. (2020), Table 2: 32 GB V100s, Megatron-LM model parallelism within a "
+                   "DGX-2 node, 'Measured Model Size' (right) and 'Max Theoretical Model Size' (left)")
+
+    @property
+    def dp(self) -> int:
+        return self.gpus // self.mp
+
+    @property
+    def bound(self) -> float:
+        """The library's state-only bound (:func:`max_params`) for this configuration, in parameters."""
+        return max_params(self.capacity, zero_stage=self.zero_stage, dp=self.dp, tp=self.mp)
+
+
+ZERO_TABLE2 = tuple(
+    MaxModelMeasurement(mp, 64 * mp, stage, measured * 1e9, bound * 1e9)
+    for stage, rows in (
+        (0, ((1, 1.3, 2), (2, 2.5, 4), (4, 5, 8), (8, 10, 16), (16, 20, 32))),
+        (1, ((1, 6.2, 7.6), (2, 12.5, 15.2), (4, 25, 30.4), (8, 50, 60.8), (16, 100, 121.6))),
+    )
+    for mp, measured, bound in rows
+)
+"""The ZeRO paper's measured largest models (baseline data parallelism, stage 0, and ZeRO-1,
+``P_os``) on 64 to 1,024 V100s, with the paper's own theoretical bound. The paper prints the
+baseline measurement for MP = 8 in italics (10B) without saying why; it is kept as printed."""
 
 
 # --------------------------------------------------------------------------------------
