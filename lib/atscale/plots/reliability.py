@@ -18,7 +18,8 @@ def mtbf_sweep_chart(profiles=None, *, gpus=None, mark=(8, 1024, 16_384), observ
     """Job MTBF (hours) against GPU count for failure profiles, log-log, with a day and a week marked.
 
     ``observations`` (:class:`atscale.reliability.FleetObservation`) are drawn as stars: the
-    measured MTBF that the profiles are compared with.
+    measured MTBF that the profiles are compared with; the error bar spans the factor
+    ``rel.MODEL_VS_FLEET_TOLERANCE`` within which the tests assert the textbook profile lies.
     """
     profiles = list(profiles or rel.PROFILES.values())
     gpus = np.unique(np.geomspace(8, 131_072, 60) // 8 * 8).astype(int) if gpus is None else np.asarray(gpus)
@@ -28,8 +29,13 @@ def mtbf_sweep_chart(profiles=None, *, gpus=None, mark=(8, 1024, 16_384), observ
         ax.plot(gpus, mtbf, color=PALETTE[i], label=p.name)
         marks = np.array([g for g in mark if g % p.gpus_per_node == 0])
         ax.scatter(marks, p.cluster_mtbf(marks) / u.hour, color=PALETTE[i], s=24, zorder=3)
+    tol = rel.MODEL_VS_FLEET_TOLERANCE
     for obs in observations:
-        ax.scatter([obs.gpus], [obs.mtbf / u.hour], marker="*", s=140, color=INK, zorder=4, label=obs.name)
+        m = obs.mtbf / u.hour
+        ax.errorbar([obs.gpus], [m], yerr=[[m - m / tol], [m * tol - m]], fmt="none", ecolor=INK, elinewidth=1.0,
+                    capsize=4, zorder=4)
+        ax.scatter([obs.gpus], [m], marker="*", s=140, color=INK, zorder=5,
+                   label=f"{obs.name}; bar: test tolerance ×{tol:g}")
     for hours, label in ((24, "one day"), (168, "one week"), (1, "one hour")):
         ax.axhline(hours, color=MUTED, lw=0.8, ls=":")
         ax.text(gpus.max() / 1.1, hours * 1.1, label, ha="right", va="bottom", fontsize=8, color=MUTED)
@@ -67,7 +73,7 @@ def u_curve_chart(gpus: int = 1024, checkpoint_time: float = 60.0, restart_time:
     # The two parts are labelled on the curves (a legend entry each would cost ~10 ms of redraw).
     ax.plot(h, 100 * w.checkpoint, color=PALETTE[0], lw=1.2)
     ax.plot(h, 100 * (w.rework + w.restart), color=PALETTE[1], lw=1.2)
-    ax.text(h[2], 100 * w.checkpoint[2], " writes", color=PALETTE[0], fontsize=8, va="top")
+    ax.text(h[6], 100 * w.checkpoint[6], " writes", color=PALETTE[0], fontsize=8, va="top")
     ax.text(h[-12], 100 * (w.rework + w.restart)[-12], "rework + restarts ", color=PALETTE[1], fontsize=8,
             ha="right", va="bottom")
     ax.plot(h, 100 * w.total, color=INK, label="total, first order")
@@ -103,11 +109,13 @@ _KIND_COLOURS = {"work": PALETTE[2], "checkpoint": PALETTE[0], "lost": PALETTE[3
 
 @house_style
 def timeline_chart(gpus: int = 1024, interval_hours: float = 1.0, checkpoint_time: float = 60.0,
-                   restart_time: float = 900.0, *, work_days: float = 3.0, seed: int = 3,
+                   restart_time: float = 900.0, *, work_days: float = 3.0, seed: int = 9,
                    profile: str = "textbook default (8 GPUs, 8 NICs, 2 PSUs)", ax=None):
     """One simulated run as a timeline: useful work, checkpoint stalls, work lost to failures, restarts.
 
-    Drawn as one row per day of wall-clock time.
+    Drawn as one row per day of wall-clock time. The default ``seed=9`` gives, at the default
+    settings, a run with three failures: close to the expected number (about 2.3 in 3.15 days at
+    1,024 GPUs), so the picture is typical rather than lucky (seed 3, the earlier default, had one).
     """
     if profile not in rel.PROFILES:
         raise ValueError(f"profile={profile!r} is not one of {list(rel.PROFILES)}")
