@@ -3,6 +3,12 @@
 from .. import memory, models
 from . import answer
 
+ADAM_8BIT = memory.Optimizer(
+    "adam-8bit-moments", weights=2, gradients=2, state=4 + 1 + 1, checkpoint=2 + 4 + 1 + 1,
+    source="Dettmers et al. (2022): Adam's two moments quantised block-wise to 8 bits (1 + 1 bytes); "
+           "the FP32 master copy (4) stays.")
+"""The exercise's extension of the optimizer table: 8-bit Adam moments, 10 bytes per parameter."""
+
 RUNNING_LAYOUT = dict(tp=8, pp=4, dp=32, zero_stage=1, sequence_parallel=True, recompute="selective")
 """The running example's layout in the memory chapter: 8 x 4 x 32 = 1,024 GPUs."""
 
@@ -41,3 +47,9 @@ def _():
         hint="16 bytes per parameter for mixed-precision Adam, whatever the sharding: sharding divides, it does not shrink.")
 def _():
     return memory.model_state_bytes(300e9).total
+
+
+@answer("memory-8bit-adam-1t-gpus", unit="", rtol=0.0, atol=0.5,
+        hint="Define memory.Optimizer('adam-8bit-moments', 2, 2, 4 + 1 + 1, 8) and pass it as optimizer_name.")
+def _():
+    return memory.min_gpus_for_state(1e12, "H100 SXM", ADAM_8BIT)
