@@ -257,7 +257,13 @@ def any_failure_probability(p, n):
 
 
 def expected_failures(duration, mtbf):
-    """Expected number of failures in ``duration`` seconds of exposure: ``duration / MTBF``."""
+    """Expected number of failures in ``duration`` seconds of exposure: ``duration / MTBF``.
+
+    Units: duration and mtbf in seconds; result dimensionless. Source: the mean of a Poisson process
+    of rate 1/MTBF (the exponential model stated in the module docstring); by the elementary renewal
+    theorem it also holds asymptotically for any lifetime distribution with that mean. Classic
+    misreading: it is not the probability of a failure (that is ``failure_probability``, which stays
+    below 1 while this does not)."""
     duration, mtbf = np.asarray(duration, dtype=float), np.asarray(mtbf, dtype=float)
     if np.any(duration < 0) or np.any(mtbf <= 0):
         raise ValueError(f"duration={duration!r} must be >= 0 and mtbf={mtbf!r} > 0 (seconds)")
@@ -402,6 +408,8 @@ def goodput_exact(interval, checkpoint_time, mtbf, restart_time=0.0):
 
 def checkpoint_time(checkpoint_bytes, bandwidth):
     """Seconds to move a checkpoint of ``checkpoint_bytes`` at ``bandwidth`` bytes/s.
+
+    Formula: bytes / bandwidth (a definition; no latency term). Units: bytes, bytes/s, result in s.
 
     The write (to storage) and the read at restart (from storage) both obey this; for an
     asynchronous checkpoint, the stall is the copy to host memory, at the host-copy bandwidth.
