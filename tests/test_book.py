@@ -4,9 +4,11 @@
 2. ``_build/html`` is served from a thread on 127.0.0.1 (free port).
 3. Every page of ``_toc.yml`` is opened in Debian's Chromium through Playwright, and we assert:
    no broken image; no error output or traceback; math typeset by the local MathJax where the page
-   has math (and no MathJax error); embedded widgets rendered by the local widget renderer;
-   Binder and Colab launch links on notebook pages; no failed request for a local file; and
-   no request at all to another host (the book must not depend on a CDN).
+   has math (and no MathJax error); each explorer shown as its static figure with the visible note
+   that it is live when the chapter is run, and no widget JavaScript or widget state (nothing on a
+   static page could render or move a widget); Binder and Colab launch links on notebook pages;
+   no failed request for a local file; and no request at all to another host (the book must not
+   depend on a CDN). ``test_offline_guard_catches_remote_requests`` shows that last check can fail.
    A screenshot of each page goes to ``_build/screenshots/`` for humans (not asserted).
 
 The browser part is skipped (with a message) only when /usr/bin/chromium is missing and the
@@ -30,6 +32,8 @@ from urllib.parse import urlsplit
 import pytest
 import yaml
 
+from atscale.widgets import LIVE_NOTE
+
 ROOT = Path(__file__).resolve().parents[1]
 HTML = ROOT / "_build" / "html"
 SCREENSHOTS = ROOT / "_build" / "screenshots"
@@ -44,8 +48,8 @@ CHROMIUM_ARGS = [
     "--disable-quic",
 ]
 LOCAL_HOSTS = {"127.0.0.1", "localhost"}
-# Known, harmless errors from third-party parts of Jupyter Book 1 (not from our pages or our
-# vendored scripts); anything else in the console fails the test.
+# Known, harmless errors from third-party parts of Jupyter Book 1 (not from our pages);
+# anything else in the console fails the test.
 KNOWN_THIRD_PARTY_ERRORS = [
     # sphinx-thebe 0.3.1 adds its inline `const THEBE_JS_URL = ...` script twice under Sphinx 7;
     # the second copy throws. Thebe (Live Code) is not used by this book.
@@ -274,6 +278,43 @@ JS_PROBLEMS = """() => ({
 })"""
 
 
+
+JS_EXPLORERS = r"""() => ({
+  figures: Array.from(document.querySelectorAll('figure.atscale-explorer')).map(f => {
+    const note = f.querySelector('.atscale-live-note');
+    return {
+      image: !!f.querySelector('img'),
+      message: !!f.querySelector('.atscale-error'),
+      note: note ? note.textContent : '',
+      noteVisible: !!note && note.getBoundingClientRect().height > 0,
+    };
+  }),
+  widgetScripts: Array.from(document.scripts).map(s => s.src)
+      .filter(src => /require(\.min)?\.js|embed-amd|html-manager|jupyter-widgets/.test(src)),
+  widgetState: !!document.querySelector('script[type="application/vnd.jupyter.widget-state+json"]'),
+  widgetViews: document.querySelectorAll('script[type="application/vnd.jupyter.widget-view+json"]').length,
+})"""
+
+
+def test_offline_guard_catches_remote_requests(server, browser):
+    """The page checks below can fail: a page that asks another host for an image is caught."""
+    context, page, log = _open(browser, f"{server}/book/intro.html")
+    try:
+        page.evaluate("""() => new Promise(done => {
+            const img = new Image(); img.onload = img.onerror = done;
+            img.src = 'https://cdn.example.org/pixel.png'; })""")
+        assert log.remote == ["https://cdn.example.org/pixel.png"]
+    finally:
+        context.close()
+
+
+def test_explorers_have_static_figures(built_book):
+    """Every chapter with an explorer publishes its static figure (the browser test reads them)."""
+    pages = {p: (built_book / f"{p}.html").read_text(encoding="utf-8") for p in PAGES}
+    with_explorers = {p for p, text in pages.items() if 'class="atscale-explorer"' in text}
+    assert {"book/roofline", "book/memory", "book/reliability", "book/hardware-catalog"} <= with_explorers
+
+
 @pytest.mark.parametrize("page_name", PAGES)
 def test_page_in_browser(page_name, server, browser):
     source = next((ROOT / page_name).parent.glob(Path(page_name).name + ".*"), None)
@@ -302,17 +343,19 @@ def test_page_in_browser(page_name, server, browser):
             if math["errors"]:
                 problems.append(f"MathJax errors: {math['errors'][:5]}")
 
-        # Widgets: every embedded widget view must be rendered by the local html-manager.
-        views = page.locator('script[type="application/vnd.jupyter.widget-view+json"]').count()
-        if views:
-            try:
-                page.wait_for_function(
-                    f"() => document.querySelectorAll('.widget-subarea > *').length >= {views}",
-                    timeout=10_000,
-                )
-            except Exception:  # noqa: BLE001 - reported below with details
-                rendered = page.locator(".widget-subarea > *").count()
-                problems.append(f"widgets not rendered: {rendered} of {views} views")
+        # Explorers: a static figure with its "live when run" note; no widget machinery.
+        explorers = page.evaluate(JS_EXPLORERS)
+        for i, ex in enumerate(explorers["figures"]):
+            if not ex["image"] and not ex["message"]:
+                problems.append(f"explorer {i + 1} shows neither a figure nor a message")
+            if LIVE_NOTE not in ex["note"] or not ex["noteVisible"]:
+                problems.append(f"explorer {i + 1} lacks a visible live-note: {ex['note'][:80]!r}")
+        if explorers["widgetScripts"]:
+            problems.append(f"widget JavaScript loaded on a static page: {explorers['widgetScripts']}")
+        if explorers["widgetState"]:
+            problems.append("widget state embedded in a static page")
+        if explorers["widgetViews"]:
+            problems.append(f"{explorers['widgetViews']} widget views no page can render")
 
         # Launch buttons (Binder, Colab) on notebook pages.
         if is_notebook:
@@ -349,7 +392,8 @@ def test_page_in_browser(page_name, server, browser):
         SCREENSHOTS.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(SCREENSHOTS / (page_name.replace("/", "__") + ".png")), full_page=True)
         elapsed = time.monotonic() - start
-        print(f"{page_name}: {elapsed:.1f} s, math {math['typeset']}/{math['math']}, widgets {views}")
+        print(f"{page_name}: {elapsed:.1f} s, math {math['typeset']}/{math['math']}, "
+              f"explorers {len(explorers['figures'])}")
         assert not problems, f"{page_name}.html:\n  - " + "\n  - ".join(problems)
     finally:
         context.close()

@@ -40,7 +40,7 @@ def test_explorer_static_form_for_the_book():
     assert "application/vnd.jupyter.widget-view+json" in bundle  # live notebooks get the widget
     html = bundle["text/html"]  # the static book gets a figure and an honest note
     assert html.startswith('<figure class="atscale-explorer"><img src="data:image/png;base64,')
-    assert "launches it in Binder or Colab" in html
+    assert widgets.LIVE_NOTE in html and "Binder or Colab" in widgets.LIVE_NOTE
     assert bundle["text/plain"].startswith("Explorer(catalog_scatter")
 
 

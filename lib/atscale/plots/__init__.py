@@ -78,10 +78,12 @@ def house_style(func):
 
 
 def new_axes(ax=None, figsize=None):
-    """Return ``ax`` if given, else a new pyplot figure's axes in the house style.
+    """Return ``ax`` if given, else a new figure's axes in the house style.
 
-    New figures are created through pyplot so that a notebook shows them without
-    an explicit ``display``; widgets pass their own ``ax`` (see :mod:`atscale.widgets`).
+    The figure is created through pyplot (which sets up Jupyter's figure display) and at once
+    released from pyplot's list of open figures, so Jupyter never shows it by itself at the end
+    of a cell: it appears where a chapter glues it, or as a cell's value, exactly once.
+    Widgets pass their own ``ax`` (see :mod:`atscale.widgets`).
     """
     if ax is not None:
         return ax
@@ -90,6 +92,7 @@ def new_axes(ax=None, figsize=None):
     with mpl.rc_context(STYLE):
         fig, ax = plt.subplots(figsize=figsize or STYLE["figure.figsize"])
         fig.subplots_adjust(**MARGINS)  # not gridspec_kw: a plot may widen a margin later
+    plt.close(fig)
     return ax
 
 

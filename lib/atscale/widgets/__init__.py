@@ -7,10 +7,10 @@ calls one plot function with their values, and shows the result as a PNG. It
   (no global state, no figures leaking into later cells);
 * shows a library ``ValueError`` as a message in place of the figure, never a
   traceback;
-* displays, in a live notebook, as the widget; and in the static HTML book (where no
-  kernel runs and nothing could respond) as an ordinary figure of its default state
-  with a note on how to run it live. The book selects the static form with
-  ``nb_mime_priority_overrides`` in ``_config.yml``.
+* displays, in a live notebook, as the widget; and wherever no kernel runs (the HTML
+  book, a stored notebook before it is run) as an ordinary figure of its default state
+  with a one-line note that it is live when the chapter is run. ``tools/execute-notebooks``
+  stores only that static form (``text/html``), so the book publishes it.
 
 Example::
 
@@ -32,8 +32,9 @@ from matplotlib.figure import Figure
 
 from .. import plots
 
-LIVE_NOTE = ("Static snapshot of the default settings. To move the controls, open this chapter "
-             "live: the rocket icon at the top of the page launches it in Binder or Colab.")
+LIVE_NOTE = ("Live when you run this chapter (rocket icon at the top of the page: Binder or Colab, "
+             "or your own Jupyter); here, a snapshot of the default settings.")
+"""The one-line note under an explorer's static figure, so a reader never takes it for a broken widget."""
 
 
 def slider(minimum: float, maximum: float, value: float, description: str, *, step: float | None = None,
@@ -63,25 +64,31 @@ class Explorer:
     """Controls wired to a plot function.
 
     Args:
-        plot: a function of :mod:`atscale.plots`, called as ``plot(ax=ax, **values)``.
+        plot: a function of :mod:`atscale.plots`, called as ``plot(ax=ax, **values)``, or as
+            ``plot(result, ax=ax)`` when ``compute`` is given.
         figsize: inches (width, height).
-        summary: optional ``summary(**values) -> str``, shown under the figure (plain text),
-            e.g. "memory-bound: 412 TFLOP/s attainable".
-        fixed: keyword arguments passed to ``plot`` (and ``summary``) unchanged.
+        compute: optional ``compute(**values) -> result``, a call into the chapter's module made
+            once per redraw; the plot and the summary then both receive its result, so nothing
+            is computed twice.
+        summary: optional ``summary(**values) -> str`` (or ``summary(result)``), shown under the
+            figure (plain text), e.g. "memory-bound: 412 TFLOP/s attainable".
+        fixed: keyword arguments passed to ``plot`` or ``compute`` (and ``summary``) unchanged.
         **controls: name -> ipywidgets control; the name is the keyword argument of ``plot``.
 
     Attributes:
         image: the ``ipywidgets.Image`` holding the current PNG.
         message: the ``ipywidgets.HTML`` showing an error in place of the figure (empty if none).
         caption: the ``ipywidgets.HTML`` showing the summary line.
+        summary_text: the current summary line (empty if none).
         error: the last ``ValueError`` message, or ``None``.
     """
 
-    def __init__(self, plot: Callable, *, figsize=(6.4, 4.0), summary: Callable | None = None,
-                 fixed: dict | None = None, **controls: W.Widget):
+    def __init__(self, plot: Callable, *, figsize=(6.4, 4.0), compute: Callable | None = None,
+                 summary: Callable | None = None, fixed: dict | None = None, **controls: W.Widget):
         if not controls:
             raise ValueError("an Explorer needs at least one control")
-        self.plot, self.figsize, self.summary = plot, figsize, summary
+        self.plot, self.figsize, self.compute, self.summary = plot, figsize, compute, summary
+        self.summary_text = ""
         self.fixed = dict(fixed or {})
         self.controls = controls
         self.image = W.Image(format="png", layout=W.Layout(max_width="100%"))
@@ -102,13 +109,20 @@ class Explorer:
     def _on_change(self, _change=None):
         self.redraw()
 
-    def render(self, **values) -> bytes:
-        """PNG bytes of the plot for ``values`` (raises the plot's ``ValueError``)."""
+    def _arguments(self, values: dict) -> tuple[tuple, dict]:
+        """What the plot (and the summary) are called with: the computed result, or the values."""
         kwargs = {**self.fixed, **values}
+        return ((self.compute(**kwargs),), {}) if self.compute else ((), kwargs)
+
+    def render(self, **values) -> bytes:
+        """PNG bytes of the plot for ``values`` (raises the library's ``ValueError``)."""
+        return self._png(*self._arguments(values))
+
+    def _png(self, args: tuple, kwargs: dict) -> bytes:
         with mpl.rc_context(plots.STYLE):
             fig = Figure(figsize=self.figsize)
             fig.subplots_adjust(**plots.MARGINS)
-            self.plot(ax=fig.add_subplot(), **kwargs)
+            self.plot(*args, ax=fig.add_subplot(), **kwargs)
             buffer = io.BytesIO()
             # Fast zlib level: the PNG is a little larger, the redraw ~10 ms quicker.
             fig.savefig(buffer, format="png", pil_kwargs={"compress_level": 1})
@@ -116,21 +130,22 @@ class Explorer:
 
     def redraw(self) -> None:
         """Draw the current values; on ``ValueError`` show its message instead."""
-        values = self.values
         try:
-            png = self.render(**values)
-            text = self.summary(**self.fixed, **values) if self.summary else ""
+            args, kwargs = self._arguments(self.values)
+            png = self._png(args, kwargs)
+            text = self.summary(*args, **kwargs) if self.summary else ""
         except ValueError as exc:
             self.error = str(exc)
             self.message.value = (f'<div class="atscale-error" style="color:#b00020;padding:0.5em 0">'
                                   f"⚠ {html.escape(self.error)}</div>")
             self.image.layout.display = "none"
-            self.caption.value = ""
+            self.caption.value = self.summary_text = ""
             return
         self.error = None
         self.message.value = ""
         self.image.value = png
         self.image.layout.display = None
+        self.summary_text = text
         self.caption.value = f"<div>{html.escape(text)}</div>" if text else ""
 
     def update(self, **values) -> None:
@@ -147,9 +162,10 @@ class Explorer:
         else:
             data = base64.b64encode(self.image.value).decode("ascii")
             body = f'<img src="data:image/png;base64,{data}" alt="{html.escape(self._alt())}" style="max-width:100%">'
-        caption = html.escape(self.summary(**self.fixed, **self.values)) if self.summary and not self.error else ""
+        caption = html.escape(self.summary_text)
         return (f'<figure class="atscale-explorer">{body}<figcaption>'
-                f"{caption + '<br>' if caption else ''}<em>{html.escape(LIVE_NOTE)}</em></figcaption></figure>")
+                f"{caption + '<br>' if caption else ''}"
+                f'<em class="atscale-live-note">▶ {html.escape(LIVE_NOTE)}</em></figcaption></figure>')
 
     def _alt(self) -> str:
         settings = ", ".join(f"{k}={v}" for k, v in self.values.items())
