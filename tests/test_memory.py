@@ -3,6 +3,7 @@ import pytest
 
 from atscale import memory as M
 from atscale import models as m
+from atscale.scenario import RUNNING_EXAMPLE
 
 
 def test_sixteen_bytes_per_parameter():
@@ -65,10 +66,9 @@ def test_zero_table2_measured_within_tolerance():
     # (activations, buffers and fragmentation are not counted) and at least 60% of it. Measured:
     # 62.5-65% of the bound for plain data parallelism, 81-82% for ZeRO-1. The paper's caption says the
     # ZeRO-1 measurement "matches the theoretical maximum"; it is 18% below it.
-    from atscale.plots.memory import MEASURED_FLOOR
 
     ratios = np.array([r.measured_params / r.bound for r in M.ZERO_TABLE2])
-    assert len(ratios) == 10 and np.all(ratios < 1) and np.all(ratios >= MEASURED_FLOOR)
+    assert len(ratios) == 10 and np.all(ratios < 1) and np.all(ratios >= M.ZERO_TABLE2_FLOOR)
     zero1 = [r.measured_params / r.bound for r in M.ZERO_TABLE2 if r.zero_stage == 1]
     assert min(zero1) == pytest.approx(0.811, abs=0.001) and max(zero1) == pytest.approx(0.818, abs=0.001)
 
@@ -130,18 +130,20 @@ def test_breakdown_fits_and_overflow():
     alone = M.breakdown(m.LLAMA3_70B, "H100 SXM")
     assert not alone.fits and alone.overflow > 1e12 and alone.headroom == 0
     assert "does not fit: over by" in alone.verdict()
-    sharded = M.breakdown(m.LLAMA3_70B, "H100 SXM", tp=8, pp=4, dp=32, zero_stage=1, sequence_parallel=True,
-                          recompute="selective")
+    sharded = M.breakdown(m.LLAMA3_70B, "H100 SXM", RUNNING_EXAMPLE.plan)
     assert sharded.fits and sharded.overflow == 0 and sharded.total < 80e9
     assert "fits:" in sharded.verdict() and "<table" in sharded._repr_html_()
 
 
 def test_max_micro_batch_and_min_gpus():
-    kw = dict(tp=8, pp=4, dp=32, zero_stage=1, sequence_parallel=True, recompute="selective")
-    b = M.max_micro_batch(m.LLAMA3_70B, "H100 SXM", **kw)
+    plan = RUNNING_EXAMPLE.plan
+    b = M.max_micro_batch(m.LLAMA3_70B, "H100 SXM", plan)
     assert b >= 1
-    assert M.breakdown(m.LLAMA3_70B, "H100 SXM", micro_batch=b, **kw).fits
-    assert not M.breakdown(m.LLAMA3_70B, "H100 SXM", micro_batch=b + 1, **kw).fits
+    assert M.breakdown(m.LLAMA3_70B, "H100 SXM", plan.with_micro_batch(b)).fits
+    assert not M.breakdown(m.LLAMA3_70B, "H100 SXM", plan.with_micro_batch(b + 1)).fits
+    # The plan's fields as keywords give the same answer.
+    kw = dict(tp=8, pp=4, dp=32, zero_stage=1, sequence_parallel=True, recompute="selective")
+    assert M.max_micro_batch(m.LLAMA3_70B, "H100 SXM", **kw) == b
     assert M.max_micro_batch(m.LLAMA3_70B, "H100 SXM") == 0  # infeasible, reported as such
     assert M.min_gpus_for_state(1e12, "H100 SXM") == 200  # 16 TB / 80 GB
     assert M.min_gpus_for_state(m.LLAMA3_70B, "H100 SXM") == 15
@@ -180,7 +182,7 @@ def test_memory_figures_and_published_comparison():
     from atscale import plots
 
     for fig in (plots.bytes_per_param_chart(), plots.zero_stages_chart(), plots.activation_strategies_chart(),
-                plots.memory_breakdown_chart(), plots.memory_wall_chart(), plots.max_model_size_chart()):
+                plots.memory_breakdown_chart(M.breakdown(m.LLAMA3_70B, "H100 SXM", RUNNING_EXAMPLE.plan)), plots.memory_wall_chart(), plots.max_model_size_chart()):
         ax = fig.axes[0]
         assert ax.get_title() and ("(" in ax.get_ylabel() or "(" in ax.get_xlabel())
     # Model vs published: see test_zero_table2_measured_within_tolerance.
@@ -198,3 +200,18 @@ def test_memory_explorer_reports_fit_overflow_and_errors():
     assert e.error == "pp=4 must divide num_layers=126" and e.image.layout.display == "none"
     e.update(pp=2)
     assert e.error is None
+
+
+def test_memory_explorer_computes_once_and_never_changes_the_layout_silently(monkeypatch):
+    from atscale import widgets
+
+    e = widgets.memory_explorer()
+    calls = []
+    real = M.breakdown
+    monkeypatch.setattr(M, "breakdown", lambda *a, **k: calls.append(a) or real(*a, **k))
+    e.update(micro_batch=2)
+    assert len(calls) == 1, "one redraw, one breakdown"
+    assert calls[0][2] == RUNNING_EXAMPLE.plan.with_micro_batch(2) and e.summary_text.startswith("fits")
+    # Sequence parallelism needs TP > 1: the explorer says so instead of turning it off.
+    e.update(tp=1)
+    assert e.error is not None and "sequence_parallel" in e.error and "tp > 1" in e.error

@@ -16,6 +16,7 @@ seconds; a "rate" is per second.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -131,7 +132,7 @@ TEXTBOOK_PROFILE = FailureProfile(
     (Component("GPU", 50_000 * u.hour, 8), Component("NIC", 150_000 * u.hour, 8),
      Component("PSU", 100_000 * u.hour, 2)),
     gpus_per_node=8,
-    source="The 'Scaling to 1000 GPUs' tutorial's defaults (seed 000): GPU 50,000 h, NIC 150,000 h, "
+    source="The defaults of the tutorial 'Scaling to 1000 GPUs' (mlsysim, Machine Learning Systems book): GPU 50,000 h, NIC 150,000 h, "
            "PSU 100,000 h; 8 GPUs, 8 NICs and 2 PSUs per node. Round numbers, not measurements; "
            "a real DGX H100 has 6 PSUs.",
 )
@@ -210,6 +211,16 @@ class FleetObservation:
         """Observed seconds between interruptions of the whole job."""
         return self.window / self.interruptions
 
+    @property
+    def relative_uncertainty(self) -> float:
+        """One standard error of :attr:`mtbf`, relative to it: ``1 / sqrt(interruptions)``.
+
+        The count of a Poisson process with mean ``k`` has standard deviation ``sqrt(k)``, so an
+        estimate from ``k`` events is uncertain by about ``1/sqrt(k)`` (dimensionless; 4.9% for
+        Llama 3's 419 interruptions). It measures chance only, not how representative the window is.
+        """
+        return 1.0 / math.sqrt(self.interruptions)
+
 
 LLAMA3_OBSERVED = FleetObservation(
     "Llama 3 405B pre-training (measured)", LLAMA3_GPUS, LLAMA3_WINDOW, sum(LLAMA3_INTERRUPTIONS.values()),
@@ -222,7 +233,8 @@ the window and the count of job-stopping interruptions to be comparable."""
 MODEL_VS_FLEET_TOLERANCE = 1.5
 """Factor within which the tests assert that the (unfitted) textbook profile's job MTBF matches a
 published fleet MTBF (dimensionless; the measured ratio at Llama 3's 16,384 GPUs is 0.68). It is a
-tolerance, not a claim of agreement: the chapter draws it as the error bar on the measured star."""
+tolerance, not a claim of agreement, and much wider than the measurement's own uncertainty
+(:attr:`FleetObservation.relative_uncertainty`), which is what the chapter's figure draws."""
 
 
 # --------------------------------------------------------------------------------------

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from . import hardware, models
 from . import units as u
+from .plan import Plan
 
 
 @dataclass(frozen=True)
@@ -27,7 +28,8 @@ class Scenario:
         model: the transformer being trained.
         cluster: the machines.
         dtype: the tensor-core data type of the matmuls (``"bf16"``).
-        global_batch_sequences: sequences per optimizer step, across all replicas.
+        plan: how the job is laid out on the cluster's GPUs (:class:`~atscale.plan.Plan`); its
+            ``global_batch`` is the sequences per optimizer step, across all replicas.
         seq_length: tokens per sequence.
         token_budget: total training tokens.
         reference_mfu: model-FLOPs utilisation assumed when a chapter needs a run
@@ -38,7 +40,7 @@ class Scenario:
     model: models.TransformerConfig
     cluster: hardware.Cluster
     dtype: str
-    global_batch_sequences: int
+    plan: Plan
     seq_length: int
     token_budget: float
     reference_mfu: float
@@ -46,13 +48,22 @@ class Scenario:
 
     def __post_init__(self):
         self.cluster.accelerator.peak(self.dtype)  # the dtype must exist on the hardware
-        if self.global_batch_sequences < 1 or self.seq_length < 1:
-            raise ValueError("global_batch_sequences and seq_length must be >= 1, got "
-                             f"{self.global_batch_sequences!r} and {self.seq_length!r}")
+        if not isinstance(self.plan, Plan) or self.plan.global_batch is None:
+            raise ValueError(f"plan={self.plan!r} must be an atscale.plan.Plan with a global_batch")
+        if self.plan.gpus != self.cluster.num_gpus:
+            raise ValueError(f"plan uses tp x pp x dp = {self.plan.gpus:,} GPUs; the cluster has "
+                             f"{self.cluster.num_gpus:,}")
+        if self.seq_length < 1:
+            raise ValueError(f"seq_length={self.seq_length!r} must be >= 1")
         if not self.token_budget > 0:
             raise ValueError(f"token_budget={self.token_budget!r} must be positive")
         if not 0 < self.reference_mfu <= 1:
             raise ValueError(f"reference_mfu={self.reference_mfu!r} must be in (0, 1]")
+
+    @property
+    def global_batch_sequences(self) -> int:
+        """Sequences per optimizer step, across all replicas (the plan's global batch)."""
+        return self.plan.global_batch
 
     @property
     def tokens_per_step(self) -> int:
@@ -84,7 +95,8 @@ RUNNING_EXAMPLE = Scenario(
     model=models.LLAMA3_70B,
     cluster=hardware.Cluster.of_gpus(hardware.DGX_H100, 1024, hardware.FABRICS["InfiniBand NDR"]),
     dtype="bf16",
-    global_batch_sequences=1024,
+    plan=Plan(tp=8, pp=4, dp=32, micro_batch=1, global_batch=1024, zero_stage=1, schedule="1f1b",
+              recompute="selective", sequence_parallel=True),
     seq_length=8192,
     token_budget=2 * u.trillion,
     reference_mfu=0.40,
@@ -92,4 +104,7 @@ RUNNING_EXAMPLE = Scenario(
 )
 """Llama 3 70B on 1,024 H100 SXM GPUs (128 DGX H100 nodes, InfiniBand NDR), a global
 batch of 1,024 sequences of 8,192 tokens (8.4M tokens), 2 trillion tokens: about
-a month of training, so failures, checkpoints and restarts all matter."""
+a month of training, so failures, checkpoints and restarts all matter. Laid out as tensor
+parallel 8 inside each node, 4 pipeline stages (1F1B) and 32 data-parallel replicas with the
+optimizer state sharded (ZeRO-1), sequence parallelism and selective recomputation, micro-batches
+of one sequence: each replica accumulates gradients over 32 micro-batches per step."""

@@ -1,6 +1,7 @@
 """Answer keys: the memory-wall chapter."""
 
 from .. import memory, models
+from ..scenario import RUNNING_EXAMPLE
 from . import answer
 
 ADAM_8BIT = memory.Optimizer(
@@ -8,10 +9,6 @@ ADAM_8BIT = memory.Optimizer(
     source="Dettmers et al. (2022): Adam's two moments quantised block-wise to 8 bits (1 + 1 bytes); "
            "the FP32 master copy (4) stays.")
 """The exercise's extension of the optimizer table: 8-bit Adam moments, 10 bytes per parameter."""
-
-RUNNING_LAYOUT = dict(tp=8, pp=4, dp=32, zero_stage=1, sequence_parallel=True, recompute="selective")
-"""The running example's layout in the memory chapter: 8 x 4 x 32 = 1,024 GPUs."""
-
 
 @answer("memory-70b-state", unit="B", rtol=0.02,
         hint="Mixed-precision Adam keeps 2 + 2 + 12 bytes per parameter; Llama 3 70B has models.LLAMA3_70B.num_params.")
@@ -38,9 +35,9 @@ def _():
 
 
 @answer("memory-h200-max-micro-batch", unit="", rtol=0.0, atol=0.5,
-        hint="Call memory.max_micro_batch with the running layout and accelerator='H200 SXM'.")
+        hint="Call memory.max_micro_batch with the running example's plan and accelerator='H200 SXM'.")
 def _():
-    return memory.max_micro_batch(models.LLAMA3_70B, "H200 SXM", **RUNNING_LAYOUT)
+    return memory.max_micro_batch(models.LLAMA3_70B, "H200 SXM", RUNNING_EXAMPLE.plan)
 
 
 @answer("memory-300b-state", unit="B", rtol=0.02,

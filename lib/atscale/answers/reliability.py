@@ -62,7 +62,7 @@ def _():
 
 
 @answer("reliability-1024-waste-fraction", unit="", rtol=0.03,
-        hint="Seed 000's write of 988.4 GB at 7 GB/s (141.2 s); interval = Young's for that write; "
+        hint="The tutorial's write of 988.4 GB at 7 GB/s (141.2 s); interval = Young's for that write; "
              "rel.waste(interval, write, MTBF, restart_time=600).total.")
 def _():
     write = rel.checkpoint_time(988.4e9, 7 * u.GBps)

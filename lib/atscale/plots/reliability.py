@@ -18,8 +18,8 @@ def mtbf_sweep_chart(profiles=None, *, gpus=None, mark=(8, 1024, 16_384), observ
     """Job MTBF (hours) against GPU count for failure profiles, log-log, with a day and a week marked.
 
     ``observations`` (:class:`atscale.reliability.FleetObservation`) are drawn as stars: the
-    measured MTBF that the profiles are compared with; the error bar spans the factor
-    ``rel.MODEL_VS_FLEET_TOLERANCE`` within which the tests assert the textbook profile lies.
+    measured MTBF that the profiles are compared with, with its one-standard-error Poisson
+    uncertainty (:attr:`~atscale.reliability.FleetObservation.relative_uncertainty`) as the bar.
     """
     profiles = list(profiles or rel.PROFILES.values())
     gpus = np.unique(np.geomspace(8, 131_072, 60) // 8 * 8).astype(int) if gpus is None else np.asarray(gpus)
@@ -29,13 +29,12 @@ def mtbf_sweep_chart(profiles=None, *, gpus=None, mark=(8, 1024, 16_384), observ
         ax.plot(gpus, mtbf, color=PALETTE[i], label=p.name)
         marks = np.array([g for g in mark if g % p.gpus_per_node == 0])
         ax.scatter(marks, p.cluster_mtbf(marks) / u.hour, color=PALETTE[i], s=24, zorder=3)
-    tol = rel.MODEL_VS_FLEET_TOLERANCE
     for obs in observations:
-        m = obs.mtbf / u.hour
-        ax.errorbar([obs.gpus], [m], yerr=[[m - m / tol], [m * tol - m]], fmt="none", ecolor=INK, elinewidth=1.0,
+        m, err = obs.mtbf / u.hour, obs.relative_uncertainty * obs.mtbf / u.hour
+        ax.errorbar([obs.gpus], [m], yerr=[[err], [err]], fmt="none", ecolor=INK, elinewidth=1.0,
                     capsize=4, zorder=4)
         ax.scatter([obs.gpus], [m], marker="*", s=140, color=INK, zorder=5,
-                   label=f"{obs.name}; bar: test tolerance ×{tol:g}")
+                   label=f"{obs.name}, ±{obs.relative_uncertainty:.0%} (Poisson)")
     for hours, label in ((24, "one day"), (168, "one week"), (1, "one hour")):
         ax.axhline(hours, color=MUTED, lw=0.8, ls=":")
         ax.text(gpus.max() / 1.1, hours * 1.1, label, ha="right", va="bottom", fontsize=8, color=MUTED)

@@ -3,34 +3,41 @@
 from __future__ import annotations
 
 from .. import hardware, memory, models, plots
+from ..plan import RECOMPUTE, Plan
+from ..scenario import RUNNING_EXAMPLE
 from . import Explorer, dropdown, slider
 
 __all__ = ["memory_explorer"]
 
 
-def _summary(model, accelerator, optimizer_name, zero_stage, tp, pp, dp, micro_batch, seq_length, recompute,
-             sequence_parallel):
-    b = memory.breakdown(models.model(model), accelerator, micro_batch=int(micro_batch), seq_length=int(seq_length),
-                         optimizer_name=optimizer_name, zero_stage=int(zero_stage), dp=int(dp), tp=int(tp),
-                         pp=int(pp), sequence_parallel=bool(sequence_parallel) and tp > 1, recompute=recompute)
-    return f"{b.verdict()}. GPUs in this layout: TP × PP × DP = {int(tp) * int(pp) * int(dp):,}."
+def _breakdown(model, accelerator, optimizer_name, seq_length, **layout) -> memory.Breakdown:
+    return memory.breakdown(models.model(model), accelerator, Plan(**layout), seq_length=seq_length,
+                            optimizer_name=optimizer_name)
+
+
+def _summary(b: memory.Breakdown) -> str:
+    return f"{b.verdict()}. GPUs in this layout: TP × PP × DP = {b.plan.gpus:,}."
 
 
 def memory_explorer() -> Explorer:
-    """Model, optimizer, ZeRO stage, TP/PP/DP, micro-batch, sequence, recomputation: does it fit?"""
-    powers = [1, 2, 4, 8]
+    """Model, optimizer, ZeRO stage, TP/PP/DP, micro-batch, sequence, recomputation: does it fit?
+
+    Starts at the running example (:data:`atscale.scenario.RUNNING_EXAMPLE`) and its plan.
+    """
+    ex, plan = RUNNING_EXAMPLE, RUNNING_EXAMPLE.plan
     return Explorer(
         plots.memory_breakdown_chart,
+        compute=_breakdown,
         summary=_summary,
-        model=dropdown(["Llama 3 8B", "Llama 3 70B", "Llama 3 405B", "GPT-3 175B"], "Llama 3 70B", "Model"),
-        accelerator=dropdown(list(hardware.ACCELERATORS), "H100 SXM", "Accelerator"),
+        model=dropdown(["Llama 3 8B", "Llama 3 70B", "Llama 3 405B", "GPT-3 175B"], ex.model.name, "Model"),
+        accelerator=dropdown(list(hardware.ACCELERATORS), ex.cluster.accelerator.name, "Accelerator"),
         optimizer_name=dropdown(list(memory.OPTIMIZERS), "adam-mixed", "Optimizer"),
-        zero_stage=dropdown([0, 1, 2, 3], 1, "ZeRO stage"),
-        tp=dropdown(powers, 8, "Tensor parallel (TP)"),
-        pp=dropdown([1, 2, 4, 8, 16], 4, "Pipeline parallel (PP)"),
-        dp=dropdown([1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024], 32, "Data parallel (DP)"),
-        micro_batch=slider(1, 16, 1, "Micro-batch (sequences)", integer=True),
-        seq_length=dropdown([2048, 4096, 8192, 16384, 32768], 8192, "Sequence length"),
-        recompute=dropdown(list(memory.RECOMPUTE), "selective", "Recomputation"),
-        sequence_parallel=dropdown({"on": True, "off": False}, True, "Sequence parallel"),
+        zero_stage=dropdown([0, 1, 2, 3], plan.zero_stage, "ZeRO stage"),
+        tp=dropdown([1, 2, 4, 8], plan.tp, "Tensor parallel (TP)"),
+        pp=dropdown([1, 2, 4, 8, 16], plan.pp, "Pipeline parallel (PP)"),
+        dp=dropdown([1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024], plan.dp, "Data parallel (DP)"),
+        micro_batch=slider(1, 16, plan.micro_batch, "Micro-batch (sequences)", integer=True),
+        seq_length=dropdown([2048, 4096, 8192, 16384, 32768], ex.seq_length, "Sequence length"),
+        recompute=dropdown(list(RECOMPUTE), plan.recompute, "Recomputation"),
+        sequence_parallel=dropdown({"on": True, "off": False}, plan.sequence_parallel, "Sequence parallel"),
     )

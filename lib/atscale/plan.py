@@ -1,0 +1,145 @@
+"""How a training job is laid out on its GPUs: one frozen ``Plan`` that every chapter shares.
+
+A plan says how many ways each parallel axis splits the work and how each replica runs its
+share of a step:
+
+* **tensor parallel** ``tp``: each layer's matrices split across ``tp`` GPUs (inside a node);
+* **pipeline parallel** ``pp``: the layers split into ``pp`` consecutive stages;
+* **data parallel** ``dp``: ``dp`` replicas of the whole pipeline, each on its own slice of the batch,
+  optionally sharding the model state among themselves (ZeRO stage 1-3);
+* the **global batch** (sequences per optimizer step) is cut into micro-batches of ``micro_batch``
+  sequences: each replica runs ``global_batch / (micro_batch * dp)`` of them per step and sums
+  their gradients before the optimizer step (*gradient accumulation*; in a pipeline these
+  micro-batches are what keeps the stages busy);
+* the pipeline **schedule** (GPipe, 1F1B, interleaved 1F1B with ``virtual_stages`` chunks per GPU),
+  activation **recomputation** and Megatron's **sequence parallelism**.
+
+The memory chapter asks what a plan costs in bytes (:func:`atscale.memory.breakdown`), the
+parallelism chapter what it costs in seconds. Only what a plan is on its own is checked here
+(positive whole degrees, known names, a batch that divides); whether it suits a model and a
+cluster (``tp`` dividing the heads, ``pp`` the layers, the GPU count) is checked by the modules
+that know the model and the cluster.
+
+FSDP's sharding strategies are ZeRO stages under other names (PyTorch FSDP documentation,
+``ShardingStrategy``): ``NO_SHARD`` is stage 0 (DDP), ``SHARD_GRAD_OP`` stage 2 and ``FULL_SHARD``
+stage 3; ``HYBRID_SHARD`` is stage 3 inside a node and replication across nodes.
+
+Sources: Shoeybi et al. (2019), Megatron-LM (tensor parallelism); Narayanan et al. (2021),
+sec. 2 (pipeline schedules, the 1F1B and interleaved schedules, PTD-P); Rajbhandari et al. (2020),
+ZeRO (stages 1-3); Korthikanti et al. (2022) (sequence parallelism, selective recomputation).
+"""
+
+from __future__ import annotations
+
+import numbers
+from dataclasses import dataclass, replace
+
+__all__ = ["Plan", "SCHEDULES", "RECOMPUTE", "FSDP_STRATEGIES"]
+
+SCHEDULES = ("gpipe", "1f1b", "interleaved")
+"""Pipeline schedules: GPipe (all forwards, then all backwards; Huang et al. 2019), 1F1B
+(PipeDream-Flush; Narayanan et al. 2021, sec. 2.2.1) and interleaved 1F1B (sec. 2.2.2)."""
+
+RECOMPUTE = ("none", "selective", "full")
+"""Activation recomputation: none; selective (attention scores only; Korthikanti et al. 2022,
+sec. 5); full (each layer's input kept, the layer recomputed in the backward pass)."""
+
+FSDP_STRATEGIES = {"NO_SHARD": 0, "SHARD_GRAD_OP": 2, "FULL_SHARD": 3, "HYBRID_SHARD": 3}
+"""PyTorch FSDP sharding strategy -> the equivalent ZeRO stage (HYBRID_SHARD: stage 3 within a
+node, replicated across nodes)."""
+
+
+def _whole(name: str, value, minimum: int = 1) -> int:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
+        raise ValueError(f"{name}={value!r} must be a whole number >= {minimum}")
+    return int(value)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A parallel layout and the way each replica runs a step.
+
+    Attributes:
+        tp, pp, dp: tensor-, pipeline- and data-parallel degrees (whole numbers >= 1);
+            the plan uses ``tp * pp * dp`` GPUs.
+        micro_batch: sequences per micro-batch, per replica.
+        global_batch: sequences per optimizer step across all replicas, a multiple of
+            ``micro_batch * dp``; ``None`` when only the per-GPU memory matters (then a step is
+            taken as one micro-batch per replica).
+        zero_stage: 0 (replicate the model state), 1 (shard the optimizer state over ``dp``),
+            2 (+ gradients), 3 (+ weights); see :data:`FSDP_STRATEGIES` for FSDP's names.
+        schedule: one of :data:`SCHEDULES`.
+        virtual_stages: model chunks per GPU of the interleaved schedule (``v``); 1 otherwise.
+        recompute: one of :data:`RECOMPUTE`.
+        sequence_parallel: Megatron sequence parallelism (needs ``tp > 1``).
+    """
+
+    tp: int = 1
+    pp: int = 1
+    dp: int = 1
+    micro_batch: int = 1
+    global_batch: int | None = None
+    zero_stage: int = 0
+    schedule: str = "1f1b"
+    virtual_stages: int = 1
+    recompute: str = "none"
+    sequence_parallel: bool = False
+
+    def __post_init__(self):
+        for name in ("tp", "pp", "dp", "micro_batch", "virtual_stages"):
+            object.__setattr__(self, name, _whole(name, getattr(self, name)))
+        if self.global_batch is not None:
+            object.__setattr__(self, "global_batch", _whole("global_batch", self.global_batch))
+            per_round = self.micro_batch * self.dp
+            if self.global_batch % per_round:
+                raise ValueError(f"global_batch={self.global_batch} must be a multiple of micro_batch x dp = "
+                                 f"{self.micro_batch} x {self.dp} = {per_round} (whole micro-batches per replica)")
+        stage = self.zero_stage
+        if isinstance(stage, bool) or not isinstance(stage, numbers.Integral) or not 0 <= stage <= 3:
+            raise ValueError(f"zero_stage={stage!r} must be 0, 1, 2 or 3")
+        object.__setattr__(self, "zero_stage", int(stage))
+        if self.schedule not in SCHEDULES:
+            raise ValueError(f"schedule={self.schedule!r} must be one of {SCHEDULES}")
+        if self.virtual_stages > 1 and self.schedule != "interleaved":
+            raise ValueError(f"virtual_stages={self.virtual_stages} needs schedule='interleaved' "
+                             f"(got schedule={self.schedule!r})")
+        if self.schedule == "interleaved" and self.pp == 1:
+            raise ValueError("schedule='interleaved' needs a pipeline: pp=1 given, pp >= 2 needed")
+        if self.recompute not in RECOMPUTE:
+            raise ValueError(f"recompute={self.recompute!r} must be one of {RECOMPUTE}")
+        if not isinstance(self.sequence_parallel, bool):
+            raise ValueError(f"sequence_parallel={self.sequence_parallel!r} must be True or False")
+        if self.sequence_parallel and self.tp == 1:
+            raise ValueError("sequence_parallel=True splits activations over the tensor-parallel group: "
+                             "it needs tp > 1 (tp=1 given)")
+
+    @property
+    def gpus(self) -> int:
+        """GPUs the plan occupies: ``tp * pp * dp``."""
+        return self.tp * self.pp * self.dp
+
+    @property
+    def micro_batches(self) -> int:
+        """Micro-batches each replica runs per optimizer step (gradient-accumulation steps, ``m``)."""
+        if self.global_batch is None:
+            return 1
+        return self.global_batch // (self.micro_batch * self.dp)
+
+    def with_micro_batch(self, micro_batch: int) -> Plan:
+        """The same plan with another micro-batch and the global batch left open."""
+        return replace(self, micro_batch=micro_batch, global_batch=None)
+
+    def describe(self) -> str:
+        """A short label, e.g. ``'TP=8 PP=4 DP=32 ZeRO-1'``."""
+        return f"TP={self.tp} PP={self.pp} DP={self.dp} ZeRO-{self.zero_stage}"
+
+    def __str__(self) -> str:
+        extras = [f"micro-batch {self.micro_batch}"]
+        if self.global_batch is not None:
+            extras.append(f"global batch {self.global_batch:,} ({self.micro_batches} micro-batches per replica)")
+        extras.append(self.schedule + (f" (v={self.virtual_stages})" if self.virtual_stages > 1 else ""))
+        if self.sequence_parallel:
+            extras.append("sequence parallel")
+        if self.recompute != "none":
+            extras.append(f"{self.recompute} recomputation")
+        return f"{self.describe()} on {self.gpus:,} GPUs; " + ", ".join(extras)
