@@ -32,8 +32,7 @@ from matplotlib.figure import Figure
 
 from .. import plots
 
-LIVE_NOTE = ("Live when you run this chapter (rocket icon at the top of the page: Binder or Colab, "
-             "or your own Jupyter); here, a snapshot of the default settings.")
+LIVE_NOTE = "Live when you run this chapter (rocket icon above: Binder or Colab); shown here at its defaults."
 """The one-line note under an explorer's static figure, so a reader never takes it for a broken widget."""
 
 
