@@ -157,6 +157,14 @@ def elementwise(elements, *, reads: int = 2, writes: int = 1, flops_per_element:
     return Op(name, as_scalar(flops_per_element * elements), as_scalar((reads + writes) * bytes_per_element * elements))
 
 
+SWIGLU_FLOPS_PER_ELEMENT = 5.0
+"""FLOPs per element of the SwiGLU product ``silu(gate) · up``: ``silu(x) = x · sigmoid(x)``
+is about 4 (negate, exponential, add, divide, then the multiply by ``x``, counting the
+exponential as one) and the product with ``up`` is 1. Shazeer (2020), eq. 6."""
+ROPE_FLOPS_PER_ELEMENT = 3.0
+"""FLOPs per element of rotary position embeddings: each pair ``(x₁, x₂)`` becomes
+``(x₁ cos θ − x₂ sin θ, x₁ sin θ + x₂ cos θ)``, 6 FLOPs per 2 elements. Su et al. (2021), eq. 34."""
+
 LAYER_NORM_FLOPS_PER_ELEMENT = 8.0
 """FLOPs per element of a LayerNorm forward pass: mean (1), variance (3: subtract, square,
 accumulate), normalise (2), scale and shift (2). An RMSNorm does about 5."""
@@ -173,24 +181,35 @@ def layer_norm(tokens, hidden, bytes_per_element: float = 2.0) -> Op:
 
 
 def attention_scores(batch, heads, seq_length, head_dim, bytes_per_element: float = 2.0, *,
-                     fused: bool = False) -> Op:
-    """The attention core ``softmax(Q Kᵀ / √d) V`` for ``batch × heads`` heads.
+                     fused: bool = False, kv_heads=None) -> Op:
+    """The attention core ``softmax(Q Kᵀ / √d) V`` for ``batch × heads`` query heads.
 
     FLOPs: ``4 b a s² d`` (``Q Kᵀ`` and ``P V``, 2 FLOPs per multiply-add; the softmax's
-    ~5 FLOPs per score are counted too). Traffic:
+    ~5 FLOPs per score are counted too). Traffic, with ``g = kv_heads`` key/value heads
+    (grouped-query attention, Ainslie et al. 2023: ``a / g`` query heads share each K and V;
+    default ``g = a``, multi-head attention):
 
     * **naive** (three kernels): read Q, K; write the ``s × s`` scores; the softmax reads and
-      writes them; ``P V`` reads them and V and writes O: ``(4 s d + 4 s²) b a`` elements.
-    * **fused** (FlashAttention; Dao et al. 2022, sec. 3.2): scores stay on chip; read Q, K, V,
-      write O: ``4 s d b a`` elements.
+      writes them; ``P V`` reads them and V and writes O: ``(2 a s d + 2 g s d + 4 a s²) b``
+      elements.
+    * **fused** (FlashAttention; Dao et al. 2022, sec. 3.2): scores stay on chip; read Q
+      (``a`` heads), K and V (``g`` heads each), write O (``a`` heads): ``2 (a + g) s d b``
+      elements. Each K/V tile is read once per group of query heads that shares it, the ideal
+      a GQA-aware kernel approaches.
 
+    The classic misreading: counting K and V at all ``a`` heads for a GQA model, which
+    overstates the fused kernel's traffic by ``(2a) / (a + g)`` (1.8x for Llama 3 70B).
     The naive form's intensity tends to ``d/(2·bytes)``-ish and never rises with ``s``; the
     fused form's grows like ``s``.
     """
-    _positive(batch=batch, heads=heads, seq_length=seq_length, head_dim=head_dim)
-    b, a, s, d = (np.asarray(x, dtype=float) for x in (batch, heads, seq_length, head_dim))
+    if kv_heads is None:
+        kv_heads = heads
+    _positive(batch=batch, heads=heads, seq_length=seq_length, head_dim=head_dim, kv_heads=kv_heads)
+    b, a, s, d, g = (np.asarray(x, dtype=float) for x in (batch, heads, seq_length, head_dim, kv_heads))
+    if np.any(g > a):
+        raise ValueError(f"kv_heads={kv_heads!r} must be <= heads={heads!r}")
     flops = b * a * (4 * s * s * d + 5 * s * s)
-    elements = b * a * (4 * s * d + (0 if fused else 4 * s * s))
+    elements = b * (2 * (a + g) * s * d + (0 if fused else 4 * a * s * s))
     name = "attention (fused)" if fused else "attention (naive)"
     return Op(name, as_scalar(flops), as_scalar(elements * bytes_per_element))
 
@@ -221,10 +240,24 @@ def layer_ops(model: models.TransformerConfig, micro_batch, seq_length=None, *,
     """The forward-pass operations of one transformer layer, by name.
 
     Training (``decode=False``): ``tokens = micro_batch × seq_length`` rows go through the
-    QKV, output, MLP up (gate + up when gated) and MLP down GEMMs, the fused attention
-    core, and the two norms (one op, ``norms (x2)``). The backward pass runs GEMMs of the same shapes (transposed), so
-    the same intensities apply. Decode (``decode=True``): each sequence contributes one
-    new token, and attention reads the KV cache of ``seq_length`` tokens.
+    QKV, output, MLP up (gate + up when gated) and MLP down GEMMs and the fused attention
+    core (grouped-query: K and V at ``num_kv_heads``), plus the memory-bound elementwise
+    kernels of a pre-norm block, each modelled with :func:`elementwise` as one pass over its
+    operands (the traffic of a reasonably fused implementation; an unfused one moves more):
+
+    * ``norms (x2)``: the norm before attention and the one before the MLP (:func:`layer_norm`);
+    * ``RoPE``: rotary embeddings applied to Q and K, ``tokens · (h + g d)`` elements read and
+      written (the cos/sin tables are small and cached); :data:`ROPE_FLOPS_PER_ELEMENT`;
+    * ``SwiGLU product`` (gated MLPs only): ``silu(gate) · up`` reads two ``tokens × f``
+      matrices and writes one; :data:`SWIGLU_FLOPS_PER_ELEMENT`;
+    * ``residual adds (x2)``: ``x + attn(x)`` and ``x + mlp(x)``, each reading two
+      ``tokens × h`` matrices and writing one, 1 FLOP per element.
+
+    The backward pass runs GEMMs of the same shapes (transposed), so the same intensities
+    apply; each elementwise kernel's backward reads its saved inputs and the incoming gradient
+    and writes the outgoing one, roughly twice its forward traffic. Decode (``decode=True``):
+    each sequence contributes one new token, and attention reads the KV cache of
+    ``seq_length`` tokens.
 
     ``tp`` splits the GEMMs' weight matrices across tensor-parallel GPUs (Megatron-LM:
     Shoeybi et al. 2019), which shrinks their inner dimension and lowers intensity.
@@ -256,10 +289,22 @@ def layer_ops(model: models.TransformerConfig, micro_batch, seq_length=None, *,
         traffic = b * (model.kv_heads / tp) * 2 * s * d * bpe
         ops["attention (KV cache)"] = Op("attention (KV cache)", as_scalar(flops), as_scalar(traffic))
     else:
-        ops["attention (fused)"] = attention_scores(b, heads, s, d, bpe, fused=True)
+        ops["attention (fused)"] = attention_scores(b, heads, s, d, bpe, fused=True, kv_heads=model.kv_heads / tp)
     norms = layer_norm(2 * tokens, h, bpe)  # one before attention, one before the MLP
     ops["norms (x2)"] = Op("norms (x2)", norms.flops, norms.bytes)
+    ops["RoPE"] = elementwise(tokens * (h + kv_dim) / tp, reads=1, writes=1,
+                              flops_per_element=ROPE_FLOPS_PER_ELEMENT, bytes_per_element=bpe, name="RoPE")
+    if model.gated_mlp:
+        ops["SwiGLU product"] = elementwise(tokens * f / tp, reads=2, writes=1,
+                                            flops_per_element=SWIGLU_FLOPS_PER_ELEMENT, bytes_per_element=bpe,
+                                            name="SwiGLU product")
+    ops["residual adds (x2)"] = elementwise(2 * tokens * h, reads=2, writes=1, flops_per_element=1.0,
+                                            bytes_per_element=bpe, name="residual adds (x2)")
     return ops
+
+
+GEMM_OPS = ("QKV projection", "attention output", "MLP up", "MLP down")
+"""Names of the four weight GEMMs among :func:`layer_ops`'s operations."""
 
 
 def critical_tokens(k, n, ridge, bytes_per_element: float = 2.0):

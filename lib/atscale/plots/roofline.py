@@ -48,7 +48,7 @@ def roofline_chart(accelerators=("H100 SXM", "A100 SXM 80GB", "B200"), dtype: st
         _roof_line(ax, r, PALETTE[i % len(PALETTE)], f"{r.name} (ridge {r.ridge_point:,.0f} FLOP/B)", lo, hi)
     if extra is not None:
         _roof_line(ax, extra, PALETTE[0], f"{extra.name}", lo, hi, ls="--")
-    markers = "o^sDvP*X"
+    markers = "o^sDvP*Xph<>"
     for j, op in enumerate(ops):  # one legend entry per op: their labels would overlap on the roof
         x = float(op.intensity)
         y = roofline.attainable_flops(roofs[0], x) / 1e12
