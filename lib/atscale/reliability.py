@@ -147,6 +147,8 @@ LLAMA3_INTERRUPTIONS = {
 }
 LLAMA3_GPUS = 16_384
 LLAMA3_WINDOW = 54 * u.day
+LLAMA3_SDC_INTERRUPTIONS = 6
+"""Of the GPU-related interruptions above, those Table 5 attributes to silent data corruption (detected ones)."""
 
 
 def profile_from_counts(name: str, interruptions: dict[str, int], gpus: int, window: float, *,
@@ -582,3 +584,116 @@ def timeline(work, interval, checkpoint_time, mtbf, restart_time=0.0, *, seed=0)
             events.append(Event("restart", t, t + r))
             t += r
     return tuple(events)
+
+
+# --------------------------------------------------------------------------------------
+# The exact optimum, restart time, spares, stragglers
+# --------------------------------------------------------------------------------------
+def exact_optimal_interval(checkpoint_time, mtbf):
+    """The interval that maximises :func:`goodput_exact`, in seconds (no approximation).
+
+    Setting the derivative of ``τ / (e^{(τ+δ)/M} - 1)`` to zero gives ``e^{(τ+δ)/M} (1 - τ/M) = 1``;
+    with ``v = 1 - τ/M`` this is ``ln v - v + 1 + δ/M = 0``, i.e. ``τ = M (1 + W₀(-e^{-1-δ/M}))``
+    with ``W₀`` the principal branch of Lambert's W. Solved here by Newton's method from the left
+    (the function is concave and increasing on (0, 1), so the iterates rise monotonically to the root).
+    The restart time does not enter: ``e^{R/M}`` is a constant factor of the goodput. Source: the
+    maximisation of Daly (2006), eq. 13; Young's ``sqrt(2δM)`` and Daly's eq. 37 are its expansions
+    in ``sqrt(δ/M)``.
+
+    Args:
+        checkpoint_time: δ, seconds per checkpoint stall.
+        mtbf: M, seconds between job failures.
+    """
+    checkpoint_time, mtbf = _check_interval_inputs(checkpoint_time, mtbf)
+    d = checkpoint_time / mtbf
+    v = np.maximum(1 - np.sqrt(2 * d), np.exp(-1 - d))   # left of the root: ln v - v + 1 <= -(1-v)^2/2
+    for _ in range(60):
+        v = v - (np.log(v) - v + 1 + d) / (1 / v - 1)
+    result = mtbf * (1 - v)
+    return as_scalar(result)
+
+
+NCCL_DEFAULT_TIMEOUT = 600.0
+"""Seconds a collective may hang before PyTorch's NCCL watchdog aborts it: the default ``timeout`` of
+``torch.distributed.init_process_group`` for the NCCL backend (10 minutes since PyTorch 2.2; 30 minutes
+before, and for other backends). Source: PyTorch documentation of ``init_process_group``; pytorch/pytorch
+pull request 110947 ("Change ProcessGroupNCCL default timeout to 10 min"). A job that relies on it to
+notice a dead rank pays it in every restart."""
+
+
+@dataclass(frozen=True)
+class RestartTime:
+    """The restart time ``R`` as the sequence of steps a failure costs, in seconds.
+
+    ``detect``: from the failure to the job noticing it (a missed heartbeat, or a collective that hangs
+    until the watchdog timeout); ``replace``: bring in a healthy node (seconds with a hot spare, minutes
+    to provision one); ``relaunch``: start the processes and re-create the communicators; ``load``: read
+    the checkpoint back and restore the data-loader state. ``total`` is their sum (``R``).
+    """
+
+    detect: float
+    replace: float
+    relaunch: float
+    load: float
+
+    def __post_init__(self):
+        for name in ("detect", "replace", "relaunch", "load"):
+            value = getattr(self, name)
+            if not value >= 0:
+                raise ValueError(f"{name}={value!r} must be >= 0 (seconds)")
+
+    @property
+    def total(self) -> float:
+        """R, seconds."""
+        return self.detect + self.replace + self.relaunch + self.load
+
+    def parts(self) -> dict[str, float]:
+        return {"detect": self.detect, "replace": self.replace, "relaunch": self.relaunch, "load": self.load}
+
+
+def heartbeat_detection_time(interval, missed=3):
+    """Seconds from a failure to its detection by heartbeats: ``missed × interval`` at worst.
+
+    A health monitor declares a rank dead after ``missed`` consecutive heartbeats fail to arrive; the
+    failure falls somewhere in the first missed period, so detection takes between ``(missed - 1)`` and
+    ``missed`` intervals (the upper bound is returned). Source: the standard heartbeat failure detector
+    (e.g. the system-design write-up's 5 s heartbeat; TorchElastic's rendezvous keep-alive)."""
+    interval, missed = np.asarray(interval, dtype=float), np.asarray(missed, dtype=float)
+    if np.any(interval <= 0):
+        raise ValueError(f"interval={interval!r} must be positive (seconds)")
+    if np.any(missed < 1):
+        raise ValueError(f"missed={missed!r} must be >= 1")
+    return as_scalar(interval * missed)
+
+
+def _poisson_cdf(k, mean):
+    term = total = math.exp(-mean)
+    for i in range(1, k + 1):
+        term *= mean / i
+        total += term
+    return total
+
+
+def spares_needed(num_nodes, node_mttf, repair_time, coverage=0.99):
+    """Hot spares needed so that a failed node can be replaced at once with probability ``coverage``.
+
+    Nodes fail at rate ``num_nodes / node_mttf`` and each spends ``repair_time`` in repair, so the number
+    of nodes in repair at a random moment is Poisson with mean ``num_nodes × repair_time / node_mttf``
+    (an M/G/∞ queue: Palm's theorem, the occupancy depends on the repair time only through its mean).
+    Returns the smallest ``k`` with ``P(in repair <= k) >= coverage`` (an int). Source: Palm (1938);
+    e.g. Kleinrock, *Queueing Systems* vol. 1, sec. 3.5 (M/M/∞, and its insensitivity to the service
+    distribution). Units: seconds for ``node_mttf`` and ``repair_time``.
+    """
+    if not (num_nodes >= 1):
+        raise ValueError(f"num_nodes={num_nodes!r} must be >= 1")
+    if not node_mttf > 0:
+        raise ValueError(f"node_mttf={node_mttf!r} must be positive (seconds)")
+    if not repair_time >= 0:
+        raise ValueError(f"repair_time={repair_time!r} must be >= 0 (seconds)")
+    if not 0 < coverage < 1:
+        raise ValueError(f"coverage={coverage!r} must be in (0, 1)")
+    mean = num_nodes * repair_time / node_mttf
+    k = 0
+    while _poisson_cdf(k, mean) < coverage:
+        k += 1
+    return k
