@@ -58,10 +58,44 @@ def test_fabric_bandwidths_are_per_direction():
     assert hw.fabric("NVLink 3").bandwidth == 300e9
     assert hw.fabric("NVLink 4").bandwidth == 450e9
     assert hw.fabric("NVLink 5").bandwidth == 900e9
-    # Every NVIDIA accelerator's scale-up figure agrees with its fabric.
+    assert hw.fabric("NVLink bridge").bandwidth == 300e9
+    assert hw.fabric("Infinity Fabric").bandwidth == 448e9
+    # Every accelerator's scale-up link is a catalog fabric, and its per-GPU figure agrees with it.
     for acc in hw.ACCELERATORS.values():
-        if acc.scale_up_fabric in hw.FABRICS:
-            assert acc.scale_up_bandwidth == hw.FABRICS[acc.scale_up_fabric].bandwidth
+        assert acc.fabric is hw.FABRICS[acc.scale_up_fabric] and acc.fabric.kind == "scale-up"
+        assert acc.scale_up_bandwidth == acc.fabric.bandwidth
+
+
+def test_nvlink_provenance_arithmetic():
+    # Per link, NVLink 3 and 4 carry 50 GB/s and NVLink 5 100 GB/s counting both directions: the link
+    # counts times those give the marketed totals, and half of each is the stored per-direction figure.
+    for name, links, per_link_both in (("NVLink 3", 12, 50e9), ("NVLink 4", 18, 50e9), ("NVLink 5", 18, 100e9)):
+        fab = hw.fabric(name)
+        assert links * per_link_both / 2 == fab.bandwidth
+        assert f"{links} links x {per_link_both / 1e9:.0f} GB/s (both directions" in fab.sources["bandwidth"]
+
+
+def test_memory_nominal_physical_usable():
+    # "80 GB" is 80 GiB of DRAM; the driver reports 81,559 MiB on an H100 and 143,771 MiB on an H200.
+    h100, h200 = hw.H100_SXM, hw.H200_SXM
+    assert (h100.memory_capacity, h100.memory_physical) == (80e9, 80 * 2**30)
+    assert h100.memory_usable == 81559 * 2**20 == 85_520_809_984
+    assert h100.usable_memory == h100.memory_usable
+    assert h200.memory_usable == 143771 * 2**20 and h200.memory_physical is None
+    assert "not published" in h200.source("memory_physical")
+    assert hw.A100_SXM_80GB.memory_usable == 81920 * 2**20 == hw.A100_SXM_80GB.memory_physical
+    assert hw.A100_SXM_40GB.memory_usable == 40960 * 2**20
+    assert hw.B200.memory_usable == 183359 * 2**20
+    # Unknown driver figure: the model falls back to the nominal one, and the source says so.
+    assert hw.MI300X.memory_usable is None and hw.MI300X.usable_memory == 192e9
+    assert hw.H100_PCIE.usable_memory == 80e9 and "no published" in hw.H100_PCIE.source("memory_usable")
+    for acc in hw.ACCELERATORS.values():
+        for name in ("memory_capacity", "memory_physical", "memory_usable"):
+            assert acc.source(name), (acc.name, name)
+        if acc.memory_usable is not None:  # the fallback is conservative wherever both are known
+            assert acc.memory_usable > acc.memory_capacity
+        if acc.memory_physical is not None and acc.memory_usable is not None:
+            assert acc.memory_usable <= acc.memory_physical
 
 
 def test_measured_ceilings_are_below_peak():
@@ -100,6 +134,8 @@ def test_what_if_is_a_new_object():
         (lambda: hw.A100_SXM_80GB.peak("fp8"), r"dtype='fp8' is not supported by A100 SXM 80GB; it has"),
         (lambda: hw.H100_SXM.peak("int4"), r"dtype='int4'"),
         (lambda: dataclasses.replace(hw.H100_SXM, hbm_bandwidth=-1.0), r"hbm_bandwidth=-1.0 must be a positive"),
+        (lambda: dataclasses.replace(hw.H100_SXM, memory_usable=0.0), r"memory_usable=0.0 must be a positive"),
+        (lambda: dataclasses.replace(hw.H100_SXM, scale_up_fabric="Myrinet").fabric, r"unknown fabric 'Myrinet'"),
         (lambda: dataclasses.replace(hw.H100_SXM, peak_flops={"fp4": 1e15}), r"dtype='fp4'"),
         (lambda: dataclasses.replace(hw.DGX_H100, gpus=0), r"gpus=0 must be a positive integer"),
         (lambda: hw.Cluster.of_gpus(hw.DGX_H100, 1001, hw.fabric("InfiniBand NDR")), r"gpus=1001 must be a positive multiple"),

@@ -1,5 +1,9 @@
+import dataclasses
+
 import numpy as np
 import pytest
+
+from atscale import hardware as hw
 
 from atscale import memory as M
 from atscale import models as m
@@ -10,6 +14,59 @@ def test_sixteen_bytes_per_parameter():
     assert M.optimizer("adam-mixed").total == 16
     assert M.optimizer("sgd-momentum-mixed").total == 12
     assert M.optimizer("adam-bf16").total == 8
+
+
+def test_megatron_distributed_optimizer_layouts():
+    # Megatron-LM / Megatron-Core, 'Distributed Optimizer': 20 / 4 + 16/d (FP16), 18 / 6 + 12/d
+    # (BF16 parameters, FP32 gradients), 16 / 8 + 8/d (FP32); the distributed optimizer is ZeRO-1.
+    for name, unsharded, fixed, sharded in (("megatron-fp16", 20, 4, 16), ("megatron-bf16", 18, 6, 12),
+                                            ("adam-fp32", 16, 8, 8)):
+        assert M.model_state_bytes(1.0, name).total == unsharded
+        for d in (1, 8, 32, 1024):
+            assert M.model_state_bytes(1.0, name, zero_stage=1, dp=d).total == pytest.approx(fixed + sharded / d)
+    assert M.RUNNING_EXAMPLE_OPTIMIZER == "megatron-bf16"
+
+
+def test_running_example_state_is_14_gb_not_9_6():
+    plan, ll = RUNNING_EXAMPLE.plan, m.LLAMA3_70B
+    state = lambda opt: M.model_state_bytes(ll, opt, zero_stage=plan.zero_stage, dp=plan.dp, tp=plan.tp,
+                                            pp=plan.pp).total
+    assert state("adam-mixed") / 1e9 == pytest.approx(9.65, abs=0.01)  # the ZeRO paper's 4 + 12/d
+    assert state("megatron-bf16") / 1e9 == pytest.approx(14.06, abs=0.01)  # Megatron's 6 + 12/d
+    # The largest micro-batch: 3 on the H100's 85.5e9 usable bytes (2 on a nominal 80e9), 6 on the H200.
+    opt = M.RUNNING_EXAMPLE_OPTIMIZER
+    assert M.max_micro_batch(ll, "H100 SXM", plan, optimizer_name=opt) == 3
+    nominal = dataclasses.replace(hw.H100_SXM, memory_usable=None)
+    assert M.max_micro_batch(ll, nominal, plan, optimizer_name=opt) == 2
+    assert M.max_micro_batch(ll, nominal, plan) == 3  # the old 16-byte layout on 80e9
+    assert M.max_micro_batch(ll, "H200 SXM", plan, optimizer_name=opt) == 6
+    assert M.max_micro_batch(ll, "H100 SXM", dataclasses.replace(plan, pp=8, dp=16, global_batch=None),
+                             optimizer_name=opt) == 3
+    assert plan.micro_batches == 32  # gradient accumulation: 1,024 / (1 x 32)
+
+
+def test_zero3_traffic_is_why_the_example_uses_tp_and_pp():
+    ll = m.LLAMA3_70B
+    # Pure ZeRO-3 on 64 GPUs: the state fits, and so do the activations of one sequence with full
+    # recomputation (not with selective recomputation and no TP).
+    state = M.model_state_bytes(ll, zero_stage=3, dp=64).total
+    cap = hw.H100_SXM.usable_memory
+    full = ll.num_layers * M.activation_bytes_per_layer(ll, 1, recompute="full")
+    selective = ll.num_layers * M.activation_bytes_per_layer(ll, 1, recompute="selective")
+    assert state + full < cap < state + selective
+    # 3 Psi in BF16 per GPU per step: 423 GB, 8.5 s over one NDR port, against ~10 s of step compute.
+    traffic = M.zero_communication_bytes(ll, 3)
+    assert traffic / 1e9 == pytest.approx(423.3, abs=0.1)
+    assert traffic / hw.DGX_H100.nic_bandwidth == pytest.approx(8.47, abs=0.01)
+    assert RUNNING_EXAMPLE.run_time / RUNNING_EXAMPLE.steps == pytest.approx(9.97, abs=0.01)
+    # With TP = 8 and PP = 4 the data-parallel group moves 2 Psi / 32: 8.8 GB.
+    assert M.zero_communication_bytes(ll, 1, tp=8, pp=4) / 1e9 == pytest.approx(8.82, abs=0.01)
+
+
+def test_logits_bytes():
+    ll = m.LLAMA3_70B  # s b V x 4 bytes: 8,192 x 128,256 x 4 = 4.2 GB, 525 MB per TP rank
+    assert M.logits_bytes(ll, 1) == 8192 * ll.vocab_size * 4
+    assert M.logits_bytes(ll, 1, tp=8) / 1e6 == pytest.approx(525.3, abs=0.1)
 
 
 @pytest.mark.parametrize("stage, published_gb", [(0, 120), (1, 31.4), (2, 16.6), (3, 1.9)])
@@ -73,6 +130,16 @@ def test_zero_table2_measured_within_tolerance():
     assert min(zero1) == pytest.approx(0.811, abs=0.001) and max(zero1) == pytest.approx(0.818, abs=0.001)
 
 
+def test_zero_table2_leftover_on_the_usable_bytes():
+    # What the measured models leave of a V100's 32,768 MiB (34.36e9 bytes) beside their model state.
+    dp1, z1 = (next(r for r in M.ZERO_TABLE2 if r.zero_stage == s and r.mp == 1) for s in (0, 1))
+    assert dp1.capacity_usable == 32768 * 2**20
+    assert dp1.leftover / 1e9 == pytest.approx(13.56, abs=0.01)  # 34.36 - 16 x 1.3
+    assert z1.leftover / 1e9 == pytest.approx(8.40, abs=0.01)  # 34.36 - 6.2 x (4 + 12/64)
+    # Take the baseline's fused FP32 gradient buffer (4 bytes per parameter) away: about ZeRO-1's leftover.
+    assert (dp1.leftover - 4 * dp1.measured_params) / 1e9 == pytest.approx(8.36, abs=0.01)
+
+
 def test_zero_state_vectorised_and_monotone():
     dp = np.array([1, 8, 64, 1024])
     for stage in range(4):
@@ -132,6 +199,7 @@ def test_breakdown_fits_and_overflow():
     assert "does not fit: over by" in alone.verdict()
     sharded = M.breakdown(m.LLAMA3_70B, "H100 SXM", RUNNING_EXAMPLE.plan)
     assert sharded.fits and sharded.overflow == 0 and sharded.total < 80e9
+    assert sharded.capacity == hw.H100_SXM.memory_usable  # the driver's bytes, not the nominal 80e9
     assert "fits:" in sharded.verdict() and "<table" in sharded._repr_html_()
 
 
@@ -145,14 +213,18 @@ def test_max_micro_batch_and_min_gpus():
     kw = dict(tp=8, pp=4, dp=32, zero_stage=1, sequence_parallel=True, recompute="selective")
     assert M.max_micro_batch(m.LLAMA3_70B, "H100 SXM", **kw) == b
     assert M.max_micro_batch(m.LLAMA3_70B, "H100 SXM") == 0  # infeasible, reported as such
-    assert M.min_gpus_for_state(1e12, "H100 SXM") == 200  # 16 TB / 80 GB
-    assert M.min_gpus_for_state(m.LLAMA3_70B, "H100 SXM") == 15
+    assert M.min_gpus_for_state(1e12, "H100 SXM") == 188  # 16e12 / 85.52e9 usable (not 16 TB / 80 GB = 200)
+    assert M.min_gpus_for_state(1e12, "B200") == 84 and M.min_gpus_for_state(1e12, "H100 SXM", "adam-bf16") == 94
+    assert M.min_gpus_for_state(m.LLAMA3_70B, "H100 SXM") == 14
 
 
 def test_checkpoint_size():
     assert M.checkpoint_bytes(m.LLAMA3_70B) == pytest.approx(14 * m.LLAMA3_70B.num_params)
     assert M.checkpoint_bytes(70.6e9) / 1e9 == pytest.approx(988.4, abs=0.05)  # the source tutorial's figure
     assert M.checkpoint_bytes(m.LLAMA3_70B, weights_only=True) == 2 * m.LLAMA3_70B.num_params
+    # 14 is what Megatron-LM and DeepSpeed write; the floor is 12 (master + moments; BF16 = rounded master).
+    ckpt = M.optimizer("adam-mixed").checkpoint
+    assert ckpt == 14 and ckpt - M.optimizer("adam-mixed").weights == 12
 
 
 @pytest.mark.parametrize(
@@ -170,6 +242,10 @@ def test_checkpoint_size():
         (lambda: M.breakdown(m.LLAMA3_70B, pp=3), "pp=3 must divide num_layers=80"),
         (lambda: M.breakdown(m.LLAMA3_70B, "H300"), "unknown accelerator"),
         (lambda: M.max_params(0), "capacity=0"),
+        (lambda: M.logits_bytes(m.LLAMA3_70B, 0), "micro_batch=0"),
+        (lambda: M.logits_bytes(m.LLAMA3_70B, 1, tp=0), "tp=0"),
+        (lambda: M.zero_communication_bytes(1e9, 4), "zero_stage=4"),
+        (lambda: M.zero_communication_bytes(1e9, 3, bytes_per_element=0), "bytes_per_element=0"),
     ],
 )
 def test_bad_input(call, match):

@@ -15,6 +15,11 @@ confused so often that the catalog never leaves them implicit:
   (450 GB/s for the H100 SXM) and says so.
 * **SXM vs PCIe.** The same chip name ships as an SXM module (higher power, NVLink)
   and a PCIe card (lower clocks, lower power, slower memory): they are separate entries.
+* **Nominal vs physical vs usable memory.** "80 GB" on an H100 is a marketing figure,
+  not a count of decimal gigabytes: the DRAM is five 16 GiB HBM3 stacks (80 GiB,
+  85.9e9 bytes), and the driver leaves 81,559 MiB (85.5e9 bytes) for programs. The
+  catalog keeps all three (``memory_capacity``, ``memory_physical``, ``memory_usable``),
+  each sourced; the memory model uses :attr:`Accelerator.usable_memory`.
 
 The catalog is immutable. A "what if" is a new object::
 
@@ -67,7 +72,13 @@ class Accelerator:
         vendor, form_factor, memory_type, year: descriptive.
         peak_flops: dense peak FLOP/s per dtype (keys from :data:`DTYPES`); a dtype
             the hardware lacks is simply absent (the A100 has no FP8).
-        memory_capacity: HBM capacity in bytes (decimal, as on the datasheet).
+        memory_capacity: the *nominal* HBM capacity: the datasheet's marketing figure read
+            as decimal bytes ("80 GB" -> 80e9). Nodes and tables quote it.
+        memory_physical: bytes of DRAM the enabled HBM stacks hold (binary-sized dies, so
+            "80 GB" is 80 GiB), or ``None`` where the vendor does not publish the stack layout.
+        memory_usable: bytes the driver reports as the device's total memory
+            (``nvidia-smi --query-gpu=memory.total``), what a process can allocate before its
+            own CUDA context; ``None`` where no published reading was found.
         hbm_bandwidth: peak HBM bandwidth in bytes/s.
         scale_up_bandwidth: GPU-to-GPU bandwidth of the scale-up link (NVLink,
             Infinity Fabric) in bytes/s **per direction**, all links of one GPU together.
@@ -90,6 +101,8 @@ class Accelerator:
     scale_up_fabric: str
     tdp: float
     measured_matmul_flops: Mapping[str, float] = field(default_factory=dict)
+    memory_physical: float | None = None
+    memory_usable: float | None = None
     sources: Mapping[str, str] = field(default_factory=dict, repr=False, compare=False)
 
     def __post_init__(self):
@@ -97,11 +110,28 @@ class Accelerator:
             _frozen_mapping(self, name)
         for name in ("memory_capacity", "hbm_bandwidth", "scale_up_bandwidth", "tdp"):
             _positive(self.name, name, getattr(self, name))
+        for name in ("memory_physical", "memory_usable"):
+            if getattr(self, name) is not None:
+                _positive(self.name, name, getattr(self, name))
         for mapping in ("peak_flops", "measured_matmul_flops"):
             for dtype, value in getattr(self, mapping).items():
                 if dtype not in DTYPES:
                     raise ValueError(f"{self.name}: {mapping} has dtype={dtype!r}; valid: {DTYPES}")
                 _positive(self.name, f"{mapping}[{dtype!r}]", value)
+
+    @property
+    def usable_memory(self) -> float:
+        """Bytes the memory model may fill: :attr:`memory_usable` (what the driver reports, the
+        real ceiling of an allocation) where a reading is published, else the nominal
+        :attr:`memory_capacity`. The fallback is conservative: on every accelerator where both
+        are known, the driver's figure exceeds the nominal one read as decimal bytes (H100: 85.5e9
+        against 80e9). The CUDA context (0.5-1 GB) still comes out of it, and is not modelled."""
+        return self.memory_usable if self.memory_usable is not None else self.memory_capacity
+
+    @property
+    def fabric(self) -> "Fabric":
+        """The :class:`Fabric` entry of this accelerator's scale-up link (``scale_up_fabric``)."""
+        return fabric(self.scale_up_fabric)
 
     def peak(self, dtype: str) -> float:
         """Dense peak FLOP/s for ``dtype``; ``ValueError`` if the accelerator lacks it."""
@@ -247,6 +277,11 @@ _MI300X_DS = "AMD Instinct MI300X data sheet (2023)"
 _MAMF = "Bekman, Machine Learning Engineering, 'Maximum Achievable Matmul FLOPS' table (BF16 matmul, best shape)"
 _DENSE = "dense (the datasheet's headline figure with 2:4 sparsity is twice this)"
 _PER_DIR = "per direction, all links of one GPU (the marketed figure sums both directions)"
+_HOPPER_WP = "NVIDIA H100 Tensor Core GPU Architecture whitepaper (2022)"
+_A100_WP = "NVIDIA A100 Tensor Core GPU Architecture whitepaper (2020)"
+_SMI = "nvidia-smi's memory.total (the driver's figure) as printed in public nvidia-smi logs"
+_NOMINAL = "nominal: the marketing figure, read here as decimal bytes"
+_NO_SMI = "no published driver reading found; the memory model falls back to the nominal figure"
 
 H100_SXM = Accelerator(
     name="H100 SXM",
@@ -261,9 +296,14 @@ H100_SXM = Accelerator(
     scale_up_fabric="NVLink 4",
     tdp=700 * u.W,
     measured_matmul_flops={"bf16": 792.1e12},
+    memory_physical=80 * u.GiB,
+    memory_usable=81559 * u.MiB,
     sources={
         "peak_flops": f"{_H100_DS}, SXM column; {_DENSE}; fp64 is FP64 Tensor Core (vector FP64: 34 TFLOP/s)",
-        "memory_capacity": f"{_H100_DS}: 80 GB HBM3",
+        "memory_capacity": f"{_H100_DS}: 80 GB HBM3 ({_NOMINAL})",
+        "memory_physical": f"{_HOPPER_WP}: five HBM3 stacks of 16 GiB = 80 GiB (85.9e9 bytes)",
+        "memory_usable": f"{_SMI} (e.g. NVIDIA/nccl GitHub issue 1264, 'NVIDIA H100 80GB HBM3'): 81,559 MiB "
+        "= 85.52e9 bytes",
         "hbm_bandwidth": f"{_H100_DS}: 3.35 TB/s",
         "scale_up_bandwidth": f"{_H100_DS}: NVLink 900 GB/s, i.e. 450 GB/s {_PER_DIR}",
         "tdp": f"{_H100_DS}: up to 700 W (configurable)",
@@ -283,9 +323,12 @@ H100_PCIE = Accelerator(
     scale_up_bandwidth=300 * u.GBps,
     scale_up_fabric="NVLink bridge",
     tdp=350 * u.W,
+    memory_physical=80 * u.GiB,
     sources={
         "peak_flops": f"{_H100_DS}, PCIe column; {_DENSE}; fp64 is FP64 Tensor Core",
-        "memory_capacity": f"{_H100_DS}: 80 GB",
+        "memory_capacity": f"{_H100_DS}: 80 GB ({_NOMINAL})",
+        "memory_physical": f"{_HOPPER_WP}: five HBM2e stacks of 16 GiB = 80 GiB",
+        "memory_usable": _NO_SMI,
         "hbm_bandwidth": f"{_H100_DS}: 2 TB/s",
         "scale_up_bandwidth": f"{_H100_DS}: NVLink bridge 600 GB/s between a pair of cards, i.e. 300 GB/s {_PER_DIR} "
         "(without the bridge, PCIe Gen5 x16 gives 64 GB/s per direction)",
@@ -305,9 +348,13 @@ H200_SXM = Accelerator(
     scale_up_bandwidth=450 * u.GBps,
     scale_up_fabric="NVLink 4",
     tdp=700 * u.W,
+    memory_usable=143771 * u.MiB,
     sources={
         "peak_flops": f"{_H200_DS}, SXM column; {_DENSE}; same chip and clocks as the H100 SXM",
-        "memory_capacity": f"{_H200_DS}: 141 GB HBM3e",
+        "memory_capacity": f"{_H200_DS}: 141 GB HBM3e ({_NOMINAL})",
+        "memory_physical": "not published by NVIDIA (trade press reports six 24 GB HBM3e stacks, 144 GiB, "
+        "of which 141 are enabled; not used here)",
+        "memory_usable": f"{_SMI} ('NVIDIA H200'): 143,771 MiB = 150.75e9 bytes",
         "hbm_bandwidth": f"{_H200_DS}: 4.8 TB/s",
         "scale_up_bandwidth": f"{_H200_DS}: NVLink 900 GB/s, i.e. 450 GB/s {_PER_DIR}",
         "tdp": f"{_H200_DS}: up to 700 W",
@@ -327,9 +374,14 @@ A100_SXM_80GB = Accelerator(
     scale_up_fabric="NVLink 3",
     tdp=400 * u.W,
     measured_matmul_flops={"bf16": 267.9e12},
+    memory_physical=80 * u.GiB,
+    memory_usable=81920 * u.MiB,
     sources={
         "peak_flops": f"{_A100_DS}, SXM column; {_DENSE}; no FP8 on Ampere; fp64 is FP64 Tensor Core",
-        "memory_capacity": f"{_A100_DS}: 80 GB HBM2e",
+        "memory_capacity": f"{_A100_DS}: 80 GB HBM2e ({_NOMINAL})",
+        "memory_physical": f"{_A100_WP}: five HBM2e stacks enabled; 80 GiB, which the driver reports in full",
+        "memory_usable": f"{_SMI} (e.g. modal-labs/modal-client pull request 2797, 'A100 80GB'): 81,920 MiB "
+        "= 85.90e9 bytes",
         "hbm_bandwidth": f"{_A100_DS}: 2,039 GB/s",
         "scale_up_bandwidth": f"{_A100_DS}: NVLink 600 GB/s, i.e. 300 GB/s {_PER_DIR}",
         "tdp": f"{_A100_DS}: 400 W",
@@ -344,9 +396,14 @@ A100_SXM_40GB = dataclasses.replace(
     memory_type="HBM2",
     hbm_bandwidth=1555 * u.GBps,
     measured_matmul_flops={},
+    memory_physical=40 * u.GiB,
+    memory_usable=40960 * u.MiB,
     sources={
         **A100_SXM_80GB.sources,
-        "memory_capacity": f"{_A100_DS}: 40 GB HBM2",
+        "memory_capacity": f"{_A100_DS}: 40 GB HBM2 ({_NOMINAL})",
+        "memory_physical": f"{_A100_WP}: five HBM2 stacks enabled; 40 GiB, which the driver reports in full",
+        "memory_usable": f"{_SMI} (e.g. modal-labs/modal-client pull request 2797, 'A100 40GB'): 40,960 MiB "
+        "= 42.95e9 bytes",
         "hbm_bandwidth": f"{_A100_DS}: 1,555 GB/s",
         "measured_matmul_flops": "none published for the 40 GB part",
     },
@@ -364,9 +421,14 @@ B200 = Accelerator(
     scale_up_bandwidth=900 * u.GBps,
     scale_up_fabric="NVLink 5",
     tdp=1000 * u.W,
+    memory_usable=183359 * u.MiB,
     sources={
         "peak_flops": f"{_B200_DS}; per GPU; {_DENSE}",
-        "memory_capacity": f"{_B200_DS}: 1,440 GB per 8-GPU system, i.e. 180 GB per GPU (early announcements said 192 GB)",
+        "memory_capacity": f"{_B200_DS}: 1,440 GB per 8-GPU system, i.e. 180 GB per GPU (early announcements said "
+        f"192 GB) ({_NOMINAL})",
+        "memory_physical": "not published per GPU by NVIDIA (the 192 GB of early announcements suggests eight "
+        "24 GB stacks with part disabled; not used here)",
+        "memory_usable": f"{_SMI} ('NVIDIA B200'): 183,359 MiB = 192.27e9 bytes",
         "hbm_bandwidth": f"{_B200_DS}: 64 TB/s per system, i.e. 8 TB/s per GPU",
         "scale_up_bandwidth": f"{_B200_DS}: NVLink 5 1.8 TB/s, i.e. 900 GB/s {_PER_DIR}",
         "tdp": f"{_B200_DS}: 1,000 W per GPU",
@@ -386,9 +448,12 @@ MI300X = Accelerator(
     scale_up_fabric="Infinity Fabric",
     tdp=750 * u.W,
     measured_matmul_flops={"bf16": 781.9e12},
+    memory_physical=192 * u.GiB,
     sources={
         "peak_flops": f"{_MI300X_DS}; {_DENSE}; fp64 is FP64 matrix",
-        "memory_capacity": f"{_MI300X_DS}: 192 GB HBM3",
+        "memory_capacity": f"{_MI300X_DS}: 192 GB HBM3 ({_NOMINAL})",
+        "memory_physical": "AMD CDNA 3 architecture whitepaper (2023): eight HBM3 stacks of 24 GiB = 192 GiB",
+        "memory_usable": "no published rocm-smi reading found; the memory model falls back to the nominal figure",
         "hbm_bandwidth": f"{_MI300X_DS}: 5.3 TB/s",
         "scale_up_bandwidth": f"{_MI300X_DS}: 7 Infinity Fabric links, 896 GB/s aggregate both directions, "
         f"i.e. 448 GB/s {_PER_DIR}",
@@ -409,14 +474,22 @@ _LAT_NOTE = ("order of magnitude for a small message through one switch (softwar
 
 FABRICS: Mapping[str, Fabric] = MappingProxyType({f.name: f for f in (
     Fabric("NVLink 3", "scale-up", 300 * u.GBps, 2 * u.us, 2020, {
-        "bandwidth": f"{_NVLINK}: 12 links x 25 GB/s = 600 GB/s total, i.e. 300 GB/s {_PER_DIR}",
+        "bandwidth": f"{_NVLINK}: 12 links x 50 GB/s (both directions; 25 GB/s each way) = 600 GB/s total, i.e. 300 GB/s {_PER_DIR}",
         "latency": f"{_LAT_NOTE}; NCCL small-message latency over NVSwitch is a few µs"}),
     Fabric("NVLink 4", "scale-up", 450 * u.GBps, 2 * u.us, 2022, {
-        "bandwidth": f"{_NVLINK}: 18 links x 25 GB/s = 900 GB/s total, i.e. 450 GB/s {_PER_DIR}",
+        "bandwidth": f"{_NVLINK}: 18 links x 50 GB/s (both directions; 25 GB/s each way) = 900 GB/s total, i.e. 450 GB/s {_PER_DIR}",
         "latency": f"{_LAT_NOTE}; NCCL small-message latency over NVSwitch is a few µs"}),
     Fabric("NVLink 5", "scale-up", 900 * u.GBps, 2 * u.us, 2024, {
-        "bandwidth": f"{_NVLINK}: 18 links x 50 GB/s = 1.8 TB/s total, i.e. 900 GB/s {_PER_DIR}",
+        "bandwidth": f"{_NVLINK}: 18 links x 100 GB/s (both directions; 50 GB/s each way) = 1.8 TB/s total, i.e. 900 GB/s {_PER_DIR}",
         "latency": f"{_LAT_NOTE}; NCCL small-message latency over NVSwitch is a few µs"}),
+    Fabric("NVLink bridge", "scale-up", 300 * u.GBps, 2 * u.us, 2022, {
+        "bandwidth": f"{_H100_DS}, PCIe column: NVLink bridge 600 GB/s (both directions) between a pair of "
+        "H100 PCIe cards, i.e. 300 GB/s per direction per GPU; it joins two cards, not eight",
+        "latency": f"{_LAT_NOTE}; no published figure for the bridge: taken equal to NVLink's"}),
+    Fabric("Infinity Fabric", "scale-up", 448 * u.GBps, 2 * u.us, 2023, {
+        "bandwidth": f"{_MI300X_DS}: seven AMD Infinity Fabric links per GPU (a fully connected 8-GPU OAM "
+        "platform), 896 GB/s aggregate counting both directions, i.e. 448 GB/s per direction per GPU",
+        "latency": f"{_LAT_NOTE}; no published small-message figure: taken equal to NVLink's"}),
     Fabric("InfiniBand HDR", "scale-out", 200 * u.Gbps, 5 * u.us, 2019, {
         "bandwidth": f"{_IB}: HDR 200 Gb/s per port per direction (25 GB/s)",
         "latency": _LAT_NOTE}),
@@ -481,7 +554,7 @@ def accelerator_table(part: str = "compute"):
     """Every accelerator's headline figures, in two narrow tables.
 
     ``part="compute"``: dense peak TFLOP/s per dtype and the measured BF16 matmul ceiling.
-    ``part="memory"``: memory, HBM bandwidth, scale-up link (per direction) and power.
+    ``part="memory"``: nominal and usable memory, HBM bandwidth, scale-up link (per direction) and power.
     """
     from .tables import Table
 
@@ -496,10 +569,12 @@ def accelerator_table(part: str = "compute"):
                      caption="Compute, TFLOP/s. Peaks are dense; the last column is a measurement.")
     if part == "memory":
         rows = [(a.name, a.form_factor, f"{a.memory_capacity / u.GB:,.0f} {a.memory_type}",
+                 "—" if a.memory_usable is None else f"{a.memory_usable / u.GB:,.1f}",
                  f"{a.hbm_bandwidth / u.TBps:.2f}", f"{a.scale_up_bandwidth / u.GBps:,.0f} ({a.scale_up_fabric})",
                  f"{a.tdp:,.0f}") for a in accs]
-        return Table(("Accelerator", "Form factor", "Memory (GB)", "HBM (TB/s)", "Scale-up (GB/s per direction)",
-                      "Power (W)"), rows, caption="Memory, links and power.")
+        return Table(("Accelerator", "Form factor", "Memory, nominal (GB)", "Usable (GB)", "HBM (TB/s)",
+                      "Scale-up (GB/s per direction)", "Power (W)"), rows,
+                     caption="Memory, links and power. Usable memory is what the driver reports, in 10^9 bytes.")
     raise ValueError(f"part={part!r} must be 'compute' or 'memory'")
 
 

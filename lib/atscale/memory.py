@@ -29,7 +29,12 @@ from .plan import RECOMPUTE, Plan
 class Optimizer:
     """Bytes each parameter costs in training: ``weights`` (the copy the forward pass uses),
     ``gradients``, and ``state`` (everything the optimizer keeps: master weights, moments).
-    ``checkpoint`` is what a checkpoint must persist per parameter (no gradients)."""
+    ZeRO stage 1 (and Megatron's distributed optimizer) shards ``state`` across the data-parallel
+    replicas, stage 2 also ``gradients``, stage 3 also ``weights``.
+    ``checkpoint`` is what a checkpoint persists per parameter (no gradients): for mixed-precision
+    Adam the floor is 12 (the FP32 master and both moments; the BF16 weights are a rounding of
+    the master and can be rebuilt from it), and Megatron-LM and DeepSpeed write 14 (they save the
+    BF16 weights as well)."""
 
     name: str
     weights: float
@@ -43,16 +48,37 @@ class Optimizer:
         return self.weights + self.gradients + self.state
 
 
+_MEGATRON_DO = ("Megatron-LM / Megatron-Core documentation, 'Distributed Optimizer' (bytes per parameter, "
+                "non-distributed and distributed, d = data-parallel size)")
+
 OPTIMIZERS = MappingProxyType({o.name: o for o in (
     Optimizer("adam-mixed", 2, 2, 12, 14,
               "Rajbhandari et al. (2020), sec. 3.1: BF16/FP16 weights and gradients (2 + 2 bytes) and, for Adam, "
               "an FP32 master copy, momentum and variance (K = 12 bytes): 16 bytes per parameter. A checkpoint "
-              "keeps the BF16 weights, the master copy and both moments: 14."),
+              "keeps the master copy and both moments (12, the floor) and, as Megatron-LM and DeepSpeed write "
+              "it, the BF16 weights too: 14."),
+    Optimizer("megatron-bf16", 2, 4, 12, 14,
+              f"{_MEGATRON_DO}: BF16 parameters with FP32 gradient buffers (the main gradients the reduction "
+              "accumulates into), FP32 master copy and Adam moments: 18 unsharded, 6 + 12/d with the distributed "
+              "optimizer (it shards the master copy and moments, not the gradient buffer)."),
+    Optimizer("megatron-fp16", 2, 2, 16, 14,
+              f"{_MEGATRON_DO}: FP16 parameters and gradients; the optimizer keeps an FP32 copy of the gradients "
+              "beside the FP32 master copy and moments (4 + 12 = 16 bytes, sharded together): 20 unsharded, "
+              "4 + 16/d distributed."),
+    Optimizer("adam-fp32", 4, 4, 8, 12,
+              f"{_MEGATRON_DO}: FP32 parameters and gradients, no separate master copy, Adam moments (8): 16 "
+              "unsharded, 8 + 8/d distributed. A checkpoint keeps the weights and both moments: 12."),
     Optimizer("sgd-momentum-mixed", 2, 2, 8, 10,
               "Mixed-precision SGD with momentum: FP32 master copy and momentum (8 bytes) instead of Adam's 12."),
     Optimizer("adam-bf16", 2, 2, 4, 6,
               "Pure-BF16 Adam without a master copy: both moments in BF16 (4 bytes). Cheaper, and numerically riskier."),
 )})
+
+
+RUNNING_EXAMPLE_OPTIMIZER = "megatron-bf16"
+"""The optimizer layout of the running example: Megatron-Core's distributed optimizer with BF16
+parameters and FP32 gradient buffers (its default for BF16 training), i.e. ZeRO-1 at
+``6 + 12/d`` bytes per parameter, not the ZeRO paper's ``4 + 12/d``."""
 
 
 def optimizer(name: str | Optimizer) -> Optimizer:
@@ -151,6 +177,23 @@ def zero_communication_factor(zero_stage: int) -> float:
     return 3.0 if zero_stage == 3 else 2.0
 
 
+def zero_communication_bytes(model_or_params, zero_stage: int, *, tp: int = 1, pp: int = 1,
+                             bytes_per_element: float = 2.0):
+    """Bytes each GPU sends (and receives) over the data-parallel group per optimizer step.
+
+    ``zero_communication_factor(zero_stage) × Ψ × bytes_per_element`` with ``Ψ = params / (tp · pp)``
+    (Rajbhandari et al. 2020, sec. 7: ``2Ψ`` for data parallelism and ZeRO-1/2, ``3Ψ`` for ZeRO-3),
+    in BF16 (2 bytes) by default. It does not depend on the data-parallel degree: a bandwidth-optimal
+    collective moves about ``Ψ`` per GPU however many replicas share it. Returns bytes.
+    """
+    _degree("tp", tp)
+    _degree("pp", pp)
+    if not bytes_per_element > 0:
+        raise ValueError(f"bytes_per_element={bytes_per_element!r} must be positive")
+    psi = _params(model_or_params) / (tp * pp)
+    return as_scalar(zero_communication_factor(zero_stage) * psi * bytes_per_element)
+
+
 def max_params(capacity, optimizer_name: str = "adam-mixed", *, zero_stage: int = 0, dp=1, tp: int = 1,
                pp: int = 1):
     """The largest parameter count whose model state alone fits in ``capacity`` bytes per GPU.
@@ -179,8 +222,11 @@ class MaxModelMeasurement:
     measured_params: float
     paper_bound: float
     capacity: float = 32 * u.GB
+    capacity_usable: float = 32768 * u.MiB
     source: str = ("Rajbhandari et al. (2020), Table 2: 32 GB V100s, Megatron-LM model parallelism within a "
-                   "DGX-2 node, 'Measured Model Size' (right) and 'Max Theoretical Model Size' (left)")
+                   "DGX-2 node, 'Measured Model Size' (right) and 'Max Theoretical Model Size' (left). The "
+                   "paper's bound divides a decimal 32e9 bytes; the V100 32GB's driver reports 32,768 MiB "
+                   "(34.36e9 bytes; nvidia-smi's memory.total as printed in public nvidia-smi logs)")
 
     @property
     def dp(self) -> int:
@@ -190,6 +236,14 @@ class MaxModelMeasurement:
     def bound(self) -> float:
         """The library's state-only bound (:func:`max_params`) for this configuration, in parameters."""
         return max_params(self.capacity, zero_stage=self.zero_stage, dp=self.dp, tp=self.mp)
+
+    @property
+    def leftover(self) -> float:
+        """Bytes per GPU the measured model leaves beside its model state: the driver's usable
+        capacity (``capacity_usable``) minus :func:`model_state_bytes` of ``measured_params``.
+        This is what activations, buffers and fragmentation took."""
+        state = model_state_bytes(self.measured_params, zero_stage=self.zero_stage, dp=self.dp, tp=self.mp)
+        return self.capacity_usable - state.total
 
 
 ZERO_TABLE2 = tuple(
@@ -396,9 +450,15 @@ def breakdown(model: models.TransformerConfig, accelerator="H100 SXM", plan: Pla
     ...``); they are checked as a ``Plan`` is. ``breakdown(model, acc, RUNNING_EXAMPLE.plan)``
     gives the running example.
 
+    The capacity is the accelerator's :attr:`~atscale.hardware.Accelerator.usable_memory`: the
+    bytes the driver reports (85.5e9 on an H100 "80 GB"), because that, not the marketing figure,
+    is the ceiling an allocation hits.
+
     Not counted: the embedding and output layers' activations, temporary buffers (the largest
-    is the logits of the output layer), the CUDA context and fragmentation, which together
-    typically take a few GB. ``fits`` is therefore optimistic at the margin.
+    is the logits of the output layer, :func:`logits_bytes`), the CUDA context and
+    fragmentation, which together typically take a few GB. ``fits`` is therefore optimistic
+    at the margin. ``optimizer_name`` defaults to the ZeRO paper's 16-byte layout; the running
+    example uses :data:`RUNNING_EXAMPLE_OPTIMIZER`.
     """
     if plan is None:
         plan = Plan(**layout)
@@ -416,7 +476,7 @@ def breakdown(model: models.TransformerConfig, accelerator="H100 SXM", plan: Pla
     layers = model.num_layers // plan.pp
     acts = per_layer * layers * in_flight_micro_batches(plan.pp, virtual_stages=plan.virtual_stages)
     label = f"{model.name} on {acc.name}, {plan.describe()}, micro-batch {plan.micro_batch}"
-    return Breakdown(state.weights, state.gradients, state.optimizer, float(acts), acc.memory_capacity, label,
+    return Breakdown(state.weights, state.gradients, state.optimizer, float(acts), acc.usable_memory, label,
                      model=model.name, plan=plan)
 
 
@@ -448,17 +508,41 @@ def max_micro_batch(model: models.TransformerConfig, accelerator="H100 SXM", pla
 
 def min_gpus_for_state(model_or_params, accelerator="H100 SXM", optimizer_name: str = "adam-mixed") -> int:
     """The fewest GPUs whose memory can hold the model state when it is fully sharded
-    (ZeRO-3), before any activation: ``ceil(total bytes / capacity)``."""
+    (ZeRO-3), before any activation: ``ceil(total bytes / usable bytes per GPU)``, with the
+    accelerator's :attr:`~atscale.hardware.Accelerator.usable_memory` (for an H100, 85.5e9
+    bytes: a 1T model needs 188, not the 200 that "16 TB / 80 GB" suggests)."""
     acc = hardware.accelerator(accelerator)
     total = optimizer(optimizer_name).total * _params(model_or_params)
-    return int(math.ceil(float(total) / acc.memory_capacity))
+    return int(math.ceil(float(total) / acc.usable_memory))
+
+
+def logits_bytes(model: models.TransformerConfig, micro_batch, seq_length=None, *, tp: int = 1,
+                 bytes_per_value: float = 4.0):
+    """Bytes of the output layer's logits for one micro-batch on one GPU: ``s · b · V · 4 / t``.
+
+    The output layer turns every token's hidden state into ``V`` vocabulary scores; the loss's
+    softmax is computed on them in FP32 (4 bytes) for stability, so they are the largest single
+    temporary of a step, on the last pipeline stage. Megatron's vocabulary-parallel output layer
+    and cross-entropy split them over the ``t`` tensor-parallel ranks (Shoeybi et al. 2019,
+    sec. 3). Not included in :func:`breakdown`. Returns bytes; ``micro_batch`` may be an array.
+    """
+    _degree("tp", tp)
+    s = model.seq_length if seq_length is None else seq_length
+    b = np.asarray(micro_batch, dtype=float)
+    if np.any(b < 1) or s < 1:
+        raise ValueError(f"micro_batch={micro_batch!r} and seq_length={seq_length!r} must be >= 1")
+    if not bytes_per_value > 0:
+        raise ValueError(f"bytes_per_value={bytes_per_value!r} must be positive")
+    return as_scalar(float(s) * b * model.vocab_size * bytes_per_value / tp)
 
 
 def checkpoint_bytes(model_or_params, optimizer_name: str = "adam-mixed", *, weights_only: bool = False) -> float:
     """Bytes a training checkpoint must persist.
 
-    Full (to resume training): BF16 weights, FP32 master weights and the optimizer's moments
-    (14 bytes per parameter for mixed-precision Adam; gradients are recomputed, not saved).
+    Full (to resume training): the optimizer layout's ``checkpoint`` bytes per parameter. For
+    mixed-precision Adam that is 14, the BF16 weights, FP32 master weights and both moments, as
+    Megatron-LM and DeepSpeed write it; the floor is 12, since the BF16 weights are a rounding of
+    the FP32 master (gradients are recomputed, never saved).
     ``weights_only=True``: the 2-byte BF16 weights a model release needs.
     Llama 3 70B: 70.55e9 × 14 = 987.8 GB; the source tutorial's 988.4 GB is 14 bytes × a rounded 70.6B.
     """

@@ -1,6 +1,8 @@
 """Answer keys: the memory-wall chapter."""
 
-from .. import memory, models
+from dataclasses import replace
+
+from .. import hardware, memory, models
 from ..scenario import RUNNING_EXAMPLE
 from . import answer
 
@@ -17,7 +19,8 @@ def _():
 
 
 @answer("memory-1t-min-gpus", unit="", rtol=0.0, atol=0.5,
-        hint="16 bytes per parameter, fully sharded, divided by 80 GB per GPU; round up.")
+        hint="16 bytes per parameter, fully sharded, divided by the bytes an H100 really offers "
+             "(hardware.H100_SXM.usable_memory, not 80e9); round up.")
 def _():
     return memory.min_gpus_for_state(1e12, "H100 SXM")
 
@@ -35,9 +38,26 @@ def _():
 
 
 @answer("memory-h200-max-micro-batch", unit="", rtol=0.0, atol=0.5,
-        hint="Call memory.max_micro_batch with the running example's plan and accelerator='H200 SXM'.")
+        hint="Call memory.max_micro_batch with the running example's plan, accelerator='H200 SXM' and "
+             "optimizer_name=memory.RUNNING_EXAMPLE_OPTIMIZER.")
 def _():
-    return memory.max_micro_batch(models.LLAMA3_70B, "H200 SXM", RUNNING_EXAMPLE.plan)
+    return memory.max_micro_batch(models.LLAMA3_70B, "H200 SXM", RUNNING_EXAMPLE.plan,
+                                  optimizer_name=memory.RUNNING_EXAMPLE_OPTIMIZER)
+
+
+@answer("memory-pp8-max-micro-batch", unit="", rtol=0.0, atol=0.5,
+        hint="dataclasses.replace(ex.plan, pp=8, dp=16, global_batch=None), on the H100 SXM, with "
+             "optimizer_name=memory.RUNNING_EXAMPLE_OPTIMIZER.")
+def _():
+    plan = replace(RUNNING_EXAMPLE.plan, pp=8, dp=16, global_batch=None)
+    return memory.max_micro_batch(models.LLAMA3_70B, "H100 SXM", plan, optimizer_name=memory.RUNNING_EXAMPLE_OPTIMIZER)
+
+
+@answer("memory-zero3-traffic-time", unit="s", rtol=0.02,
+        hint="memory.zero_communication_bytes(model, 3) (3 Psi in BF16) over one NDR port per GPU, "
+             "hardware.DGX_H100.nic_bandwidth (50 GB/s).")
+def _():
+    return memory.zero_communication_bytes(models.LLAMA3_70B, 3) / hardware.DGX_H100.nic_bandwidth
 
 
 @answer("memory-300b-state", unit="B", rtol=0.02,

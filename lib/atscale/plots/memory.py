@@ -41,7 +41,8 @@ def bytes_per_param_chart(*, ax=None):
 @house_style
 def zero_stages_chart(model=models.LLAMA3_70B, accelerator="H100 SXM", *, optimizer_name="adam-mixed",
                       dp=None, tp: int = 1, pp: int = 1, ax=None):
-    """Per-GPU model state against the data-parallel degree for ZeRO stages 0-3, with the HBM line."""
+    """Per-GPU model state against the data-parallel degree for ZeRO stages 0-3, with the line of the
+    accelerator's usable memory (:attr:`~atscale.hardware.Accelerator.usable_memory`)."""
     dp = np.unique(np.geomspace(1, 4096, 40).astype(int)) if dp is None else np.asarray(dp)
     acc = hardware.accelerator(accelerator)
     ax = new_axes(ax)
@@ -49,9 +50,9 @@ def zero_stages_chart(model=models.LLAMA3_70B, accelerator="H100 SXM", *, optimi
     for stage, label in enumerate(names):
         total = memory.model_state_bytes(model, optimizer_name, zero_stage=stage, dp=dp, tp=tp, pp=pp).total / 1e9
         ax.plot(dp, total, color=PALETTE[stage], label=f"ZeRO-{label}")
-    ax.axhline(acc.memory_capacity / 1e9, color=INK, ls="--", lw=1.1)
-    ax.text(dp.min() * 1.2, acc.memory_capacity / 1e9 * 1.12, f"{acc.name}: {acc.memory_capacity / 1e9:,.0f} GB",
-            fontsize=8.5)
+    usable = acc.usable_memory / 1e9  # what the driver leaves, the ceiling the memory model uses
+    ax.axhline(usable, color=INK, ls="--", lw=1.1)
+    ax.text(dp.min() * 1.2, usable * 1.12, f"{acc.name}: {usable:,.1f} GB usable", fontsize=8.5)
     ax.set_xlim(dp.min(), dp.max())
     ax.set_ylim(0.1, 3000)
     log_axes(ax)
@@ -109,7 +110,7 @@ def memory_breakdown_chart(b: memory.Breakdown, *, ax=None):
     cap = b.capacity / 1e9
     top = max(cap, total) * 1.15
     ax.axhline(cap, xmax=0.54, color=INK, ls="--", lw=1.2)  # stops short of the labels
-    ax.text(-1.05, cap, f"HBM {cap:,.0f} GB", va="bottom", fontsize=9)
+    ax.text(-1.05, cap, f"usable HBM {cap:,.1f} GB", va="bottom", fontsize=9)
     # Direct labels in a fixed column, top to bottom in stack order: cheaper to draw than a legend
     # (which measures and packs its entries on every redraw) and never overlapping thin segments.
     for i, (name, value, colour) in enumerate(zip(names[::-1], heights[::-1], colours[::-1])):

@@ -22,7 +22,8 @@ def _summary(b: memory.Breakdown) -> str:
 def memory_explorer() -> Explorer:
     """Model, optimizer, ZeRO stage, TP/PP/DP, micro-batch, sequence, recomputation: does it fit?
 
-    Starts at the running example (:data:`atscale.scenario.RUNNING_EXAMPLE`) and its plan.
+    Starts at the running example (:data:`atscale.scenario.RUNNING_EXAMPLE`), its plan and its
+    optimizer layout (:data:`atscale.memory.RUNNING_EXAMPLE_OPTIMIZER`).
     """
     ex, plan = RUNNING_EXAMPLE, RUNNING_EXAMPLE.plan
     return Explorer(
@@ -31,7 +32,7 @@ def memory_explorer() -> Explorer:
         summary=_summary,
         model=dropdown(["Llama 3 8B", "Llama 3 70B", "Llama 3 405B", "GPT-3 175B"], ex.model.name, "Model"),
         accelerator=dropdown(list(hardware.ACCELERATORS), ex.cluster.accelerator.name, "Accelerator"),
-        optimizer_name=dropdown(list(memory.OPTIMIZERS), "adam-mixed", "Optimizer"),
+        optimizer_name=dropdown(list(memory.OPTIMIZERS), memory.RUNNING_EXAMPLE_OPTIMIZER, "Optimizer"),
         zero_stage=dropdown([0, 1, 2, 3], plan.zero_stage, "ZeRO stage"),
         tp=dropdown([1, 2, 4, 8], plan.tp, "Tensor parallel (TP)"),
         pp=dropdown([1, 2, 4, 8, 16], plan.pp, "Pipeline parallel (PP)"),
