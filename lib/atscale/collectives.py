@@ -1,0 +1,563 @@
+"""Collective communication: what an all-reduce (and its relatives) really costs.
+
+The module follows the chapter. First the definitions nccl-tests uses to report a collective
+(algorithm bandwidth, bus bandwidth); then the bytes each rank must send under each algorithm
+(ring, double binary tree, in-network reduction); then the alpha-beta (Hockney) time of one
+collective on one link technology, with the link's *achievable* fraction of its line rate and
+its per-hop latency calibrated on published nccl-tests measurements; then the hierarchical
+all-reduce of a multi-node cluster (reduce-scatter inside the node, all-reduce across nodes on
+one NIC per GPU, all-gather back); last the data-parallel gradient all-reduce of a training step
+and how much of it can hide behind the backward pass.
+
+The time model, for a collective ``op`` of ``M`` bytes on ``n`` ranks with algorithm ``a``::
+
+    T = t0 + s_a(n) * alpha + D_a(op, n, M) / (eta * B)
+
+``s_a(n)``: sequential communication steps (``2(n-1)`` for a ring all-reduce, ``2 log2 n`` for a
+tree, 2 for in-network reduction); ``alpha``: latency per step; ``t0``: fixed cost of launching the
+collective; ``D``: bytes the busiest rank sends (:func:`bytes_sent_per_rank`); ``B``: the link's
+line rate per direction per GPU; ``eta``: the fraction of it a collective achieves (protocol
+overhead). This is Hockney's (1994) model with the per-step accounting of Thakur, Rabenseifner
+and Gropp (2005, Table 1) and the structure of NCCL's own tuning model (``src/graph/tuning.cc``:
+a base latency per algorithm and protocol, plus a hardware latency per step).
+
+All sizes are bytes, times seconds, bandwidths bytes/s per direction. ``size`` is the message
+as nccl-tests counts it: for all-gather and reduce-scatter the *whole* array (``n`` shards).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import numbers
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Mapping
+
+import numpy as np
+
+from . import hardware
+from . import units as u
+from ._numeric import as_scalar
+
+__all__ = [
+    "OPS", "ALGORITHMS", "LinkModel", "LINK_MODELS", "IN_NETWORK", "link_model", "supports_in_network",
+    "bus_bandwidth_factor", "algorithm_bandwidth", "bus_bandwidth", "bytes_sent_per_rank", "steps",
+    "collective_time", "latency_bound_size", "best_algorithm", "Hierarchical", "hierarchical_phases",
+    "hierarchical_time", "Measurement", "CALIBRATION", "VALIDATION", "model_time", "fit_ring_latency",
+    "ring_schedule", "gradient_sync", "GradientSync", "exposed_time",
+]
+
+OPS = ("all-reduce", "reduce-scatter", "all-gather", "all-to-all", "broadcast")
+"""The collectives the module models, named as nccl-tests names them (without ``_perf``)."""
+
+ALGORITHMS = ("ring", "tree", "in-network")
+"""``ring``; ``tree`` (NCCL's double binary tree, all-reduce only); ``in-network`` (the switch
+reduces: NVLink SHARP inside an NVLink domain, SHARP on InfiniBand switches; all-reduce only).
+``"nvls"`` is accepted as a synonym of ``"in-network"``."""
+
+_ALIASES = {"nvls": "in-network", "sharp": "in-network"}
+
+
+# --------------------------------------------------------------------------------------
+# Validation helpers
+# --------------------------------------------------------------------------------------
+def _op(op: str) -> str:
+    if op not in OPS:
+        raise ValueError(f"op={op!r} is not a collective this module models; valid: {OPS}")
+    return op
+
+
+def _algorithm(algorithm: str) -> str:
+    algorithm = _ALIASES.get(algorithm, algorithm)
+    if algorithm not in ALGORITHMS:
+        raise ValueError(f"algorithm={algorithm!r} is unknown; valid: {ALGORITHMS} (or 'nvls', 'sharp')")
+    return algorithm
+
+
+def _ranks(ranks):
+    n = np.asarray(ranks)
+    if n.dtype == bool or not np.issubdtype(n.dtype, np.number) or np.any(n < 1) or np.any(n != np.floor(n)):
+        raise ValueError(f"ranks={ranks!r} must be whole numbers >= 1")
+    return n.astype(float)
+
+
+def _size(size):
+    m = np.asarray(size, dtype=float)
+    if np.any(~np.isfinite(m)) or np.any(m < 0):
+        raise ValueError(f"size={size!r} must be a finite number of bytes >= 0")
+    return m
+
+
+# --------------------------------------------------------------------------------------
+# How nccl-tests reports a collective
+# --------------------------------------------------------------------------------------
+def bus_bandwidth_factor(op: str, ranks):
+    """The factor nccl-tests multiplies the algorithm bandwidth by to get the bus bandwidth.
+
+    all-reduce ``2(n-1)/n``; reduce-scatter, all-gather and all-to-all ``(n-1)/n``; broadcast 1.
+    It converts ``size / time`` into the bandwidth each rank's link actually carried, so the number
+    is comparable with the hardware's per-direction line rate whatever ``n`` is. Source: nccl-tests,
+    ``doc/PERFORMANCE.md`` ("Bus bandwidth"), and the ``getBw`` of each ``src/*.cu``. Vectorised.
+    """
+    n = _ranks(ranks)
+    factor = {"all-reduce": 2 * (n - 1) / n, "reduce-scatter": (n - 1) / n, "all-gather": (n - 1) / n,
+              "all-to-all": (n - 1) / n, "broadcast": np.ones_like(n)}[_op(op)]
+    return as_scalar(factor)
+
+
+def algorithm_bandwidth(size, seconds):
+    """``size / seconds`` in bytes/s: nccl-tests' *algbw* (``size`` as nccl-tests counts it)."""
+    m, t = _size(size), np.asarray(seconds, dtype=float)
+    if np.any(~(t > 0)):
+        raise ValueError(f"seconds={seconds!r} must be positive")
+    return as_scalar(m / t)
+
+
+def bus_bandwidth(op: str, size, ranks, seconds):
+    """nccl-tests' *busbw* in bytes/s: ``algorithm_bandwidth(size, seconds) * bus_bandwidth_factor(op, ranks)``."""
+    return as_scalar(algorithm_bandwidth(size, seconds) * bus_bandwidth_factor(op, ranks))
+
+
+# --------------------------------------------------------------------------------------
+# Bytes and steps of each algorithm
+# --------------------------------------------------------------------------------------
+def _check_pair(op: str, algorithm: str) -> tuple[str, str]:
+    op, algorithm = _op(op), _algorithm(algorithm)
+    if algorithm != "ring" and op != "all-reduce":
+        raise ValueError(f"algorithm={algorithm!r} is modelled for op='all-reduce' only (got op={op!r}); "
+                         "use algorithm='ring' for the other collectives")
+    return op, algorithm
+
+
+def bytes_sent_per_rank(op: str, size, ranks, algorithm: str = "ring"):
+    """Bytes the busiest rank sends (and, by symmetry, receives) during one collective.
+
+    Ring (Patarasuk & Yuan 2009; Thakur et al. 2005, sec. 4): all-reduce ``2(n-1)/n * M``
+    (a reduce-scatter then an all-gather, each moving ``n-1`` chunks of ``M/n``); reduce-scatter and
+    all-gather ``(n-1)/n * M``; all-to-all ``(n-1)/n * M`` (each rank keeps ``1/n`` of its data);
+    broadcast ``M`` (a pipelined chain: every rank but the last forwards everything).
+    Double binary tree (Sanders, Speck & Träff 2009; NCCL 2.4): ``2M`` for all-reduce (each rank
+    is an inner node of one of the two trees, which carry half the data each, up and down).
+    In-network (NVLink SHARP, InfiniBand SHARP): ``M`` for all-reduce: each rank sends its data to
+    the switch once and receives the reduced result once.
+
+    The classic misreading: "each rank sends ``M/n``" (one chunk of one step), or "the total grows as
+    ``n``". Per rank it approaches ``2M``, whatever ``n``. Vectorised over ``size`` and ``ranks``.
+    """
+    op, algorithm = _check_pair(op, algorithm)
+    m, n = _size(size), _ranks(ranks)
+    if algorithm == "ring":
+        factor = {"all-reduce": 2 * (n - 1) / n, "reduce-scatter": (n - 1) / n, "all-gather": (n - 1) / n,
+                  "all-to-all": (n - 1) / n, "broadcast": np.where(n > 1, 1.0, 0.0)}[op]
+    elif algorithm == "tree":
+        factor = np.where(n > 1, 2.0, 0.0)
+    else:
+        factor = np.where(n > 1, 1.0, 0.0)
+    return as_scalar(m * factor)
+
+
+def steps(op: str, ranks, algorithm: str = "ring"):
+    """Sequential communication steps, each paying the per-hop latency ``alpha`` once.
+
+    Ring: all-reduce ``2(n-1)``, the others ``n-1`` (all-to-all: ``n-1`` pairwise exchanges;
+    broadcast: ``n-1`` hops of the chain). Tree: ``2 ceil(log2 n)`` (up, then down).
+    In-network: 2 (to the switch, back). Source: Thakur et al. (2005), Table 1. Vectorised.
+    """
+    op, algorithm = _check_pair(op, algorithm)
+    n = _ranks(ranks)
+    if algorithm == "ring":
+        s = 2 * (n - 1) if op == "all-reduce" else n - 1
+    elif algorithm == "tree":
+        s = 2 * np.ceil(np.log2(n))
+    else:
+        s = np.where(n > 1, 2.0, 0.0)
+    return as_scalar(s)
+
+
+# --------------------------------------------------------------------------------------
+# Link technologies: achievable fraction of line rate, latencies, calibrated
+# --------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class LinkModel:
+    """What a collective achieves on one link technology.
+
+    Attributes:
+        technology: ``"NVLink"``, ``"InfiniBand"`` or ``"RoCE"``.
+        efficiency: achievable fraction of the per-direction line rate for large messages (protocol
+            overhead: headers, flow control, the copy and reduction kernels), dimensionless.
+        hop_latency: ``alpha``, seconds per sequential step.
+        base_latency: ``t0``, seconds to launch a collective, paid once.
+        source: where each figure comes from; "calibrated" means fitted in :data:`CALIBRATION`.
+    """
+
+    technology: str
+    efficiency: float
+    hop_latency: float
+    base_latency: float
+    source: str = dataclasses.field(default="", compare=False)
+
+    def __post_init__(self):
+        if not 0 < self.efficiency <= 1:
+            raise ValueError(f"{self.technology}: efficiency={self.efficiency!r} must be in (0, 1]")
+        for name in ("hop_latency", "base_latency"):
+            if not getattr(self, name) >= 0:
+                raise ValueError(f"{self.technology}: {name}={getattr(self, name)!r} must be >= 0 seconds")
+
+
+# The calibration data, as published. ----------------------------------------------------
+RING_LATENCY_SERIES = MappingProxyType({2: 10.0e-6, 3: 13.76e-6, 4: 16.88e-6, 5: 20.8e-6, 6: 25.2e-6,
+                                        7: 29.5e-6, 8: 33.7e-6})
+"""8-byte all-reduce time (s) against GPU count on one DGX A100 (NVLink 3 through NVSwitch), with
+``NCCL_ALGO=Ring NCCL_MAX_NCHANNELS=1``: nccl-tests issue #123 ("Understanding the latency of NCCL",
+2022), the reporter's table, every point."""
+
+_SRC_123 = "nccl-tests issue #123 (2022): DGX A100, 8-byte all-reduce, NCCL_ALGO=Ring, 1 channel, 2-8 GPUs"
+_SRC_189 = ("nccl-tests pull request #189 (2023-24): 8 x A100 SXM, NVLink 3, all-reduce bus bandwidth "
+            "'around 235 GBps' (the author also reports 'about 240') at large messages, of 300 GB/s per direction")
+_SRC_212 = ("nccl-tests issue #212 (2024), NCCL maintainer: on H100 'NCCL can get an effective NVLink bandwidth of "
+            "370GB/s' of 450 with NCCL_ALGO=RING; with NVLink SHARP 'a peak busBw of ~480GB/s (algbw ~275GB/s)' on 8 GPUs")
+_SRC_267 = "nccl-tests issue #267 (2024), NCCL maintainer: 'CX-7 NICs at NDR rate (400Gbps) should achieve up to 48-49GB/s per NIC'"
+_SRC_149 = "nccl-tests issue #149 (2023): HPE Apollo 6500, 8 x A100 SXM 80GB over NVLink, all-reduce 'busbw of ~200 GB/s'"
+_SRC_583 = "NCCL issue #583 (2021): 2 x A100 SXM4 40GB, all-reduce of 32 bytes in 10.14 us (default algorithm)"
+
+
+def fit_ring_latency(series: Mapping[int, float] = RING_LATENCY_SERIES) -> tuple[float, float]:
+    """Least-squares ``(t0, alpha)`` of ``T(n) = t0 + 2(n-1) alpha`` through a ring all-reduce latency series.
+
+    ``series`` maps GPU count to seconds for a message small enough that the bandwidth term is nil.
+    Returns ``(t0, alpha)`` in seconds. The fit is the calibration of the NVLink latencies.
+    """
+    n = np.array(list(series), dtype=float)
+    t = np.array(list(series.values()), dtype=float)
+    if n.size < 2 or np.any(n < 2):
+        raise ValueError(f"series={dict(series)!r} needs at least two GPU counts >= 2")
+    slope, intercept = np.polyfit(2 * (n - 1), t, 1)
+    return float(intercept), float(slope)
+
+
+_T0_NVLINK, _ALPHA_NVLINK = fit_ring_latency()
+NVLINK_EFFICIENCY = 235 * u.GBps / (300 * u.GBps)
+"""Achievable fraction of NVLink's per-direction line rate: 235 of 300 GB/s (calibrated, PR #189)."""
+INFINIBAND_EFFICIENCY = 48.5 * u.GBps / (50 * u.GBps)
+"""Achievable fraction of an InfiniBand NDR port: 48.5 of 50 GB/s (the middle of the maintainer's '48-49')."""
+
+LINK_MODELS: Mapping[str, LinkModel] = MappingProxyType({
+    "NVLink": LinkModel("NVLink", NVLINK_EFFICIENCY, _ALPHA_NVLINK, _T0_NVLINK,
+                        f"efficiency calibrated on {_SRC_189}; t0 and alpha fitted on {_SRC_123} "
+                        "(NCCL's own model has the same shape: base latency + steps x hardware latency)"),
+    "InfiniBand": LinkModel("InfiniBand", INFINIBAND_EFFICIENCY, 5 * u.us, _T0_NVLINK,
+                            f"efficiency calibrated on {_SRC_267}; alpha: the catalog's 5 us per switch hop "
+                            "(not calibrated); t0: the NVLink launch cost (same kernels)"),
+    "RoCE": LinkModel("RoCE", INFINIBAND_EFFICIENCY, 8 * u.us, _T0_NVLINK,
+                      "not calibrated: InfiniBand's efficiency assumed; alpha: the catalog's 8 us"),
+})
+"""One :class:`LinkModel` per link technology. Only the NVLink latencies and the NVLink and
+InfiniBand efficiencies are calibrated on measurements; the rest is stated as an assumption."""
+
+IN_NETWORK: Mapping[str, float] = MappingProxyType({
+    "NVLink 4": 275 * u.GBps / (450 * u.GBps),
+    "NVLink 5": 275 * u.GBps / (450 * u.GBps),
+    "InfiniBand HDR": INFINIBAND_EFFICIENCY,
+    "InfiniBand NDR": INFINIBAND_EFFICIENCY,
+    "InfiniBand XDR": INFINIBAND_EFFICIENCY,
+})
+"""Fabrics whose switches can reduce in the network, and the fraction of the line rate an
+in-network all-reduce's algorithm bandwidth reaches. NVLink SHARP (NVLS) needs third-generation
+NVSwitch (NVLink 4, Hopper) or later: calibrated on nccl-tests issue #212 (algbw ~275 GB/s of 450
+on 8 H100s), assumed the same for NVLink 5. SHARP on Quantum InfiniBand switches (HDR: SHARPv2,
+NDR/XDR: SHARPv3; NVIDIA Quantum switch product briefs): not calibrated, InfiniBand's efficiency
+assumed. NVLink 3 (A100) and RoCE have none."""
+
+
+def link_model(link) -> LinkModel:
+    """The :class:`LinkModel` of a catalog :class:`~atscale.hardware.Fabric` (or its name)."""
+    fab = hardware.fabric(link)
+    for technology, model in LINK_MODELS.items():
+        if fab.name.startswith(technology):
+            return model
+    raise ValueError(f"link={fab.name!r} has no link model; technologies modelled: {list(LINK_MODELS)}")
+
+
+def supports_in_network(link) -> bool:
+    """Whether the fabric's switches can reduce (NVLink SHARP or InfiniBand SHARP); see :data:`IN_NETWORK`."""
+    return hardware.fabric(link).name in IN_NETWORK
+
+
+# --------------------------------------------------------------------------------------
+# The time of one collective
+# --------------------------------------------------------------------------------------
+def collective_time(op: str, size, ranks, link, *, algorithm: str = "ring"):
+    """Seconds for one collective of ``size`` bytes on ``ranks`` GPUs over ``link``.
+
+    ``T = t0 + steps * alpha + bytes_sent_per_rank / (eta * B)`` (see the module docstring);
+    ``B`` is ``link.bandwidth``: per GPU inside an NVLink domain, per NIC for a scale-out fabric
+    (one NIC per GPU, rail-optimised, so every rank has a port of its own). One rank: no
+    communication, 0 s. ``link`` is a catalog :class:`~atscale.hardware.Fabric` or its name.
+    Vectorised over ``size`` and ``ranks``. Sources: Hockney (1994); Thakur et al. (2005), Table 1;
+    efficiencies and latencies from :data:`LINK_MODELS`.
+    """
+    op, algorithm = _check_pair(op, algorithm)
+    fab = hardware.fabric(link)
+    model = link_model(fab)
+    m, n = _size(size), _ranks(ranks)
+    eta = model.efficiency
+    if algorithm == "in-network":
+        if fab.name not in IN_NETWORK:
+            raise ValueError(f"algorithm='in-network' needs a link whose switches reduce; link={fab.name!r} has "
+                             f"none; links with it: {list(IN_NETWORK)}")
+        eta = IN_NETWORK[fab.name]
+    beta = bytes_sent_per_rank(op, m, n, algorithm) / (eta * fab.bandwidth)
+    t = model.base_latency + steps(op, n, algorithm) * model.hop_latency + beta
+    return as_scalar(np.where(n > 1, t, 0.0))
+
+
+def latency_bound_size(op: str, ranks, link, *, algorithm: str = "ring"):
+    """The message size (bytes) at which the latency and bandwidth terms are equal.
+
+    Below it the collective is latency-bound (time nearly independent of size, bus bandwidth far
+    below the line rate); above it bandwidth-bound. ``(t0 + steps * alpha) * eta * B / (D / M)``.
+    """
+    one = collective_time(op, 1.0, ranks, link, algorithm=algorithm)
+    zero = collective_time(op, 0.0, ranks, link, algorithm=algorithm)
+    per_byte = np.asarray(one) - np.asarray(zero)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return as_scalar(np.where(per_byte > 0, np.asarray(zero) / per_byte, np.inf))
+
+
+def best_algorithm(op: str, size: float, ranks: int, link) -> str:
+    """The fastest algorithm the link supports for this collective, size and scale (ties: ring)."""
+    _op(op)
+    candidates = ["ring"] if op != "all-reduce" else (
+        ["ring", "tree"] + (["in-network"] if supports_in_network(link) else []))
+    times = [float(collective_time(op, size, ranks, link, algorithm=a)) for a in candidates]
+    return candidates[int(np.argmin(times))]
+
+
+# --------------------------------------------------------------------------------------
+# Hierarchical collectives on a cluster
+# --------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Hierarchical:
+    """The three phases of a hierarchical collective, seconds each (arrays if ``size`` was one)."""
+
+    op: str
+    intra_reduce_scatter: object
+    inter: object
+    intra_all_gather: object
+    gpus_per_node: int
+    num_nodes: int
+
+    @property
+    def total(self):
+        """Seconds, the phases one after another."""
+        return as_scalar(np.asarray(self.intra_reduce_scatter) + np.asarray(self.inter)
+                         + np.asarray(self.intra_all_gather))
+
+
+def _scale_up(node: hardware.Node) -> hardware.Fabric:
+    acc = node.accelerator
+    base = hardware.fabric(acc.scale_up_fabric) if acc.scale_up_fabric in hardware.FABRICS else hardware.fabric("NVLink 4")
+    return dataclasses.replace(base, bandwidth=acc.scale_up_bandwidth)
+
+
+def _rail(cluster: hardware.Cluster) -> hardware.Fabric:
+    node = cluster.node
+    return dataclasses.replace(cluster.fabric, bandwidth=node.scale_out_bandwidth / node.gpus)
+
+
+def hierarchical_phases(op: str, size, cluster: hardware.Cluster, *, inter_algorithm: str = "ring") -> Hierarchical:
+    """The phases of a collective on every GPU of ``cluster``, done hierarchically.
+
+    all-reduce: reduce-scatter inside each node over the scale-up link (each GPU ends with ``M/g``
+    reduced over its node), all-reduce of those ``M/g`` across the ``N`` nodes, GPU ``i`` of every
+    node with GPU ``i`` of the others on its own NIC (one rail per GPU, ``node.scale_out_bandwidth /
+    g`` each), then all-gather inside the node. reduce-scatter: the first two phases (the second a
+    reduce-scatter); all-gather: the mirror image. Source: the 2D/hierarchical all-reduce of
+    Jia et al. (2018, sec. 3.2) and NCCL's intra-node/inter-node split; rails: NVIDIA DGX SuperPOD
+    reference architecture. ``inter_algorithm`` applies to the cross-node all-reduce.
+    """
+    op = _op(op)
+    if op not in ("all-reduce", "reduce-scatter", "all-gather"):
+        raise ValueError(f"op={op!r} has no hierarchical form here; valid: all-reduce, reduce-scatter, all-gather")
+    if not isinstance(cluster, hardware.Cluster):
+        raise ValueError(f"cluster={cluster!r} must be an atscale.hardware.Cluster")
+    g, nodes = cluster.node.gpus, cluster.num_nodes
+    up, rail = _scale_up(cluster.node), _rail(cluster)
+    m = _size(size)
+    zero = np.zeros_like(m)
+    rs = collective_time("reduce-scatter", m, g, up) if op != "all-gather" else zero
+    ag = collective_time("all-gather", m, g, up) if op != "reduce-scatter" else zero
+    inter_op = op
+    algo = inter_algorithm if op == "all-reduce" else "ring"
+    inter = collective_time(inter_op, m / g, nodes, rail, algorithm=algo)
+    return Hierarchical(op, as_scalar(rs), as_scalar(inter), as_scalar(ag), g, nodes)
+
+
+def hierarchical_time(op: str, size, cluster: hardware.Cluster, *, inter_algorithm: str = "ring"):
+    """Seconds for a hierarchical collective over every GPU of ``cluster``: :func:`hierarchical_phases` ``.total``."""
+    return hierarchical_phases(op, size, cluster, inter_algorithm=inter_algorithm).total
+
+
+# --------------------------------------------------------------------------------------
+# Model against measurement
+# --------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Measurement:
+    """A published nccl-tests result.
+
+    ``seconds`` is the measured time; for a bandwidth report it is derived from the reported bus
+    bandwidth at a nominal large ``size`` (the bandwidth term dominates there, so the choice of size
+    changes the result by well under 1%). ``role`` is ``"calibration"`` (a constant of
+    :data:`LINK_MODELS` was fitted on it) or ``"validation"`` (it was not).
+    """
+
+    label: str
+    op: str
+    size: float
+    ranks: int
+    link: str
+    seconds: float
+    role: str
+    source: str
+    algorithm: str = "ring"
+
+    def __post_init__(self):
+        if self.role not in ("calibration", "validation"):
+            raise ValueError(f"role={self.role!r} must be 'calibration' or 'validation'")
+
+    @property
+    def bus_bandwidth(self) -> float:
+        """Measured bus bandwidth, bytes/s."""
+        return bus_bandwidth(self.op, self.size, self.ranks, self.seconds)
+
+    @property
+    def model_seconds(self) -> float:
+        """The model's time for the same collective."""
+        return model_time(self)
+
+    @property
+    def error(self) -> float:
+        """``model / measured - 1`` on the time (positive: the model is slower)."""
+        return self.model_seconds / self.seconds - 1
+
+
+def _from_busbw(label, busbw, ranks, link, role, source, algorithm="ring", op="all-reduce", size=4 * u.GiB):
+    return Measurement(label, op, size, ranks, link, size * bus_bandwidth_factor(op, ranks) / busbw, role, source,
+                       algorithm)
+
+
+CALIBRATION: tuple[Measurement, ...] = (
+    *(Measurement(f"8 B ring, {n} GPUs", "all-reduce", 8.0, n, "NVLink 3", t, "calibration", _SRC_123)
+      for n, t in RING_LATENCY_SERIES.items()),
+    _from_busbw("8 × A100 ring, large", 235 * u.GBps, 8, "NVLink 3", "calibration", _SRC_189),
+    _from_busbw("8 × H100 NVLS, large", 275 * u.GBps * bus_bandwidth_factor("all-reduce", 8), 8, "NVLink 4",
+                "calibration", _SRC_212, algorithm="in-network"),
+    _from_busbw("2 nodes NDR, one rail", 48.5 * u.GBps, 2, "InfiniBand NDR", "calibration", _SRC_267,
+                op="all-reduce"),
+)
+"""The measurements the constants of :data:`LINK_MODELS` and :data:`IN_NETWORK` were fitted on.
+The InfiniBand point is a maintainer's statement of what one NDR NIC achieves (bus bandwidth of a
+collective whose traffic crosses one NIC per GPU), entered as a 2-rank all-reduce on one rail."""
+
+VALIDATION: tuple[Measurement, ...] = (
+    _from_busbw("8 × H100 ring, large", 370 * u.GBps, 8, "NVLink 4", "validation", _SRC_212),
+    _from_busbw("8 × A100 80GB (HPE), large", 200 * u.GBps, 8, "NVLink 3", "validation", _SRC_149),
+    Measurement("32 B, 2 × A100 (default algorithm)", "all-reduce", 32.0, 2, "NVLink 3", 10.14e-6, "validation",
+                _SRC_583),
+)
+"""Published measurements no constant was fitted on: how far the calibrated model lands."""
+
+
+def model_time(m: Measurement) -> float:
+    """The model's seconds for the collective of a :class:`Measurement`."""
+    return float(collective_time(m.op, m.size, m.ranks, m.link, algorithm=m.algorithm))
+
+
+# --------------------------------------------------------------------------------------
+# The ring step by step (for the step-through figure)
+# --------------------------------------------------------------------------------------
+def ring_schedule(ranks: int):
+    """Which chunk each rank sends at each step of a ring all-reduce, and how many ranks each holds.
+
+    Returns ``(sends, counts)``: ``sends[s, r]`` is the chunk rank ``r`` sends to rank ``r+1`` at step
+    ``s`` (``2(n-1)`` steps); ``counts[s, r, c]`` is how many ranks' contributions rank ``r``'s copy of
+    chunk ``c`` holds *after* step ``s`` (``n`` means fully reduced). Steps ``0 .. n-2`` are the
+    reduce-scatter (rank ``r`` sends chunk ``r - s``), steps ``n-1 .. 2n-3`` the all-gather (rank ``r``
+    sends chunk ``r + 1 - (s - n + 1)``, which it holds fully reduced). Source: Patarasuk & Yuan (2009).
+    """
+    if isinstance(ranks, bool) or not isinstance(ranks, numbers.Integral) or ranks < 2:
+        raise ValueError(f"ranks={ranks!r} must be a whole number >= 2")
+    n = int(ranks)
+    counts = np.ones((n, n), dtype=int)
+    sends = np.zeros((2 * (n - 1), n), dtype=int)
+    history = np.zeros((2 * (n - 1), n, n), dtype=int)
+    r = np.arange(n)
+    for s in range(2 * (n - 1)):
+        chunk = (r - s) % n if s < n - 1 else (r + 1 - (s - n + 1)) % n
+        sends[s] = chunk
+        received = counts[r, chunk].copy()
+        dst = (r + 1) % n
+        if s < n - 1:
+            counts[dst, chunk] += received
+        else:
+            counts[dst, chunk] = received
+        history[s] = counts
+    return sends, history
+
+
+# --------------------------------------------------------------------------------------
+# The gradient all-reduce of a training step
+# --------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class GradientSync:
+    """The data-parallel gradient synchronisation of one step, per GPU.
+
+    Attributes: ``gradient_bytes`` (bytes each GPU's replica group reduces: its shard of the
+    model under TP and PP), ``dp`` (ranks of the all-reduce), ``seconds`` (one all-reduce of them,
+    hierarchical if the DP group spans nodes with several GPUs each, otherwise a flat ring over one
+    rail per GPU), ``bytes_sent`` (per GPU), ``link`` (name).
+    """
+
+    gradient_bytes: float
+    dp: int
+    seconds: float
+    bytes_sent: float
+    link: str
+
+
+def gradient_sync(scenario, *, grad_dtype: str = "bf16") -> GradientSync:
+    """The gradient all-reduce of a :class:`~atscale.scenario.Scenario` laid out by its ``plan``.
+
+    Each GPU holds ``N / (tp * pp)`` parameters; its gradients (``grad_dtype``) are all-reduced over the
+    ``dp`` replicas: ZeRO-1 and ZeRO-2 turn it into a reduce-scatter plus an all-gather of the same
+    volume (:func:`atscale.memory.zero_communication_factor`). With ``tp * pp`` a multiple of the GPUs
+    per node, the ``dp`` ranks of a group sit in different nodes at the same local index, so each uses
+    its own NIC: a flat ring over the scale-out fabric at one NIC per GPU.
+    """
+    plan, cluster = scenario.plan, scenario.cluster
+    grad = scenario.model.num_params / (plan.tp * plan.pp) * hardware.bytes_per_element(grad_dtype)
+    rail = _rail(cluster)
+    seconds = float(collective_time("all-reduce", grad, plan.dp, rail))
+    sent = float(bytes_sent_per_rank("all-reduce", grad, plan.dp))
+    return GradientSync(grad, plan.dp, seconds, sent, rail.name)
+
+
+def exposed_time(comm_seconds, backward_seconds, *, overlap_fraction=1.0, last_bucket_seconds=0.0):
+    """Communication left on the critical path when gradient buckets overlap the backward pass.
+
+    ``max(0, comm - overlap_fraction * backward) + last_bucket``. The all-reduce of a bucket can start
+    only once the backward pass has produced it, so at best it hides behind the rest of the backward
+    pass; the last bucket (the first layers' gradients) always waits. ``overlap_fraction`` is the share
+    of the backward pass that communication can run beside (0: no overlap; 1: all of it). Seconds;
+    vectorised. Source: Li et al. (2020), PyTorch Distributed, sec. 3.2.3 (gradient bucketing).
+    """
+    c, b = np.asarray(comm_seconds, dtype=float), np.asarray(backward_seconds, dtype=float)
+    f = np.asarray(overlap_fraction, dtype=float)
+    if np.any(c < 0) or np.any(b < 0):
+        raise ValueError(f"comm_seconds={comm_seconds!r} and backward_seconds={backward_seconds!r} must be >= 0")
+    if np.any((f < 0) | (f > 1)):
+        raise ValueError(f"overlap_fraction={overlap_fraction!r} must be in [0, 1]")
+    if not last_bucket_seconds >= 0:
+        raise ValueError(f"last_bucket_seconds={last_bucket_seconds!r} must be >= 0")
+    return as_scalar(np.maximum(0.0, c - f * b) + last_bucket_seconds)

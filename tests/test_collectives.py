@@ -1,0 +1,115 @@
+import numpy as np
+import pytest
+
+from atscale import collectives as c
+from atscale import hardware
+from atscale import units as u
+from atscale.scenario import RUNNING_EXAMPLE
+
+CALIBRATION_TOLERANCE = 0.10
+"""The calibration measurements are reproduced within 10% (the chapter states this figure)."""
+
+
+@pytest.mark.parametrize("op, factor", [("all-reduce", 2 * 7 / 8), ("reduce-scatter", 7 / 8), ("all-gather", 7 / 8),
+                                        ("all-to-all", 7 / 8), ("broadcast", 1.0)])
+def test_bus_bandwidth_factors_are_nccl_tests(op, factor):
+    assert c.bus_bandwidth_factor(op, 8) == pytest.approx(factor)
+    assert c.bus_bandwidth(op, 8e9, 8, 0.1) == pytest.approx(80e9 * factor)
+    assert c.algorithm_bandwidth(8e9, 0.1) == pytest.approx(80e9)
+
+
+@pytest.mark.parametrize("n", [2, 3, 8, 64, 1024])
+def test_ring_all_reduce_sends_2_n_minus_1_over_n(n):
+    m = 1e9
+    assert c.bytes_sent_per_rank("all-reduce", m, n) == pytest.approx(2 * (n - 1) / n * m)
+    assert c.bytes_sent_per_rank("reduce-scatter", m, n) == pytest.approx((n - 1) / n * m)
+    assert c.bytes_sent_per_rank("all-gather", m, n) + c.bytes_sent_per_rank("reduce-scatter", m, n) == \
+        pytest.approx(c.bytes_sent_per_rank("all-reduce", m, n))
+    assert c.steps("all-reduce", n) == 2 * (n - 1)
+
+
+def test_vectorised_over_size_and_ranks():
+    sizes = np.logspace(0, 10, 50)
+    t = c.collective_time("all-reduce", sizes, 8, "NVLink 4")
+    assert t.shape == sizes.shape and np.all(np.diff(t) > 0)
+    n = np.array([2, 4, 8, 16])
+    assert c.collective_time("all-reduce", 1e6, n, "InfiniBand NDR").shape == (4,)
+    assert c.collective_time("all-reduce", 1e9, 1, "NVLink 4") == 0.0
+
+
+@pytest.mark.parametrize("m", c.CALIBRATION, ids=lambda m: m.label)
+def test_calibration_reproduced_within_10_percent(m):
+    assert m.role == "calibration"
+    assert abs(m.error) <= CALIBRATION_TOLERANCE
+
+
+def test_calibrated_constants():
+    nv = c.LINK_MODELS["NVLink"]
+    assert nv.efficiency == pytest.approx(235 / 300)
+    assert nv.hop_latency == pytest.approx(1.98e-6, rel=0.01)
+    assert nv.base_latency == pytest.approx(5.56e-6, rel=0.01)
+    bus = c.bus_bandwidth("all-reduce", 8 * u.GiB, 8, c.collective_time("all-reduce", 8 * u.GiB, 8, "NVLink 3"))
+    assert 230e9 <= bus <= 240e9  # PR #189: 230-240 GB/s
+
+
+def test_validation_points_are_kept_apart_and_reported():
+    assert {m.role for m in c.VALIDATION} == {"validation"}
+    assert not set(m.label for m in c.VALIDATION) & set(m.label for m in c.CALIBRATION)
+    errors = {m.label: m.error for m in c.VALIDATION}
+    assert abs(errors["8 × H100 ring, large"]) < 0.10
+    assert -0.20 < errors["8 × A100 80GB (HPE), large"] < -0.10  # a slower system than the calibration one
+
+
+def test_in_network_and_tree():
+    assert c.supports_in_network("NVLink 4") and not c.supports_in_network("NVLink 3")
+    assert c.bytes_sent_per_rank("all-reduce", 1e9, 8, "in-network") == 1e9
+    assert c.steps("all-reduce", 1024, "tree") == 20
+    assert c.best_algorithm("all-reduce", 1e3, 1024, "RoCE 400G") == "tree"
+    assert c.best_algorithm("all-reduce", 1e10, 8, "NVLink 3") == "ring"
+
+
+def test_latency_bound_size_balances_the_terms():
+    m = c.latency_bound_size("all-reduce", 8, "NVLink 3")
+    nv = c.LINK_MODELS["NVLink"]
+    latency = nv.base_latency + 14 * nv.hop_latency
+    assert c.collective_time("all-reduce", m, 8, "NVLink 3") == pytest.approx(2 * latency)
+
+
+def test_hierarchical_all_reduce_of_the_running_example():
+    h = c.hierarchical_phases("all-reduce", 140e9, RUNNING_EXAMPLE.cluster)
+    assert h.num_nodes == 128 and h.gpus_per_node == 8
+    assert h.total == pytest.approx(h.intra_reduce_scatter + h.inter + h.intra_all_gather)
+    flat = c.collective_time("all-reduce", 140e9, 1024, "InfiniBand NDR")
+    assert 2 < flat / h.total < 5
+    one = hardware.Cluster(hardware.DGX_H100, 1, hardware.FABRICS["InfiniBand NDR"])
+    assert c.hierarchical_phases("all-reduce", 1e9, one).inter == 0.0
+
+
+def test_ring_schedule_reduces_every_chunk():
+    sends, counts = c.ring_schedule(5)
+    assert sends.shape == (8, 5) and counts.shape == (8, 5, 5)
+    assert np.all(counts[3].max(axis=1) == 5)  # after the reduce-scatter each rank holds one full chunk
+    assert np.all(counts[-1] == 5)
+
+
+def test_gradient_sync_and_overlap():
+    g = c.gradient_sync(RUNNING_EXAMPLE)
+    assert g.dp == 32 and g.bytes_sent == pytest.approx(2 * 31 / 32 * g.gradient_bytes)
+    assert c.exposed_time(1.0, 3.0) == 0.0
+    assert c.exposed_time(1.0, 0.5, overlap_fraction=1.0, last_bucket_seconds=0.1) == pytest.approx(0.6)
+
+
+@pytest.mark.parametrize("call, name", [
+    (lambda: c.collective_time("all-reduce", 1e6, 0, "NVLink 4"), "ranks=0"),
+    (lambda: c.collective_time("all-reduce", -1, 8, "NVLink 4"), "size=-1"),
+    (lambda: c.collective_time("allreduce", 1e6, 8, "NVLink 4"), "op='allreduce'"),
+    (lambda: c.collective_time("all-reduce", 1e6, 8, "NVLink 4", algorithm="butterfly"), "algorithm='butterfly'"),
+    (lambda: c.collective_time("all-reduce", 1e6, 8, "NVLink 3", algorithm="nvls"), "link='NVLink 3'"),
+    (lambda: c.collective_time("all-gather", 1e6, 8, "NVLink 4", algorithm="tree"), "algorithm='tree'"),
+    (lambda: c.collective_time("all-reduce", 1e6, 8, "Carrier pigeon"), "Carrier pigeon"),
+    (lambda: c.ring_schedule(1), "ranks=1"),
+    (lambda: c.exposed_time(1, 1, overlap_fraction=2), "overlap_fraction=2"),
+])
+def test_bad_input_names_the_value(call, name):
+    with pytest.raises(ValueError, match=name.replace("(", r"\(")):
+        call()
