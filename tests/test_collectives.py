@@ -113,3 +113,36 @@ def test_gradient_sync_and_overlap():
 def test_bad_input_names_the_value(call, name):
     with pytest.raises(ValueError, match=name.replace("(", r"\(")):
         call()
+
+
+def test_ring_explorer_steps_and_rejects_a_step_past_the_end():
+    from atscale import widgets
+    e = widgets.ring_explorer()
+    assert e.error is None and "step 1 of 6" in e.summary_text
+    png = e.image.value
+    e.update(step=3)
+    assert e.error is None and "all-gather" in e.summary_text and e.image.value != png
+    e.update(step=13)
+    assert e.error is not None and "step=13" in e.error
+    e.update(ranks=8)
+    assert e.error is None and "step 14 of 14" in e.summary_text
+
+
+def test_cost_explorer_reports_and_refuses_in_network_without_switch_support():
+    from atscale import widgets
+    e = widgets.collective_cost_explorer()
+    assert e.error is None and "GB/s of 450" in e.summary_text
+    e.update(link="InfiniBand NDR", ranks=1024)
+    assert e.error is None and "of 50" in e.summary_text
+    e.update(link="RoCE 400G", algorithm="in-network")
+    assert e.error is not None and "RoCE 400G" in e.error
+    e.update(algorithm="tree")
+    assert e.error is None
+
+
+def test_answer_keys_compute():
+    from atscale.answers import ANSWERS, collectives  # noqa: F401
+    keys = [k for k in ANSWERS if k.startswith("coll-")]
+    assert len(keys) >= 5
+    for k in keys:
+        assert ANSWERS[k].compute() > 0

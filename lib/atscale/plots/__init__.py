@@ -130,3 +130,4 @@ from .catalog import *  # noqa: E402,F401,F403
 from .roofline import *  # noqa: E402,F401,F403
 from .memory import *  # noqa: E402,F401,F403
 from .reliability import *  # noqa: E402,F401,F403
+from .collectives import *  # noqa: E402,F401,F403

@@ -1,0 +1,46 @@
+"""Answer keys: the collective-communication chapter."""
+
+from .. import collectives as c
+from .. import hardware
+from .. import units as u
+from ..scenario import RUNNING_EXAMPLE
+from . import answer
+
+
+@answer("coll-ring-bytes-1024", unit="B", rtol=0.02,
+        hint="A ring all-reduce sends 2(n-1)/n of the message from every rank: c.bytes_sent_per_rank.")
+def _():
+    return c.bytes_sent_per_rank("all-reduce", 140e9, 1024)
+
+
+@answer("coll-h100-ring-busbw", unit="B/s", rtol=0.02,
+        hint="Time the 1 GiB all-reduce with c.collective_time on 'NVLink 4', then c.bus_bandwidth.")
+def _():
+    t = c.collective_time("all-reduce", u.GiB, 8, "NVLink 4")
+    return c.bus_bandwidth("all-reduce", u.GiB, 8, t)
+
+
+@answer("coll-knee-1024-ndr", unit="B", rtol=0.02,
+        hint="c.latency_bound_size('all-reduce', 1024, 'InfiniBand NDR').")
+def _():
+    return c.latency_bound_size("all-reduce", 1024, "InfiniBand NDR")
+
+
+@answer("coll-running-sync-fp32", unit="s", rtol=0.02,
+        hint="c.gradient_sync(RUNNING_EXAMPLE, grad_dtype='fp32').seconds: twice the bytes of BF16.")
+def _():
+    return c.gradient_sync(RUNNING_EXAMPLE, grad_dtype="fp32").seconds
+
+
+@answer("coll-hier-xdr", unit="s", rtol=0.02,
+        hint="hardware.Cluster.of_gpus(hardware.DGX_H100, 1024, hardware.FABRICS['InfiniBand XDR']) with "
+             "c.hierarchical_time('all-reduce', 140e9, cluster). Only the middle phase changes.")
+def _():
+    cluster = hardware.Cluster.of_gpus(hardware.DGX_H100, 1024, hardware.FABRICS["InfiniBand XDR"])
+    return c.hierarchical_time("all-reduce", 140e9, cluster)
+
+
+@answer("coll-moe-a2a", unit="s", rtol=0.02,
+        hint="c.collective_time('all-to-all', size, 64, 'InfiniBand NDR') for size = 256 MB.")
+def _():
+    return c.collective_time("all-to-all", 256e6, 64, "InfiniBand NDR")
