@@ -10,11 +10,15 @@ from __future__ import annotations
 
 import json
 import shutil
+import sys
 from pathlib import Path
 
 import jupytext
 import nbformat
 import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
+from solutions import solution_cells  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 BOOK = ROOT / "book"
@@ -66,14 +70,19 @@ def test_text_source_and_notebook_agree(source):
 
 @pytest.mark.parametrize("source", SOURCES, ids=lambda p: p.stem)
 def test_stored_notebook_is_lean(source):
-    """No widget state, no widget views and no figure shown twice in a stored notebook."""
+    """No widget state, no widget views, no error, no figure shown twice in a stored notebook;
+    solutions collapsed in Jupyter."""
     nb = nbformat.read(source.with_suffix(".ipynb"), as_version=4)
     assert "widgets" not in nb.metadata, f"{source.stem}: widget state stored"
+    in_solution = solution_cells(nb.cells)
     for i, cell in enumerate(nb.cells, start=1):
         for out in cell.get("outputs", []):
             data = out.get("data", {})
             assert WIDGET_VIEW not in data, f"{source.stem}: cell {i} stores a widget view"
             assert out.get("output_type") != "error", f"{source.stem}: cell {i} stored an error"
+        if cell.cell_type == "code" and in_solution[i - 1]:
+            assert cell.metadata.get("jupyter") == {"source_hidden": True, "outputs_hidden": True}, (
+                f"{source.stem}: cell {i} belongs to a solution but is not collapsed in Jupyter")
         glued = [o for o in cell.get("outputs", []) if "scrapbook" in o.get("metadata", {})]
         shown = [o for o in cell.get("outputs", []) if "image/png" in o.get("data", {})]
         if glued and shown:

@@ -115,3 +115,20 @@ def check(exercise: str, answer) -> Feedback:
     if key.hint:
         message += f" Hint: {key.hint}"
     return Feedback(exercise, False, message)
+
+
+def exercise_table():
+    """Every exercise id with its chapter, unit and tolerance (never its answer), as a
+    :class:`~atscale.tables.Table`: the book's Exercises page prints it."""
+    from .tables import Table
+
+    _load_answers()
+    rows = []
+    for key in ANSWERS.values():
+        module = importlib.import_module(key.compute.__module__)
+        chapter = getattr(module, "CHAPTER", module.__name__.rsplit(".", 1)[-1])
+        unit = "a plain number" if key.unit in ("", "1") else key.unit
+        within = key.tolerance_text() if key.rtol else f"±{key.atol:g}"
+        rows.append((chapter, key.id, unit, within))
+    return Table(("Chapter", "Exercise id", "Answer in (SI)", "Counted right within"), tuple(rows))
+

@@ -1,5 +1,8 @@
 """Answer keys: the Hardware catalog appendix."""
 
+CHAPTER = "Hardware catalog"
+"""The chapter whose exercises these keys check (the Exercises page groups them by it)."""
+
 from .. import hardware as hw
 from . import answer
 

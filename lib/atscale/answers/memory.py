@@ -1,5 +1,8 @@
 """Answer keys: the memory-wall chapter."""
 
+CHAPTER = "The memory wall"
+"""The chapter whose exercises these keys check (the Exercises page groups them by it)."""
+
 from dataclasses import replace
 
 from .. import hardware, memory, models

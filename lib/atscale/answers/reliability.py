@@ -1,5 +1,8 @@
 """Answer keys: the reliability chapter."""
 
+CHAPTER = "Reliability"
+"""The chapter whose exercises these keys check (the Exercises page groups them by it)."""
+
 from .. import reliability as rel
 from .. import units as u
 from . import answer

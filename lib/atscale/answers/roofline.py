@@ -1,5 +1,8 @@
 """Answer keys: the roofline chapter."""
 
+CHAPTER = "The roofline"
+"""The chapter whose exercises these keys check (the Exercises page groups them by it)."""
+
 from .. import hardware as hw
 from .. import models, roofline
 from ..scenario import RUNNING_EXAMPLE
