@@ -357,3 +357,69 @@ def test_page_in_browser(page_name, server, browser):
         assert not problems, f"{page_name}.html:\n  - " + "\n  - ".join(problems)
     finally:
         context.close()
+
+
+# --------------------------------------------------------------------------- the PDF
+
+PDF_NAME = "training-at-scale.pdf"
+
+
+def _notdef_glyphs(path) -> int:
+    """Glyphs drawn as the font's .notdef box (glyph id 0) in a PDF printed by Chromium: Skia
+    embeds fonts as Type0 with two-byte glyph ids, and falls back to glyph 0 where no installed
+    font has the character."""
+    import pypdf
+    from pypdf.generic import ContentStream
+
+    reader = pypdf.PdfReader(str(path))
+    count = 0
+    for page in reader.pages:
+        fonts = {k: v.get_object() for k, v in page["/Resources"].get("/Font", {}).items()}
+        font = None
+        for operands, operator in ContentStream(page.get_contents(), reader).operations:
+            if operator == b"Tf":
+                font = fonts.get(operands[0])
+            elif operator in (b"Tj", b"TJ") and font is not None and font.get("/Subtype") == "/Type0":
+                for item in (operands[0] if operator == b"TJ" else operands):
+                    data = getattr(item, "original_bytes", None)
+                    if data:
+                        count += sum(data[i] == 0 and data[i + 1] == 0 for i in range(0, len(data) - 1, 2))
+    return count
+
+
+def test_pdf_of_the_whole_book(built_book):
+    """One PDF, linked from the introduction, with a bookmark for every page of the table of
+    contents, figures embedded and no character drawn as a missing-glyph box."""
+    import pypdf
+
+    pdf = built_book / PDF_NAME
+    assert pdf.is_file(), f"{PDF_NAME} was not built (tools/build-pdf)"
+    assert f'href="../{PDF_NAME}"' in (built_book / "book" / "intro.html").read_text(encoding="utf-8")
+    reader = pypdf.PdfReader(str(pdf))
+    assert len(reader.pages) > 50
+    bookmarks = []
+
+    def walk(items):
+        for item in items:
+            walk(item) if isinstance(item, list) else bookmarks.append(item.title)
+
+    walk(reader.outline)
+    for page in PAGES:
+        html = (built_book / f"{page}.html").read_text(encoding="utf-8")
+        title = re.sub(r"<[^>]+>|#", "", re.search(r"<h1[^>]*>(.*?)</h1>", html, re.S).group(1)).strip()
+        assert any(b.startswith(title) for b in bookmarks), f"no PDF bookmark for {page} ({title!r})"
+    images = sum(len(p.images) for p in reader.pages[:40])
+    assert images >= 3, "figures missing from the PDF"
+    assert _notdef_glyphs(pdf) == 0, "characters printed as missing-glyph boxes"
+
+
+def test_missing_glyph_check_can_fail(browser, tmp_path):
+    """The detector above finds the boxes Chromium prints for characters no installed font has."""
+    page = browser.new_page()
+    try:
+        page.set_content("<p>Covered: x → ≈ ×. Not covered: &#x10900; &#xA840;</p>")
+        page.pdf(path=str(tmp_path / "tofu.pdf"))
+    finally:
+        page.close()
+    assert _notdef_glyphs(tmp_path / "tofu.pdf") == 2
+
