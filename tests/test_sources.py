@@ -111,3 +111,15 @@ def test_a_desynced_copy_is_caught(tmp_path):
     (tmp_path / "reliability.ipynb").write_text(json.dumps(raw), encoding="utf-8")
     problems = differences(copy)
     assert len(problems) == 1 and problems[0].startswith(f"reliability: cell {code + 1} (tags differ)")
+
+
+COLAB_INSTALL = 'if importlib.util.find_spec("atscale") is None:\n    %pip install --quiet "atscale[notebooks] @ git+'
+
+
+@pytest.mark.parametrize("source", SOURCES, ids=lambda p: p.stem)
+def test_each_chapter_installs_the_library_when_opened_alone(source):
+    """Colab opens one notebook without the repository: its first code cell installs atscale
+    when it is missing, and is hidden in the book."""
+    first = next(c for c in jupytext.read(source).cells if c.cell_type == "code")
+    assert COLAB_INSTALL in first.source, f"{source.stem}: the first code cell must install atscale if missing"
+    assert "remove-cell" in first.metadata.get("tags", ()), f"{source.stem}: the install cell must be hidden"
