@@ -26,6 +26,7 @@ WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
 
 def text_sources(folder: Path = BOOK) -> list[Path]:
+    """Chapter sources: MyST Markdown notebooks (a jupytext header) in book/."""
     return sorted(p for p in folder.glob("*.md") if "jupytext:" in p.read_text(encoding="utf-8")[:400])
 
 
@@ -39,7 +40,7 @@ def differences(source: Path) -> list[str]:
     chapter = source.stem
     if not target.exists():
         return [f"{chapter}: {target.name} is missing (run: python tools/execute-notebooks {source.name})"]
-    text = jupytext.read(source).cells
+    text = jupytext.read(source, fmt="md:myst").cells
     notebook = nbformat.read(target, as_version=4).cells
     problems = []
     for i, (a, b) in enumerate(zip(text, notebook), start=1):
@@ -74,6 +75,7 @@ def test_stored_notebook_is_lean(source):
     solutions collapsed in Jupyter."""
     nb = nbformat.read(source.with_suffix(".ipynb"), as_version=4)
     assert "widgets" not in nb.metadata, f"{source.stem}: widget state stored"
+    assert "jupytext" not in nb.metadata, f"{source.stem}: paired by jupytext's formats (see CONTRIBUTING)"
     in_solution = solution_cells(nb.cells)
     for i, cell in enumerate(nb.cells, start=1):
         for out in cell.get("outputs", []):
@@ -97,7 +99,7 @@ def test_a_desynced_copy_is_caught(tmp_path):
     copy = tmp_path / source.name
     assert differences(copy) == []
 
-    nb = jupytext.read(copy)
+    nb = jupytext.read(copy, fmt="md:myst")
     index = next(i for i, c in enumerate(nb.cells) if c.cell_type == "markdown" and i > 2)
     nb.cells[index].source += "\nA sentence added to the text only."
     jupytext.write(nb, copy, fmt="md:myst")
@@ -120,6 +122,6 @@ COLAB_INSTALL = 'if importlib.util.find_spec("atscale") is None:\n    %pip insta
 def test_each_chapter_installs_the_library_when_opened_alone(source):
     """Colab opens one notebook without the repository: its first code cell installs atscale
     when it is missing, and is hidden in the book."""
-    first = next(c for c in jupytext.read(source).cells if c.cell_type == "code")
+    first = next(c for c in jupytext.read(source, fmt="md:myst").cells if c.cell_type == "code")
     assert COLAB_INSTALL in first.source, f"{source.stem}: the first code cell must install atscale if missing"
     assert "remove-cell" in first.metadata.get("tags", ()), f"{source.stem}: the install cell must be hidden"
