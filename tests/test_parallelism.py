@@ -1,0 +1,215 @@
+import dataclasses
+import math
+
+import numpy as np
+import pytest
+
+from atscale import collectives, hardware as hw, memory as M, models as m
+from atscale import parallelism as P
+from atscale.plan import Plan
+from atscale.scenario import RUNNING_EXAMPLE as EX
+
+TOLERANCE = 0.10  # every published run within +-10%
+
+
+def _h100(gpus):
+    return hw.Cluster.of_gpus(hw.DGX_H100, gpus, hw.FABRICS["InfiniBand NDR"])
+
+
+# --- bubble ------------------------------------------------------------------------------
+def test_bubble_fractions_of_the_issue():
+    assert P.bubble_fraction(8, 32) == pytest.approx(7 / 32, abs=0)
+    assert P.bubble_fraction(8, 32, 2) == pytest.approx(7 / 64, abs=0)
+    assert P.bubble_fraction(1, 5) == 0
+    assert P.bubble_fraction_of_total(8, 32) == pytest.approx(7 / 39)
+    with pytest.raises(ValueError, match="micro_batches"):
+        P.bubble_fraction(8, 0)
+
+
+def test_bubble_in_step_time_is_the_fraction_of_the_rest_of_the_pipeline():
+    st = P.step_time(EX.model, EX.cluster, EX.plan)
+    m_ = EX.plan.micro_batches
+    work = st.compute + st.recompute + st.tp_comm + st.pp_comm
+    assert st.bubble == pytest.approx(P.bubble_fraction(EX.plan.pp, m_) * work, rel=1e-12)
+
+
+def test_remainder_layers_go_to_the_first_stages():
+    assert P.layers_per_stage(126, 16) == 8 and P.layers_per_stage(80, 4) == 20
+    assert list(P.layers_per_stage(10, np.array([1, 3, 4]))) == [10, 4, 3]
+
+
+# --- parts add up, many plans -------------------------------------------------------------------
+def test_parts_add_up_to_total_exactly_over_many_plans():
+    r = P.search(m.LLAMA3_70B, EX.cluster, 1024, seq_length=8192)
+    st = r.result
+    ok = np.asarray(st.feasible)
+    assert ok.sum() > 500
+    summed = sum(np.asarray(v)[ok] for v in st.parts().values())
+    assert np.array_equal(summed, np.asarray(st.total)[ok])
+    for i in range(0, ok.sum(), 97):  # scalar path agrees with the vectorised one
+        one = P.step_time(m.LLAMA3_70B, EX.cluster, r.plan(i), seq_length=8192)
+        assert sum(one.parts().values()) == one.total
+        assert one.total == pytest.approx(r.table["total_s"][i], rel=1e-12)
+
+
+def test_step_time_fields_and_rates():
+    st = P.step_time(EX.model, EX.cluster, EX.plan, seq_length=EX.seq_length)
+    assert st.feasible and st.reason == ""
+    assert st.tokens_per_second == pytest.approx(EX.tokens_per_step / st.total)
+    assert st.mfu == pytest.approx(st.model_flops_per_gpu / hw.H100_SXM.peak("bf16"))
+    assert st.hfu > st.mfu  # selective recomputation adds hardware FLOPs
+    assert 0.2 < st.mfu < 0.6
+    assert isinstance(st.memory, M.Breakdown) and st.memory.fits
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        st.compute = 0
+
+
+def test_memory_agrees_with_the_memory_module():
+    for plan in (EX.plan, dataclasses.replace(EX.plan, pp=8, dp=16, zero_stage=3),
+                 dataclasses.replace(EX.plan, recompute="full", sequence_parallel=False)):
+        st = P.step_time(EX.model, EX.cluster, plan)
+        b = M.breakdown(EX.model, EX.cluster.accelerator, plan, optimizer_name=M.RUNNING_EXAMPLE_OPTIMIZER)
+        assert st.memory_total == pytest.approx(b.total, rel=1e-9)
+
+
+# --- infeasible layouts: explicit, with the reason, never numbers ------------------------------
+@pytest.mark.parametrize("plan, words", [
+    (Plan(tp=8, pp=4, dp=16, global_batch=1024), "cluster has 1,024"),
+    (Plan(tp=16, pp=4, dp=16, global_batch=1024), "exceeds the 8 GPUs of a node"),
+    (Plan(tp=8, pp=1, dp=128, global_batch=1024, zero_stage=0), "does not fit"),
+    (Plan(tp=8, pp=128, dp=1, global_batch=1024), "some stages would be empty"),
+    (Plan(tp=8, pp=4, dp=32, global_batch=1024, schedule="interleaved", virtual_stages=3), "do not split"),
+])
+def test_infeasible_layouts_say_why_and_give_no_numbers(plan, words):
+    st = P.step_time(EX.model, EX.cluster, plan)
+    assert not st.feasible and words in st.reason
+    assert math.isnan(st.total) and math.isnan(st.mfu) and math.isnan(st.tokens_per_second)
+    assert "infeasible" in repr(st)
+
+
+def test_tp_must_divide_the_heads():
+    toy = m.TransformerConfig("toy", num_layers=4, hidden_size=768, num_heads=12, vocab_size=1000, seq_length=128)
+    st = P.step_time(toy, _h100(8), Plan(tp=8, pp=1, dp=1, global_batch=8))
+    assert not st.feasible and "does not divide the 12 heads" in st.reason
+    assert P.step_time(toy, _h100(8), Plan(tp=4, pp=1, dp=2, global_batch=8)).feasible
+    st = P.step_time(m.LLAMA3_70B, _h100(16), Plan(tp=16, pp=1, dp=1, global_batch=8))
+    assert "exceeds" in st.reason
+
+
+def test_memory_overflow_names_the_term_and_the_amount():
+    st = P.step_time(EX.model, EX.cluster, Plan(tp=8, pp=1, dp=128, global_batch=1024, micro_batch=8))
+    assert "over by" in st.reason and "largest term: activations" in st.reason
+
+
+def test_bad_input_is_a_value_error():
+    with pytest.raises(ValueError, match="global_batch"):
+        P.step_time(EX.model, EX.cluster, Plan(tp=8, pp=4, dp=32))
+    with pytest.raises(ValueError, match="plan"):
+        P.step_time(EX.model, EX.cluster, "TP=8")
+    with pytest.raises(ValueError, match="schedule"):
+        P.evaluate(EX.model, EX.cluster, tp=8, pp=4, dp=32, micro_batch=1, global_batch=1024, schedule="zigzag")
+    with pytest.raises(ValueError, match="global_batch"):
+        P.search(EX.model, EX.cluster, 0)
+
+
+# --- properties -----------------------------------------------------------------------------------
+def test_more_micro_batches_shrink_the_bubble_share():
+    base = dataclasses.replace(EX.plan, global_batch=256)
+    big = dataclasses.replace(EX.plan, global_batch=2048)
+    a, b = (P.step_time(EX.model, EX.cluster, p) for p in (base, big))
+    assert b.bubble / b.total < a.bubble / a.total and b.mfu > a.mfu
+
+
+def test_interleaving_trades_bubble_for_point_to_point():
+    one = P.step_time(EX.model, EX.cluster, EX.plan)
+    two = P.step_time(EX.model, EX.cluster, dataclasses.replace(EX.plan, schedule="interleaved", virtual_stages=2))
+    assert two.bubble < one.bubble and two.pp_comm > one.pp_comm
+
+
+def test_zero3_gathers_weights_every_micro_batch():
+    z1 = P.step_time(EX.model, EX.cluster, EX.plan, dp_overlap=0)
+    z3 = P.step_time(EX.model, EX.cluster, dataclasses.replace(EX.plan, zero_stage=3), dp_overlap=0)
+    assert z3.dp_comm > 5 * z1.dp_comm
+
+
+def test_no_overlap_exposes_the_whole_reduction():
+    plan = EX.plan
+    st = P.step_time(EX.model, EX.cluster, plan, dp_overlap=0)
+    psi = EX.model.num_params / 80 * 20 / 8
+    t = collectives.collective_time("all-reduce", psi * 4, 32, collectives._rail(EX.cluster))
+    assert st.dp_comm == pytest.approx(t, rel=1e-9)
+
+
+# --- validation against published runs ---------------------------------------------------------
+def test_published_figures_recorded_as_printed():
+    t1 = {round(r.model.num_params / 1e9, 1): r.published / 1e12 for r in P.MEGATRON_TABLE1_RUNS}
+    assert len(P.MEGATRON_TABLE1_RUNS) == 10 and t1[1008.0] == 163 and t1[1.7] == 137
+    assert [r.published for r in P.KORTHIKANTI_TABLE5_RUNS if r.metric == "mfu"] == [0.415, 0.514, 0.560, 0.563]
+    assert all(r.source for r in P.CALIBRATION_RUNS + P.VALIDATION_RUNS)
+
+
+@pytest.mark.parametrize("run", P.KORTHIKANTI_TABLE5_RUNS + P.MEGATRON_TABLE1_RUNS,
+                         ids=lambda r: f"{r.label} {r.metric}")
+def test_megatron_and_korthikanti_within_ten_percent(run):
+    st = run.step()
+    assert st.feasible, st.reason
+    assert abs(run.error) <= TOLERANCE, f"{run.label}: model {run.predicted:.4g} vs published {run.published:.4g}"
+
+
+def test_calibration_and_validation_sets_are_disjoint():
+    cal = {r.label for r in P.CALIBRATION_RUNS}
+    assert cal.isdisjoint(r.label for r in P.VALIDATION_RUNS)
+    assert all(r.role == "calibration" for r in P.CALIBRATION_RUNS)
+    assert all(r.role == "validation" for r in P.VALIDATION_RUNS)
+    assert len(P.VALIDATION_RUNS) >= 8
+
+
+def test_constants_are_the_calibration_fit():
+    # A local check of the grid fit: no neighbour of the constants fits the calibration runs better.
+    e, w, h = P.COMPUTE_EFFICIENCY_MAX, P.COMPUTE_HALF_WIDTH, P.COMPUTE_HALF_HIDDEN
+    best = P.calibrate(e_grid=[e - 0.01, e, e + 0.01], w_grid=[max(w - 50, 0), w, w + 50],
+                       h_grid=[h - 250, h, h + 250])
+    assert best[:3] == (e, w, h)
+
+
+def test_outside_runs_reported_with_their_measured_error():
+    errors = {r.label: r.error for r in P.OTHER_RUNS}
+    assert abs(errors["MT-NLG 530B, 2,240 A100 (DP 8)"]) <= TOLERANCE
+    # Llama 3 405B (Table 4): the model is pessimistic by more than the tolerance: its 1F1B bubble with
+    # 16 stages and 16-32 micro-batches is far larger than Meta's tuned schedule. Recorded, not tuned away.
+    assert -0.30 < errors["Llama 3 405B, 8,192 H100"] < -0.15
+    assert -0.45 < errors["Llama 3 405B, 16,384 H100"] < -0.30
+
+
+# --- search ----------------------------------------------------------------------------------------
+def test_search_ranks_feasible_by_throughput_and_keeps_the_infeasible():
+    r = P.search(m.LLAMA3_70B, EX.cluster, 1024, seq_length=8192)
+    f = r.table["feasible"]
+    n = r.feasible_count
+    assert f[:n].all() and not f[n:].any()
+    tps = r.table["tokens_per_second"][:n]
+    assert np.all(np.diff(tps) <= 0)
+    assert all(r.table["reason"][n:] != "")
+    assert "does not fit" in r.reasons()
+    best = P.step_time(m.LLAMA3_70B, EX.cluster, r.best(), seq_length=8192)
+    assert best.tokens_per_second == pytest.approx(tps[0], rel=1e-12)
+    mine = P.step_time(m.LLAMA3_70B, EX.cluster, EX.plan, seq_length=8192)
+    assert best.tokens_per_second >= mine.tokens_per_second
+
+
+def test_search_llama70b_16384_h100_covers_every_layout():
+    r = P.search(m.LLAMA3_70B, _h100(16_384), 2048, seq_length=8192)
+    assert len(r) > 10_000 and r.feasible_count > 100
+    assert set(np.unique(r.table["tp"])) == {1, 2, 4, 8, 16}
+
+
+# --- helpers ---------------------------------------------------------------------------------------
+def test_amdahl():
+    assert P.amdahl_speedup(0.05, 1024) == pytest.approx(19.6, abs=0.05)
+    assert P.amdahl_speedup(0, 8) == 8
+
+
+def test_rank_groups_megatron_order():
+    tp, dp, pp, node = P.rank_groups(Plan(tp=8, pp=4, dp=32))
+    assert list(tp[:9]) == [0, 1, 2, 3, 4, 5, 6, 7, 0] and dp[8] == 1 and pp[256] == 1
+    assert np.all(node[:8] == 0)  # a TP group is one node
