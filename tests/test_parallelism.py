@@ -213,3 +213,60 @@ def test_rank_groups_megatron_order():
     tp, dp, pp, node = P.rank_groups(Plan(tp=8, pp=4, dp=32))
     assert list(tp[:9]) == [0, 1, 2, 3, 4, 5, 6, 7, 0] and dp[8] == 1 and pp[256] == 1
     assert np.all(node[:8] == 0)  # a TP group is one node
+
+
+# --- simulated schedules ---------------------------------------------------------------------------
+@pytest.mark.parametrize("p, m_, schedule, v", [(8, 32, "1f1b", 1), (8, 32, "gpipe", 1), (8, 32, "interleaved", 2),
+                                                 (4, 8, "interleaved", 4), (4, 3, "1f1b", 1), (6, 12, "interleaved", 3)])
+def test_simulated_schedule_measures_the_bubble_formula(p, m_, schedule, v):
+    t = P.pipeline_timeline(p, m_, schedule, v)
+    assert t.bubble == pytest.approx(P.bubble_fraction(p, m_, v), rel=1e-12)
+    assert len(t.start) == 2 * p * m_ * v
+
+
+def test_simulated_memory_gpipe_holds_all_1f1b_at_most_p():
+    assert list(P.pipeline_timeline(4, 8, "gpipe").peak_in_flight()) == [8, 8, 8, 8]
+    assert list(P.pipeline_timeline(4, 8, "1f1b").peak_in_flight()) == [4, 3, 2, 1]
+    first = P.pipeline_timeline(8, 32, "interleaved", 2).peak_in_flight()[0]
+    assert first == pytest.approx(M.in_flight_micro_batches(8, virtual_stages=2))
+    with pytest.raises(ValueError, match="multiple"):
+        P.pipeline_timeline(4, 6, "interleaved", 2)
+
+
+# --- figures and explorers -------------------------------------------------------------------------
+def test_figures_draw():
+    from atscale import plots
+
+    for fig in (plots.pipeline_schedule_chart(), plots.rank_map_chart(colour_by="dp"), plots.validation_chart(),
+                plots.step_breakdown_chart(P.step_time(EX.model, EX.cluster, EX.plan))):
+        assert fig.axes
+    with pytest.raises(ValueError, match="colour_by"):
+        plots.rank_map_chart(colour_by="xx")
+
+
+def test_plan_explorer_shows_infeasible_as_such():
+    from atscale import widgets
+
+    e = widgets.plan_explorer()
+    assert e.error is None and "MFU" in e.summary_text
+    e.update(dp=16)
+    assert e.error is None and e.summary_text.startswith("Infeasible: TP x PP x DP") and e.image.value
+    e.update(dp=32, zero_stage=0, pp=1)
+    assert e.summary_text.startswith("Infeasible") or "MFU" in e.summary_text
+    e.update(pp=4, micro_batch=8, recompute="none", sequence_parallel=False)
+    assert e.summary_text.startswith("Infeasible: does not fit")
+    e.update(sequence_parallel=True, tp=1)
+    assert e.error is not None and "tp > 1" in e.error  # a Plan that cannot exist: the library's ValueError
+
+
+def test_pipeline_and_rank_map_explorers():
+    from atscale import widgets
+
+    e = widgets.pipeline_explorer()
+    e.update(schedule="interleaved", virtual_stages=2)
+    assert e.error is None
+    e.update(micro_batches=7)
+    assert e.error is not None and "multiple" in e.error
+    r = widgets.rank_map_explorer()
+    r.update(colour_by="dp", tp=4)
+    assert r.error is None  # 4 x 4 x 32 = 512 GPUs: a smaller grid

@@ -51,7 +51,7 @@ __all__ = [
     "SEQUENCE_PARALLEL_COMM_FACTOR", "bubble_fraction", "bubble_fraction_of_total", "layers_per_stage",
     "compute_efficiency", "StepTime", "step_time", "evaluate", "SearchResult", "search", "Run", "MEGATRON_TABLE1_RUNS",
     "KORTHIKANTI_TABLE5_RUNS", "OTHER_RUNS", "CALIBRATION_RUNS", "VALIDATION_RUNS", "calibrate", "amdahl_speedup",
-    "rank_groups",
+    "rank_groups", "Timeline", "pipeline_timeline",
 ]
 
 # --------------------------------------------------------------------------------------
@@ -810,3 +810,134 @@ def rank_groups(plan: Plan, gpus_per_node: int = 8):
         raise ValueError(f"plan={plan!r} must be an atscale.plan.Plan")
     r = np.arange(plan.gpus)
     return r % plan.tp, (r // plan.tp) % plan.dp, r // (plan.tp * plan.dp), r // gpus_per_node
+
+
+# --------------------------------------------------------------------------------------
+# Pipeline schedules, simulated
+# --------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Timeline:
+    """Every forward and backward pass of one pipelined step: ``stage``, ``micro_batch``, ``chunk``,
+    ``kind`` (``"F"`` or ``"B"``), ``start`` and ``end`` (arrays, in units of one micro-batch's forward
+    time on a whole stage), and the step's ``makespan``. ``bubble`` is the idle share, measured:
+    ``makespan / ideal - 1`` with ``ideal = m (t_f + t_b)``."""
+
+    stage: np.ndarray
+    micro_batch: np.ndarray
+    chunk: np.ndarray
+    kind: np.ndarray
+    start: np.ndarray
+    end: np.ndarray
+    pp: int
+    micro_batches: int
+    virtual_stages: int
+    schedule: str
+    backward_ratio: float
+
+    @property
+    def makespan(self) -> float:
+        return float(self.end.max())
+
+    @property
+    def ideal(self) -> float:
+        return self.micro_batches * (1 + self.backward_ratio)
+
+    @property
+    def bubble(self) -> float:
+        """Measured bubble over useful time (compare :func:`bubble_fraction`)."""
+        return self.makespan / self.ideal - 1
+
+    def peak_in_flight(self) -> np.ndarray:
+        """Per stage, the most micro-batches whose forward has run and backward has not (activation memory)."""
+        out = np.zeros(self.pp, dtype=int)
+        for i in range(self.pp):
+            sel = self.stage == i
+            order = np.argsort(self.start[sel], kind="stable")
+            delta = np.where(self.kind[sel][order] == "F", 1, -1)
+            out[i] = np.cumsum(delta).max()
+        return out / self.virtual_stages
+
+
+def _stage_order(schedule: str, p: int, m: int, v: int, i: int) -> list[tuple[str, int, int]]:
+    if schedule == "gpipe":
+        return [("F", j, 0) for j in range(m)] + [("B", j, 0) for j in range(m)]
+    if schedule == "1f1b":
+        warm = min(p - i - 1, m)
+        order = [("F", j, 0) for j in range(warm)]
+        f, b = warm, 0
+        while f < m:
+            order += [("F", f, 0), ("B", b, 0)]
+            f, b = f + 1, b + 1
+        return order + [("B", j, 0) for j in range(b, m)]
+    # interleaved (Megatron-LM): units in groups of p micro-batches, chunk by chunk
+    total = m * v
+
+    def unit(k, forward):
+        j = (k // (p * v)) * p + k % p
+        c = (k // p) % v
+        return j, (c if forward else v - 1 - c)
+
+    warm = min((p - i - 1) * 2 + (v - 1) * p, total)
+    order = [("F", *unit(k, True)) for k in range(warm)]
+    f, b = warm, 0
+    while f < total:
+        order += [("F", *unit(f, True)), ("B", *unit(b, False))]
+        f, b = f + 1, b + 1
+    return order + [("B", *unit(k, False)) for k in range(b, total)]
+
+
+def pipeline_timeline(pp: int, micro_batches: int, schedule: str = "1f1b", virtual_stages: int = 1, *,
+                      backward_ratio: float = 2.0) -> Timeline:
+    """Simulate one step of a pipeline schedule: each stage runs its passes in the schedule's order, each
+    as soon as its input (the previous stage's forward, the next stage's backward) is ready.
+
+    Orders: GPipe (all forwards, then all backwards; Huang et al. 2019), 1F1B (``p - i - 1`` warm-up
+    forwards on stage ``i``, then one forward one backward; Narayanan et al. 2021, sec. 2.2.1) and Megatron's
+    interleaved 1F1B (``v`` chunks per GPU, micro-batches in groups of ``p``; sec. 2.2.2). A forward of a
+    whole stage takes 1 unit (``1/v`` per chunk), a backward ``backward_ratio`` units. Communication is free.
+    Used to draw the schedule and to check :func:`bubble_fraction` against the simulation.
+    """
+    for name, value in (("pp", pp), ("micro_batches", micro_batches), ("virtual_stages", virtual_stages)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+            raise ValueError(f"{name}={value!r} must be a whole number >= 1")
+    if schedule not in SCHEDULES:
+        raise ValueError(f"schedule={schedule!r} must be one of {SCHEDULES}")
+    if schedule != "interleaved" and virtual_stages != 1:
+        raise ValueError(f"virtual_stages={virtual_stages} needs schedule='interleaved'")
+    if schedule == "interleaved" and micro_batches % pp:
+        raise ValueError(f"the interleaved schedule needs micro_batches ({micro_batches}) to be a multiple of "
+                         f"pp ({pp})")
+    if not backward_ratio > 0:
+        raise ValueError(f"backward_ratio={backward_ratio!r} must be positive")
+    p, m, v = int(pp), int(micro_batches), int(virtual_stages)
+    tf, tb = 1.0 / v, backward_ratio / v
+    orders = [_stage_order(schedule, p, m, v, i) for i in range(p)]
+    done: dict[tuple, float] = {}
+    pos = [0] * p
+    free = [0.0] * p
+    rows = []
+    remaining = sum(len(o) for o in orders)
+    while remaining:
+        progressed = False
+        for i in range(p):
+            while pos[i] < len(orders[i]):
+                kind, j, c = orders[i][pos[i]]
+                if kind == "F":
+                    dep = ("F", j, c, i - 1) if i > 0 else (("F", j, c - 1, p - 1) if c > 0 else None)
+                else:
+                    dep = ("B", j, c, i + 1) if i < p - 1 else (("B", j, c + 1, 0) if c < v - 1 else ("F", j, c, i))
+                if dep is not None and dep not in done:
+                    break
+                start = max(free[i], done[dep] if dep is not None else 0.0)
+                end = start + (tf if kind == "F" else tb)
+                done[(kind, j, c, i)] = end
+                free[i] = end
+                rows.append((i, j, c, kind, start, end))
+                pos[i] += 1
+                remaining -= 1
+                progressed = True
+        if not progressed:  # pragma: no cover - the orders above never deadlock
+            raise RuntimeError("pipeline schedule deadlocked")
+    st, mb, ch, kd, s0, s1 = zip(*rows)
+    return Timeline(np.array(st), np.array(mb), np.array(ch), np.array(kd), np.array(s0), np.array(s1), p, m, v,
+                    schedule, float(backward_ratio))

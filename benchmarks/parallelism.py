@@ -1,0 +1,53 @@
+"""Speed of the parallelism module and its explorers.
+
+Run:  python benchmarks/parallelism.py
+Budgets: every layout of Llama 3 70B on 16,384 H100s searched in under 2 s on a 2-core machine; an
+explorer redraw under 100 ms. The closest peer, mlsysim's ``DistributedModel.solve`` (about 2 ms per
+configuration, one configuration per call), is timed beside it when it is installed
+(``pip install mlsysim``): the ratio is configurations per second, ours over theirs.
+"""
+
+from timing import median_ms
+
+from atscale import hardware, models, parallelism, widgets
+
+
+def _peer_ms_per_call():
+    """Median ms of one ``DistributedModel.solve`` of mlsysim 0.3 (Llama 3 70B, 1,024 H100s, TP 8, PP 4), or None."""
+    try:
+        from mlsysim import Models, Systems
+        from mlsysim.engine.solvers.distributed import DistributedModel
+        from mlsysim.systems.types import Fleet
+    except Exception:
+        return None
+    model = Models.Language.Llama3_70B
+    fleet = Fleet(name="1024", node=Systems.Nodes.DGX_H100, count=128, fabric=Systems.Fabrics.InfiniBand_NDR)
+    solver = DistributedModel()
+    return median_ms(lambda: solver.solve(model=model, fleet=fleet, batch_size=1024, precision="fp16", tp_size=8,
+                                          pp_size=4), repeat=50)
+
+
+if __name__ == "__main__":
+    cluster = hardware.Cluster.of_gpus(hardware.DGX_H100, 16_384, hardware.FABRICS["InfiniBand NDR"])
+    result = parallelism.search(models.LLAMA3_70B, cluster, 2048, seq_length=8192)
+    ms = median_ms(lambda: parallelism.search(models.LLAMA3_70B, cluster, 2048, seq_length=8192), repeat=5)
+    rate = len(result) / (ms / 1e3)
+    print(f"search, Llama 3 70B on 16,384 H100s: {len(result):,} layouts ({result.feasible_count:,} feasible) "
+          f"in {ms:.0f} ms (budget 2,000 ms): {rate:,.0f} layouts/s")
+    peer = _peer_ms_per_call()
+    if peer is None:
+        print("peer (mlsysim DistributedModel.solve): not installed (pip install --target DIR mlsysim, then "
+              "PYTHONPATH=DIR); at ~2 ms per configuration the ratio would be "
+              f"{rate / 500:,.0f}x")
+    else:
+        print(f"peer (mlsysim DistributedModel.solve): {peer:.2f} ms per configuration, {1e3 / peer:,.0f}/s; "
+              f"ratio {rate / (1e3 / peer):,.0f}x")
+    ex = widgets.plan_explorer()
+    sizes = iter([1, 2, 4, 8] * 10)
+    print(f"plan explorer redraw: {median_ms(lambda: ex.update(micro_batch=next(sizes))):.0f} ms (budget 100 ms)")
+    ex = widgets.pipeline_explorer()
+    ms_ = iter([8, 16, 32, 12] * 10)
+    print(f"pipeline explorer redraw: {median_ms(lambda: ex.update(micro_batches=next(ms_))):.0f} ms (budget 100 ms)")
+    ex = widgets.rank_map_explorer()
+    col = iter(["tp", "dp", "pp"] * 10)
+    print(f"rank map explorer redraw: {median_ms(lambda: ex.update(colour_by=next(col))):.0f} ms (budget 100 ms)")

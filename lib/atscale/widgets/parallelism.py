@@ -1,0 +1,70 @@
+"""Explorers of the chapter "3D parallelism"."""
+
+from __future__ import annotations
+
+from .. import models, parallelism, plots
+from ..plan import RECOMPUTE, Plan
+from ..scenario import RUNNING_EXAMPLE
+from . import Explorer, dropdown, slider
+
+__all__ = ["rank_map_explorer", "pipeline_explorer", "plan_explorer"]
+
+
+def rank_map_explorer() -> Explorer:
+    """TP, PP and DP degrees: which GPU is in which group, on the node grid (the running example's layout)."""
+    plan = RUNNING_EXAMPLE.plan
+    return Explorer(
+        plots.rank_map_chart, figsize=(7.0, 3.8),
+        tp=dropdown([1, 2, 4, 8], plan.tp, "Tensor parallel (TP)"),
+        pp=dropdown([1, 2, 4, 8, 16], plan.pp, "Pipeline parallel (PP)"),
+        dp=dropdown([1, 2, 4, 8, 16, 32, 64, 128], plan.dp, "Data parallel (DP)"),
+        colour_by=dropdown({"pipeline stage": "pp", "tensor-parallel rank": "tp", "data-parallel replica": "dp"},
+                           "pp", "Colour by"),
+    )
+
+
+def pipeline_explorer() -> Explorer:
+    """Schedule, stages and micro-batches: the pipeline's timeline with its bubble measured."""
+    return Explorer(
+        plots.pipeline_schedule_chart, figsize=(7.2, 3.4),
+        pp=slider(2, 8, 4, "Stages (PP)", integer=True),
+        micro_batches=slider(1, 32, 8, "Micro-batches (m)", integer=True),
+        schedule=dropdown({"GPipe": "gpipe", "1F1B": "1f1b", "interleaved 1F1B": "interleaved"}, "1f1b", "Schedule"),
+        virtual_stages=dropdown([1, 2, 3, 4], 1, "Chunks per GPU (v, interleaved only)"),
+    )
+
+
+def _step(model, tp, pp, dp, micro_batch, global_batch, zero_stage, schedule, virtual_stages, recompute,
+          sequence_parallel):
+    plan = Plan(tp=tp, pp=pp, dp=dp, micro_batch=micro_batch, global_batch=global_batch, zero_stage=zero_stage,
+                schedule=schedule, virtual_stages=virtual_stages, recompute=recompute,
+                sequence_parallel=sequence_parallel)
+    return parallelism.step_time(models.model(model), RUNNING_EXAMPLE.cluster, plan, seq_length=RUNNING_EXAMPLE.seq_length)
+
+
+def _summary(st: parallelism.StepTime) -> str:
+    if not st.feasible:
+        return f"Infeasible: {st.reason}"
+    return (f"{st.total:.2f} s per step, {st.tokens_per_second / 1e6:.2f} M tokens/s, MFU {st.mfu:.1%}, "
+            f"HFU {st.hfu:.1%}; memory {st.memory_total / 1e9:.1f} of {st.memory_capacity / 1e9:.1f} GB per GPU")
+
+
+def plan_explorer() -> Explorer:
+    """Every field of a plan on the running example's 1,024 H100s: the step-time breakdown and MFU, or the
+    reason the layout cannot run (a plan that does not use exactly the cluster's GPUs is one of them)."""
+    plan = RUNNING_EXAMPLE.plan
+    return Explorer(
+        plots.step_breakdown_chart, figsize=(7.0, 3.0), compute=_step, summary=_summary,
+        model=dropdown(["Llama 3 8B", "Llama 3 70B", "Llama 3 405B", "GPT-3 175B"], RUNNING_EXAMPLE.model.name,
+                       "Model"),
+        tp=dropdown([1, 2, 4, 8, 16], plan.tp, "Tensor parallel (TP)"),
+        pp=dropdown([1, 2, 4, 8, 16], plan.pp, "Pipeline parallel (PP)"),
+        dp=dropdown([1, 2, 4, 8, 16, 32, 64, 128, 256], plan.dp, "Data parallel (DP)"),
+        micro_batch=dropdown([1, 2, 4, 8], plan.micro_batch, "Micro-batch (sequences)"),
+        global_batch=dropdown([256, 512, 1024, 2048, 4096], plan.global_batch, "Global batch (sequences)"),
+        zero_stage=dropdown([0, 1, 2, 3], plan.zero_stage, "ZeRO stage"),
+        schedule=dropdown(["gpipe", "1f1b", "interleaved"], plan.schedule, "Schedule"),
+        virtual_stages=dropdown([1, 2, 4], plan.virtual_stages, "Chunks per GPU (interleaved)"),
+        recompute=dropdown(list(RECOMPUTE), plan.recompute, "Recomputation"),
+        sequence_parallel=dropdown({"on": True, "off": False}, plan.sequence_parallel, "Sequence parallel"),
+    )
