@@ -17,8 +17,9 @@ al. 2022, sec. 6):
 ``bubble``
     the pipeline's fill and drain, ``(p - 1) / (v m)`` of the work above (:func:`bubble_fraction`);
 ``dp_comm``
-    the data-parallel gradient reduction (ZeRO-3: also the weight gathers of every micro-batch) over
-    the NICs, minus what hides behind the last micro-batch's backward pass;
+    the data-parallel gradient reduction over the NICs minus what hides behind the backward pass: one
+    all-reduce per step (ZeRO-0/1), a reduce-scatter per micro-batch (ZeRO-2), or weight gathers and a
+    reduce-scatter per micro-batch (ZeRO-3/FSDP);
 ``optimizer``
     the optimizer step, memory-bound: bytes of Adam's update over the HBM bandwidth.
 
@@ -428,12 +429,19 @@ def evaluate(model, cluster: hardware.Cluster, *, tp, pp, dp, micro_batch, globa
     t_allreduce = np.where(intra, intra_rs + inter_ar + intra_ag, inter_ar)
     weight_msg = psi * opt.weights
     flat_ag = collectives.collective_time("all-gather", weight_msg, dp, rail)
-    # ZeRO-3 / FSDP: the weights are gathered before each micro-batch's forward and again before its
-    # backward (reshard after forward), and the gradients reduce-scattered once (Rajbhandari et al. 2020, sec. 7).
-    t_zero3 = 2 * m * flat_ag + collectives.collective_time("reduce-scatter", grad_msg, dp, rail)
-    t_dp = np.where(dp > 1, np.where(zs >= 3, t_zero3, t_allreduce), 0.0)
-    backward_last = (t_compute_mb + t_recompute_mb) * 2.0 / 3.0
-    dp_comm = np.maximum(0.0, t_dp - ovl * backward_last)
+    flat_rs = collectives.collective_time("reduce-scatter", grad_msg, dp, rail)
+    backward_mb = (t_compute_mb + t_recompute_mb) * 2.0 / 3.0  # backward: two thirds of a micro-batch's FLOPs
+    # Stages 0-1: one all-reduce (ZeRO-1: reduce-scatter + all-gather, same volume) after the last
+    # micro-batch, hidden behind that micro-batch's backward pass at best.
+    exposed_01 = np.maximum(0.0, t_allreduce - ovl * backward_mb)
+    # Stage 2: gradients are kept only as shards, so each micro-batch's gradients are reduce-scattered as
+    # its backward pass produces them (DeepSpeed ZeRO-2), and the updated weights all-gathered once.
+    exposed_2 = m * np.maximum(0.0, flat_rs - ovl * backward_mb) + flat_ag
+    # Stage 3 / FSDP: the weights are gathered before each micro-batch's forward and again before its
+    # backward (reshard after forward) and the gradients reduce-scattered: 3 Psi per micro-batch
+    # (Rajbhandari et al. 2020, sec. 7), overlapped at best with that micro-batch's compute.
+    exposed_3 = m * np.maximum(0.0, 2 * flat_ag + flat_rs - ovl * (t_compute_mb + t_recompute_mb))
+    dp_comm = np.where(dp > 1, np.where(zs >= 3, exposed_3, np.where(zs == 2, exposed_2, exposed_01)), 0.0)
 
     # --- optimizer step (memory-bound) -------------------------------------------------------------
     from .roofline import ADAM_BYTES_PER_PARAM
