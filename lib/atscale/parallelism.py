@@ -380,8 +380,9 @@ def evaluate(model, cluster: hardware.Cluster, *, tp, pp, dp, micro_batch, globa
         stack = np.stack(np.broadcast_arrays(w_bytes, g_bytes, o_bytes, acts))
         idx = np.argmax(stack, axis=0)
         biggest, amount = names[idx], np.take_along_axis(stack, idx[None], axis=0)[0]
-        reason[mask] = [f"does not fit: {u.fmt_bytes(t)} per GPU > {u.fmt_bytes(capacity)}, over by "
-                        f"{u.fmt_bytes(t - capacity)} (largest term: {n} {u.fmt_bytes(a)})"
+        # Plain GB (decimal) formatting: thousands of reasons in a search, so no per-row library formatter.
+        reason[mask] = [f"does not fit: {t / 1e9:.1f} GB per GPU > {capacity / 1e9:.1f} GB, over by "
+                        f"{(t - capacity) / 1e9:.1f} GB (largest term: {n} {a / 1e9:.1f} GB)"
                         for t, n, a in zip(mem_total[mask], biggest[mask], amount[mask])]
     feasible = reason == ""
 
