@@ -1,0 +1,100 @@
+"""Figures of the appendix "How accurate is this book?": the comparisons :mod:`atscale.accuracy` gathers."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import accuracy as A
+from . import INK, MUTED, PALETTE, house_style, log_axes, new_axes
+
+__all__ = ["accuracy_error_chart", "bound_headroom_chart", "model_vs_published_chart"]
+
+_GROUP_COLOUR = {g: PALETTE[i] for i, g in enumerate(A.GROUPS)}
+_MISS = PALETTE[6]
+
+
+def _check_group(group):
+    if group not in A.GROUPS:
+        raise ValueError(f"group={group!r} must be one of {A.GROUPS}")
+
+
+@house_style
+def accuracy_error_chart(*, ax=None):
+    """Signed relative error of every estimate (not the upper bounds), one row per comparison, grouped by
+    chapter; filled markers are calibration, open ones validation; the known misses are drawn in vermilion."""
+    items = [c for c in A.comparisons() if c.kind == "estimate"]
+    ax = new_axes(ax, figsize=(6.8, 0.19 * len(items) + 1.2))
+    ax.figure.subplots_adjust(left=0.43, right=0.97, bottom=0.9 / (0.19 * len(items) + 1.2), top=0.96)
+    y = np.arange(len(items))[::-1]
+    seen = set()
+    for yi, c in zip(y, items):
+        colour = _MISS if c.known_miss else _GROUP_COLOUR[c.group]
+        filled = c.role == "calibration"
+        lab = f"{c.group} ({c.role})" if not c.known_miss else "known miss (validation)"
+        ax.scatter(c.error * 100, yi, s=30, marker="D" if c.known_miss else "o", color=colour if filled else "white", edgecolors=colour,
+                   lw=1.3, zorder=3, label=None if lab in seen else lab)
+        seen.add(lab)
+    ax.axvline(0, color=INK, lw=1)
+    ax.set_yticks(y, [c.what for c in items], fontsize=6.5)
+    ax.set_ylim(-0.8, len(items) - 0.2)
+    ax.grid(axis="y", visible=False)
+    ax.set_xlabel("Model / published − 1 (%)")
+    ax.set_title("Every estimate against its measurement")
+    ax.legend(loc="upper left", fontsize=7)
+    return ax.figure
+
+
+@house_style
+def bound_headroom_chart(*, ax=None):
+    """The upper bounds against measurements: by how much each bound (datasheet peak, ZeRO's state-only
+    model size) exceeds what was measured, as a bar per comparison."""
+    items = [c for c in A.comparisons() if c.kind == "upper bound"]
+    ax = new_axes(ax, figsize=(6.8, 0.24 * len(items) + 1.2))
+    ax.figure.subplots_adjust(left=0.43, right=0.97, bottom=0.9 / (0.24 * len(items) + 1.2), top=0.93)
+    y = np.arange(len(items))[::-1]
+    seen = set()
+    for yi, c in zip(y, items):
+        ax.barh(yi, c.error * 100, color=_GROUP_COLOUR[c.group], height=0.65,
+                label=None if c.group in seen else c.group)
+        seen.add(c.group)
+        ax.text(c.error * 100 + 1, yi, f"{c.error:+.0%}", va="center", fontsize=7, color=MUTED)
+    ax.set_yticks(y, [f"{c.what}" for c in items], fontsize=6.5)
+    ax.grid(axis="y", visible=False)
+    ax.set_xlim(0, max(c.error for c in items) * 100 * 1.18)
+    ax.set_xlabel("Bound / measured − 1 (%)")
+    ax.set_title("How far the upper bounds sit above the measurements")
+    ax.legend(loc="lower right", fontsize=8)
+    return ax.figure
+
+
+@house_style
+def model_vs_published_chart(group: str, *, ax=None):
+    """Model against published value for one group's estimates, on logarithmic axes with the line
+    model = published; filled markers calibration, open validation, known misses in vermilion."""
+    _check_group(group)
+    items = [c for c in A.comparisons() if c.group == group and c.kind == "estimate"]
+    if not items:
+        raise ValueError(f"group={group!r} has no estimates to plot")
+    units = {c.quantity.split("(")[-1].rstrip(")") if "(" in c.quantity else "" for c in items}
+    scale, unit = (1e6, "µs") if units == {"s"} else (1.0, units.pop() if len(units) == 1 else "")
+    ax = new_axes(ax, figsize=(5.6, 4.6))
+    ax.figure.subplots_adjust(left=0.2)
+    seen = set()
+    for c in items:
+        colour = _MISS if c.known_miss else _GROUP_COLOUR[c.group]
+        lab = "known miss" if c.known_miss else c.role
+        ax.scatter(c.published * scale, c.model * scale, s=36, marker="D" if c.known_miss else "o", color=colour if c.role == "calibration" else "white",
+                   edgecolors=colour, lw=1.3, zorder=3, label=None if lab in seen else lab)
+        seen.add(lab)
+    vals = np.array([[c.published, c.model] for c in items]) * scale
+    lo, hi = vals.min() / 1.6, vals.max() * 1.6
+    ax.plot([lo, hi], [lo, hi], color=INK, lw=1, ls="--")
+    ax.set_xlim(lo, hi)
+    ax.set_ylim(lo, hi)
+    log_axes(ax)
+    unit = f" ({unit})" if unit else ""
+    ax.set_xlabel(f"Published{unit}")
+    ax.set_ylabel(f"Model{unit}")
+    ax.set_title(f"{group}: model against published")
+    ax.legend(loc="upper left", fontsize=8)
+    return ax.figure

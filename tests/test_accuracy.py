@@ -1,0 +1,121 @@
+"""The appendix "How accurate is this book?": every comparison with a published measurement, asserted."""
+
+import dataclasses
+
+import pytest
+
+from atscale import accuracy as A
+from atscale import collectives, memory, parallelism, reliability
+
+ALL = A.comparisons()
+
+# The measured errors of the comparisons the book says the model misses (model / published - 1).
+KNOWN_MISSES = {
+    "8 × A100 80GB (HPE), large": -0.148,
+    "Llama 3 405B, 8,192 H100, MFU": -0.222,
+    "Llama 3 405B, 16,384 H100, MFU": -0.388,
+}
+
+
+@pytest.mark.parametrize("c", [c for c in ALL if not c.known_miss], ids=lambda c: f"{c.group}: {c.what}")
+def test_each_comparison_within_its_stated_band(c):
+    assert c.within, f"{c.what}: model {c.model:.4g} vs published {c.published:.4g}, error {c.error:+.1%} " \
+                     f"outside {c.band}"
+
+
+@pytest.mark.parametrize("c", [c for c in ALL if c.known_miss], ids=lambda c: c.what)
+def test_known_misses_are_misses_with_their_error_pinned(c):
+    assert not c.within
+    assert c.role == "validation"
+    assert c.error == pytest.approx(KNOWN_MISSES[c.what], abs=0.002)
+
+
+def test_the_known_misses_are_exactly_the_three_the_book_states():
+    assert {c.what for c in ALL if c.known_miss} == set(KNOWN_MISSES)
+
+
+def test_every_published_comparison_is_gathered():
+    # Nothing the chapters compare is left out, and nothing is counted twice.
+    assert len(ALL) == (len([a for a in __import__("atscale").hardware.ACCELERATORS.values()
+                             for _ in a.measured_matmul_flops]) + len(memory.ZERO_TABLE2)
+                        + len(collectives.CALIBRATION) + len(collectives.VALIDATION)
+                        + len(parallelism.CALIBRATION_RUNS) + len(parallelism.VALIDATION_RUNS) + 2)
+    assert len({(c.group, c.what) for c in ALL}) == len(ALL)
+    assert [c.group for c in ALL] == sorted((c.group for c in ALL), key=A.GROUPS.index)
+
+
+def test_roles_follow_the_library_data():
+    cal = {c.what for c in ALL if c.role == "calibration"}
+    assert {m.label for m in collectives.CALIBRATION} <= cal
+    assert not {m.label for m in collectives.VALIDATION} & cal
+    step = {c.what: c for c in ALL if c.group == "Step time"}
+    assert sum(c.role == "calibration" for c in step.values()) == len(parallelism.CALIBRATION_RUNS)
+    assert all(c.role == "validation" for c in ALL if c.kind == "upper bound")
+
+
+def test_every_comparison_has_a_source_and_states_what_it_leaves_out():
+    for c in ALL:
+        assert c.source and c.leaves_out, c.what
+        assert c.model > 0 and c.published > 0
+
+
+def test_the_model_values_are_the_chapters():
+    # The records carry the library's own numbers, not copies.
+    run = parallelism.OTHER_RUNS[2]
+    rec = next(c for c in ALL if c.what.startswith(run.label))
+    assert rec.model == run.predicted and rec.published == run.published and rec.error == pytest.approx(run.error)
+    m = collectives.VALIDATION[0]
+    rec = next(c for c in ALL if c.what == m.label)
+    assert rec.error == pytest.approx(m.error)
+    obs = reliability.LLAMA3_OBSERVED
+    rec = next(c for c in ALL if c.what.startswith("textbook profile"))
+    assert rec.published == obs.mtbf and rec.model / rec.published == pytest.approx(0.677, abs=0.001)
+    assert rec.band == pytest.approx((1 / reliability.MODEL_VS_FLEET_TOLERANCE - 1,
+                                      reliability.MODEL_VS_FLEET_TOLERANCE - 1))
+    z = [c for c in ALL if c.group == "Memory"]
+    assert all(c.band[1] == pytest.approx(1 / memory.ZERO_TABLE2_FLOOR - 1) for c in z)
+
+
+def test_summary_statistics_calibration_and_validation_apart():
+    cal, val = A.summary("calibration"), A.summary("validation")
+    assert cal.count == 18 and val.count == 18
+    assert cal.median_abs_error == pytest.approx(0.014, abs=0.002) and cal.worst_abs_error < 0.05
+    assert val.median_abs_error == pytest.approx(0.049, abs=0.002)
+    assert val.worst_abs_error == pytest.approx(0.388, abs=0.002) and val.worst.startswith("Llama 3 405B, 16,384")
+    bounds = A.summary("validation", kind="upper bound")
+    assert bounds.count == 13 and bounds.worst.startswith("MI300X")
+    assert str(A.summary_table()).count("\n") == 4
+
+
+def test_records_are_frozen_and_validated():
+    c = ALL[0]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        c.model = 1.0
+    with pytest.raises(ValueError, match="role"):
+        dataclasses.replace(c, role="fitted")
+    with pytest.raises(ValueError, match="kind"):
+        dataclasses.replace(c, kind="guess")
+    with pytest.raises(ValueError, match="group"):
+        dataclasses.replace(c, group="Chapter 9")
+    with pytest.raises(ValueError, match="band"):
+        dataclasses.replace(c, band=(0.1, -0.1))
+    with pytest.raises(ValueError, match="role"):
+        A.summary("fitted")
+    with pytest.raises(ValueError, match="group"):
+        A.table("Networking")
+
+
+def test_tables_and_figures():
+    from atscale import plots
+
+    for g in A.GROUPS:
+        t = A.table(g, detail=True)
+        assert len(t.rows) == sum(c.group == g for c in ALL) and len(t.headers) == 8
+    assert "(missed)" in str(A.table("Step time"))
+    for fig in (plots.accuracy_error_chart(), plots.bound_headroom_chart(),
+                plots.model_vs_published_chart("Collectives")):
+        assert fig.axes and fig.axes[0].get_title()
+    with pytest.raises(ValueError, match="group"):
+        plots.model_vs_published_chart("Networking")
+    with pytest.raises(ValueError, match="no estimates"):
+        plots.model_vs_published_chart("Memory")
