@@ -1,0 +1,34 @@
+"""Speed of the job-completion-time estimator and its explorer.
+
+Run:  python benchmarks/jct.py
+Budgets: an estimate with a given plan in milliseconds, with a searched plan about a search (~50-100 ms);
+the JCT explorer redraws under 100 ms. The explorer's crossover plot needs a sweep over nine GPU counts
+(nine searches, ~1 s) per configuration: it is computed once per configuration and cached, and every term
+is proportional to the token count, so changing the tokens or the GPU count only rescales and redraws.
+The first view of a new configuration (model, accelerator, plan, checkpoints, failure profile) is slower;
+both are printed.
+"""
+
+import time
+
+from timing import median_ms
+
+from atscale import jct, widgets
+from atscale.scenario import RUNNING_EXAMPLE as ex
+
+
+if __name__ == "__main__":
+    print(f"estimate, given plan: {median_ms(lambda: jct.estimate(ex.model, ex.token_budget, ex.cluster, ex.plan)):.1f} ms")
+    print(f"estimate, searched plan: {median_ms(lambda: jct.estimate(ex.model, ex.token_budget, ex.cluster), 5):.0f} ms")
+    start = time.perf_counter()
+    explorer = widgets.jct_explorer()
+    print(f"explorer construction (first configuration's sweep): {(time.perf_counter() - start) * 1e3:.0f} ms")
+    counts = iter([512, 1024, 2048, 4096] * 10)
+    print(f"JCT explorer redraw, GPU count: {median_ms(lambda: explorer.update(gpus=next(counts))):.0f} ms (budget 100 ms)")
+    tokens = iter([1.0, 2.0, 5.0, 15.0] * 10)
+    print(f"JCT explorer redraw, tokens: {median_ms(lambda: explorer.update(tokens_t=next(tokens))):.0f} ms (budget 100 ms)")
+    start = time.perf_counter()
+    explorer.update(checkpoint="async")
+    print(f"JCT explorer, first view of a new configuration (cold, cached after): {(time.perf_counter() - start) * 1e3:.0f} ms")
+    strategies = iter(["sync", "async"] * 10)
+    print(f"JCT explorer redraw, cached configurations: {median_ms(lambda: explorer.update(checkpoint=next(strategies))):.0f} ms (budget 100 ms)")

@@ -1,0 +1,232 @@
+"""Figures of the chapter "Case study: scaling to 1,000 GPUs" (job completion time)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import jct
+from .. import units as u
+from . import INK, MUTED, PALETTE, house_style, log_axes, new_axes
+
+__all__ = ["TERM_COLORS", "jct_breakdown_chart", "jct_crossover_chart", "jct_scaling_chart",
+           "jct_sensitivity_chart", "loss_comparison_chart", "jct_explorer_chart"]
+
+TERM_COLORS = {"minimum": "#0072B2", "compute_gap": "#56B4E9", "recompute": "#9ecae1", "communication": "#E69F00",
+               "bubble": "#F0E442", "optimizer": "#bdbdbd", "checkpoint": "#009E73", "rework": "#D55E00",
+               "restart": "#CC79A7"}
+"""One colour per term of :data:`atscale.jct.TERMS` (Okabe-Ito; blues for compute, warm for parallelism,
+green-red-purple for reliability)."""
+
+
+def _check_estimates(estimates, labels):
+    estimates = list(estimates)
+    if not estimates or not all(isinstance(e, jct.Estimate) for e in estimates):
+        raise ValueError("estimates must be a non-empty list of atscale.jct.Estimate")
+    labels = list(labels) if labels is not None else [f"{e.gpus:,} GPUs" for e in estimates]
+    if len(labels) != len(estimates):
+        raise ValueError(f"labels has {len(labels)} entries for {len(estimates)} estimates")
+    return estimates, labels
+
+
+@house_style
+def jct_breakdown_chart(estimates, labels=None, *, unit: str = "days", ax=None, legend: bool = True):
+    """Horizontal stacked bars: each estimate's wall-clock time split into the terms of :data:`atscale.jct.TERMS`,
+    from the theoretical minimum on the left to the predicted total on the right. Infeasible estimates are
+    shown as a labelled gap."""
+    estimates, labels = _check_estimates(estimates, labels)
+    scale = {"days": u.day, "hours": u.hour}.get(unit)
+    if scale is None:
+        raise ValueError(f"unit={unit!r} must be 'days' or 'hours'")
+    ax = new_axes(ax)
+    y = np.arange(len(estimates))[::-1]
+    seen = set()
+    for yi, e in zip(y, estimates):
+        if not e.feasible:
+            ax.text(0, yi, "  infeasible: " + e.reason[:60], va="center", fontsize=8, color=MUTED)
+            continue
+        left = 0.0
+        for name, value in e.parts().items():
+            width = value / scale
+            ax.barh(yi, width, left=left, height=0.62, color=TERM_COLORS[name], edgecolor="white", linewidth=0.4,
+                    label=jct.TERM_LABELS[name] if name not in seen else None)
+            seen.add(name)
+            left += width
+        ax.text(left, yi, f" {left:,.1f}", va="center", fontsize=8, color=INK)
+    ax.set_yticks(y)
+    ax.set_yticklabels(labels, fontsize=8)
+    ax.set_xlabel(f"Wall-clock time ({unit})")
+    ax.grid(axis="y", visible=False)
+    xmax = max((e.total / scale for e in estimates if e.feasible), default=1.0)
+    ax.set_xlim(0, xmax * 1.15)
+    if legend:
+        ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=3, fontsize=7)
+    return ax.figure
+
+
+@house_style
+def jct_crossover_chart(sweeps, labels=None, *, mark=None, ax=None, legend: bool = True):
+    """Fraction of wall-clock time lost to parallelism (exposed communication + pipeline bubble, dashed) and to
+    reliability (checkpoints + rework + restarts, solid) against GPU count, one colour per sweep; a circle
+    marks each crossover (:func:`atscale.jct.crossover`), a vertical line ``mark`` GPUs."""
+    sweeps = list(sweeps)
+    if not sweeps or not all(isinstance(s, jct.Sweep) for s in sweeps):
+        raise ValueError("sweeps must be a non-empty list of atscale.jct.Sweep")
+    labels = list(labels) if labels is not None else [f"sweep {i + 1}" for i in range(len(sweeps))]
+    if len(labels) != len(sweeps):
+        raise ValueError(f"labels has {len(labels)} entries for {len(sweeps)} sweeps")
+    ax = new_axes(ax)
+    lo, hi = np.inf, 0
+    for i, (s, label) in enumerate(zip(sweeps, labels)):
+        c = PALETTE[i % len(PALETTE)]
+        comm = (s.fraction("communication") + s.fraction("bubble")) * 100
+        rel_ = s.fraction("reliability") * 100
+        ok = np.isfinite(comm)
+        ax.plot(s.gpus[ok], comm[ok], color=c, ls="--", lw=1.4)
+        ax.plot(s.gpus[ok], rel_[ok], color=c, lw=1.8, label=label)
+        x = jct.crossover(s)
+        if x is not None:
+            y = np.interp(np.log(x), np.log(s.gpus[ok]), rel_[ok])
+            ax.scatter([x], [y], s=40, facecolor="white", edgecolor=c, zorder=4, linewidth=1.6)
+        if ok.any():
+            lo, hi = min(lo, s.gpus[ok].min()), max(hi, s.gpus[ok].max())
+    if mark is not None:
+        ax.axvline(mark, color=MUTED, lw=0.8, ls=":")
+    ax.set_xlim(lo, hi)
+    log_axes(ax, y=False)
+    ax.set_ylim(0, None)
+    ax.set_xlabel("GPUs")
+    ax.set_ylabel("Share of wall-clock time (%)")
+    if legend:
+        ax.plot([], [], color=INK, ls="--", lw=1.4, label="communication + bubble")
+        ax.plot([], [], color=INK, lw=1.8, label="reliability")
+        ax.legend(loc="upper left", fontsize=7)
+    return ax.figure
+
+
+@house_style
+def jct_scaling_chart(sweeps, labels=None, *, ax=None):
+    """Predicted wall-clock time (days) against GPU count, log-log, with perfect scaling from each sweep's
+    first feasible point (dotted) and the shortest job of each sweep circled (:func:`atscale.jct.sync_wall`)."""
+    sweeps = list(sweeps)
+    if not sweeps or not all(isinstance(s, jct.Sweep) for s in sweeps):
+        raise ValueError("sweeps must be a non-empty list of atscale.jct.Sweep")
+    labels = list(labels) if labels is not None else [f"sweep {i + 1}" for i in range(len(sweeps))]
+    ax = new_axes(ax)
+    lo, hi, ylo, yhi = np.inf, 0, np.inf, 0
+    for i, (s, label) in enumerate(zip(sweeps, labels)):
+        c = PALETTE[i % len(PALETTE)]
+        t = s.total / u.day
+        ok = np.isfinite(t)
+        g = s.gpus[ok]
+        ax.plot(g, t[ok], color=c, marker="o", ms=3, label=label)
+        ax.plot(g, t[ok][0] * g[0] / g, color=c, lw=0.8, ls=":")
+        w = jct.sync_wall(s)
+        ax.scatter([w["gpus"]], [w["total"] / u.day], s=90, facecolor="none", edgecolor=c, linewidth=1.6, zorder=4)
+        lo, hi = min(lo, g.min()), max(hi, g.max())
+        ylo, yhi = min(ylo, np.nanmin(t)), max(yhi, np.nanmax(t))
+    ax.set_xlim(lo, hi)
+    ax.set_ylim(ylo / 3, yhi * 1.5)
+    log_axes(ax)
+    ax.set_xlabel("GPUs")
+    ax.set_ylabel("Predicted wall-clock time (days)")
+    ax.plot([], [], color=MUTED, lw=0.8, ls=":", label="perfect scaling")
+    ax.legend(loc="lower left", fontsize=7)
+    return ax.figure
+
+
+@house_style
+def jct_sensitivity_chart(result, *, ax=None):
+    """Tornado chart of :func:`atscale.jct.sensitivity`: the change of the predicted wall-clock time (%) when
+    each assumption moves to its low (blue) and high (orange) setting, largest swing on top."""
+    if not isinstance(result, jct.Sensitivity):
+        raise ValueError("result must be an atscale.jct.Sensitivity")
+    ax = new_axes(ax)
+    base = result.base.total
+    rows = list(result.rows)[::-1]
+    y = np.arange(len(rows))
+    for yi, (name, lo_label, hi_label, lo, hi) in zip(y, rows):
+        for value, label, c in ((lo, lo_label, PALETTE[0]), (hi, hi_label, PALETTE[1])):
+            d = (value / base - 1) * 100
+            ax.barh(yi, d, color=c, height=0.6)
+            ax.text(d, yi, f" {label} " if d >= 0 else f" {label} ", ha="left" if d >= 0 else "right",
+                    va="center", fontsize=7, color=INK)
+    ax.axvline(0, color=INK, lw=0.8)
+    ax.set_yticks(y)
+    ax.set_yticklabels([r[0] for r in rows], fontsize=8)
+    ax.grid(axis="y", visible=False)
+    lim = max(abs(r[3] / base - 1) for r in rows) * 100
+    lim = max(lim, max(abs(r[4] / base - 1) for r in rows) * 100)
+    ax.set_xlim(-lim * 1.6, lim * 1.6)
+    ax.set_xlabel(f"Change of the predicted wall-clock time (%); base {base / u.day:,.1f} days")
+    ax.figure.subplots_adjust(left=0.36)
+    return ax.figure
+
+
+@house_style
+def loss_comparison_chart(gpus, tutorial, ours, *, ax=None):
+    """Grouped bars of hours lost over 30 days at each GPU count: the tutorial's communication and checkpoint
+    columns (hatched) beside ours. ``tutorial`` and ``ours``: ``{"communication": [...], "reliability": [...]}``
+    in hours, one value per GPU count."""
+    gpus = list(gpus)
+    for name, d in (("tutorial", tutorial), ("ours", ours)):
+        if set(d) != {"communication", "reliability"} or any(len(v) != len(gpus) for v in d.values()):
+            raise ValueError(f"{name} must map 'communication' and 'reliability' to {len(gpus)} values")
+    ax = new_axes(ax)
+    x = np.arange(len(gpus))
+    w = 0.2
+    specs = ((tutorial, "communication", PALETTE[1], "//", "tutorial: communication"),
+             (tutorial, "reliability", PALETTE[2], "//", "tutorial: checkpoints + rollback"),
+             (ours, "communication", PALETTE[1], None, "this chapter: communication + bubble"),
+             (ours, "reliability", PALETTE[2], None, "this chapter: checkpoints + rework + restarts"))
+    for k, (d, key, c, hatch, label) in enumerate(specs):
+        vals = np.asarray(d[key], dtype=float)
+        ax.bar(x + (k - 1.5) * w, vals, w, color=c if hatch is None else "white", edgecolor=c, hatch=hatch,
+               linewidth=1.0, label=label)
+    ax.set_xticks(x)
+    ax.set_xticklabels([f"{g:,}" for g in gpus])
+    ax.set_xlabel("GPUs")
+    ax.set_ylabel("Hours lost in 30 days")
+    ax.grid(axis="x", visible=False)
+    ax.legend(loc="upper left", fontsize=7)
+    return ax.figure
+
+
+@house_style
+def jct_explorer_chart(view, *, ax=None):
+    """The JCT explorer's figure: the breakdown of one job as a stacked bar (left) and the crossover plot of
+    its configuration over GPU counts with the job's count marked (right). ``view`` is
+    ``(estimate, sweep, label)`` as computed by :func:`atscale.widgets.jct_explorer`."""
+    est, sw, label = view
+    if not isinstance(est, jct.Estimate) or not isinstance(sw, jct.Sweep):
+        raise ValueError("view must be (atscale.jct.Estimate, atscale.jct.Sweep, label)")
+    ax = new_axes(ax, figsize=(8.8, 3.6))
+    fig = ax.figure
+    ax.set_position([0.07, 0.14, 0.16, 0.62])
+    right = fig.add_axes([0.53, 0.14, 0.44, 0.74])
+    from matplotlib.ticker import MaxNLocator
+
+    if est.feasible:
+        names = list(jct.TERMS)
+        h = np.array([getattr(est, n) for n in names]) / u.day
+        bottoms = np.concatenate(([0.0], np.cumsum(h)[:-1]))
+        bars = ax.bar(np.zeros(len(h)), h, bottom=bottoms, color=[TERM_COLORS[n] for n in names], width=0.6)
+        keep = [i for i, n in enumerate(names) if h[i] >= 0.002 * h.sum()]
+        ax.set_ylim(0, h.sum() * 1.05)
+        ax.set_title(f"{h.sum():,.1f} days", fontsize=10)
+        ax.legend([bars.patches[i] for i in keep][::-1], [jct.TERM_LABELS[names[i]] for i in keep][::-1],
+                  loc="center left", bbox_to_anchor=(1.05, 0.5), fontsize=7, frameon=False)
+    else:
+        ax.text(0, 0.5, "infeasible", ha="center", fontsize=9, color=MUTED)
+    ax.yaxis.set_major_locator(MaxNLocator(4))
+    ax.set_xticks([0])
+    ax.set_xticklabels([f"{est.gpus:,} GPUs"], fontsize=8)
+    ax.set_ylabel("Wall-clock time (days)")
+    ax.grid(axis="x", visible=False)
+    jct_crossover_chart([sw], [label], mark=est.gpus, ax=right, legend=False)
+    right.set_title("lost to communication + bubble (dashed) and to reliability (solid)", fontsize=8,
+                    fontweight="normal")
+    g = [x for x in sw.gpus if np.log2(x) % 2 == 0] or list(sw.gpus)
+    right.set_xticks(g)
+    right.set_xticklabels([f"{x:,}" for x in g])
+    right.yaxis.set_major_locator(MaxNLocator(5))
+    return fig

@@ -1,0 +1,93 @@
+"""Explorer of the chapter "Case study: scaling to 1,000 GPUs": the JCT explorer."""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+
+from .. import hardware, jct, models, plots
+from .. import reliability as rel
+from .. import units as u
+from . import Explorer, dropdown, slider
+
+__all__ = ["jct_explorer", "explorer_view"]
+
+EXPLORER_GPUS = (64, 128, 256, 512, 1024, 2048, 4096, 8192, 16_384)
+"""GPU counts the explorer offers (and over which its crossover plot is drawn)."""
+
+_NODES = {"H100 (DGX H100)": "DGX H100", "B200 (HGX B200)": "HGX B200"}
+_PLANS = {"best (searched)": "best", "tutorial (TP 8, PP 1)": "tutorial"}
+_PROFILES = {"textbook": "textbook", "Llama 3 fleet": "llama3"}
+_REFERENCE_TOKENS = 1e12  # every term is proportional to the token count: computed once, then scaled
+
+
+@functools.lru_cache(maxsize=64)
+def _sweep(model: str, node: str, plan: str, strategy: str, failures: str) -> jct.Sweep:
+    """The configuration's sweep over :data:`EXPLORER_GPUS` at the reference token count (cached: the searches
+    for the best layout are what takes time, ~50-100 ms each)."""
+    kwargs = dict(node=hardware.node(node), checkpoint=jct.Checkpoint(strategy), failures=failures,
+                  global_batch=lambda n: max(64, n))
+    if plan == "tutorial":
+        kwargs["plan"] = jct.tutorial_plan
+    return jct.sweep(model, _REFERENCE_TOKENS, EXPLORER_GPUS, **kwargs)
+
+
+def _scaled(e: jct.Estimate, k: float) -> jct.Estimate:
+    if not e.feasible:
+        return dataclasses.replace(e, tokens=e.tokens * k)
+    return dataclasses.replace(e, **{t: getattr(e, t) * k for t in jct.TERMS}, tokens=e.tokens * k, steps=e.steps * k,
+                               communication_parts={n: v * k for n, v in e.communication_parts.items()})
+
+
+def explorer_view(model="Llama 3 70B", tokens_t=2.0, gpus=1024, accelerator="H100 (DGX H100)",
+                  plan="best (searched)", checkpoint="sync", failures="textbook"):
+    """``(estimate, sweep, label)`` for the explorer's controls (``tokens_t``: trillions of tokens).
+
+    Every term of an estimate is proportional to the token count (steps, stalls per segment and failures all
+    scale with the failure-free time), so the sweep is computed once per configuration at 10^12 tokens and
+    scaled, which keeps a redraw within the 100 ms budget."""
+    if model not in models.MODELS:
+        raise ValueError(f"model={model!r} must be one of {list(models.MODELS)}")
+    if not isinstance(tokens_t, (int, float)) or not tokens_t > 0:
+        raise ValueError(f"tokens_t={tokens_t!r} must be a positive number of trillions of tokens")
+    if gpus not in EXPLORER_GPUS:
+        raise ValueError(f"gpus={gpus!r} must be one of {EXPLORER_GPUS}")
+    for name, value, options in (("accelerator", accelerator, _NODES), ("plan", plan, _PLANS),
+                                 ("failures", failures, _PROFILES)):
+        if value not in options and value not in options.values():
+            raise ValueError(f"{name}={value!r} must be one of {list(options)}")
+    node = _NODES.get(accelerator, accelerator)
+    plan_key = _PLANS.get(plan, plan)
+    prof = _PROFILES.get(failures, failures)
+    sw = _sweep(model, node, plan_key, checkpoint, prof)
+    k = tokens_t * 1e12 / _REFERENCE_TOKENS
+    est = sw.estimates[EXPLORER_GPUS.index(gpus)]
+    scaled = jct.Sweep(sw.gpus, tuple(_scaled(e, k) for e in sw.estimates))
+    label = f"{model}, {node}, {plan_key} plan, {checkpoint}, {failures}"
+    return _scaled(est, k), scaled, label
+
+
+def _summary(view) -> str:
+    e, sw, _ = view
+    x = jct.crossover(sw)
+    cross = f"reliability overtakes at ~{x:,.0f} GPUs" if x else "reliability does not overtake within 16,384 GPUs"
+    if not e.feasible:
+        return f"Infeasible at {e.gpus:,} GPUs: {e.reason}. {cross}."
+    return (f"{e.total / u.day:,.1f} days ({e.minimum / u.day:,.1f} at peak); MFU over the job {e.mfu:.1%}, goodput "
+            f"{e.goodput:.1%}; communication + bubble {(e.communication + e.bubble) / e.total:.1%}, reliability "
+            f"{e.reliability / e.total:.1%}; {cross}. Plan: {e.plan.tp}x{e.plan.pp}x{e.plan.dp} (TP x PP x DP).")
+
+
+def jct_explorer() -> Explorer:
+    """Model, tokens, GPU count, accelerator, plan (best or the tutorial's), checkpoint strategy and failure
+    profile: the job's breakdown as a stacked bar and the crossover plot of that configuration."""
+    return Explorer(
+        plots.jct_explorer_chart, figsize=(8.8, 3.6), compute=explorer_view, summary=_summary,
+        model=dropdown(["Llama 3 8B", "Llama 3 70B", "Llama 3 405B"], "Llama 3 70B", "Model"),
+        tokens_t=slider(0.1, 20, 2.0, "Tokens (trillions)", log=True),
+        gpus=dropdown(list(EXPLORER_GPUS), 1024, "GPUs"),
+        accelerator=dropdown(list(_NODES), "H100 (DGX H100)", "Accelerator"),
+        plan=dropdown(list(_PLANS), "best (searched)", "Plan"),
+        checkpoint=dropdown({"synchronous": "sync", "asynchronous": "async"}, "sync", "Checkpoints"),
+        failures=dropdown(list(_PROFILES), "textbook", "Failure profile"),
+    )
