@@ -59,7 +59,7 @@ def test_formatters_do_not_hide_non_finite_values():
 @pytest.mark.parametrize(
     "call, match",
     [
-        (lambda: u.fmt_bytes("lots"), "value must be a number"),
+        (lambda: u.fmt_bytes("lots"), "value='lots' must be a number"),
         (lambda: u.format_si(1, "B", prefix="Q"), "prefix='Q'"),
         (lambda: u.fmt_time(1, unit="fortnight"), "unit='fortnight'"),
     ],

@@ -8,9 +8,16 @@ checks a number::
     >>> check("catalog-h100-ridge", 295)          # doctest: +SKIP
     ✓ Correct: 295.3 FLOP/byte (your 295 is within 2%).
 
-Feedback says whether the answer is within tolerance, and if not whether it is too
-high or too low and whether it is off by a unit factor (hours vs seconds, bits vs
-bytes, GB vs GiB) — without printing the expected value, so the exercise keeps its point.
+Feedback says whether the answer is within tolerance. If not, it is one of three kinds, none of
+which states the expected value or a number that leads to it, so the exercise keeps its point and
+the feedback cannot be followed mechanically to the answer:
+
+* **a slip**: the answer is off by (almost exactly) a recognised unit or factor (hours vs seconds,
+  bits vs bytes, GB vs GiB, a percentage vs a fraction, dense vs sparse, an SI prefix): the kind of
+  slip is named, never the factor or its direction;
+* **close** (within a factor of 2): too high or too low, and by roughly how much, in coarse bands
+  given in words ("by between a tenth and a quarter");
+* **not yet**: the exercise's hint.
 """
 
 from __future__ import annotations
@@ -24,11 +31,21 @@ from dataclasses import dataclass
 from .answers import ANSWERS, Answer
 
 _UNIT_FACTORS = {
-    3600.0: "seconds vs hours", 60.0: "seconds vs minutes or minutes vs hours", 86400.0: "seconds vs days",
-    24.0: "hours vs days", 8.0: "bits vs bytes", 1e3: "k, M, G, T prefixes? ms vs s?",
-    1e6: "SI prefixes?", 1e9: "SI prefixes?", 1e12: "SI prefixes?", 100.0: "a percentage vs a fraction",
-    2.0**30 / 1e9: "GiB vs GB", 2.0: "dense vs sparse FLOP/s? one direction vs both? something counted twice?",
+    3600.0: "seconds vs hours", 60.0: "seconds vs minutes, or minutes vs hours", 86400.0: "seconds vs days",
+    24.0: "hours vs days", 8.0: "bits vs bytes", 1e3: "the SI prefixes (k, M, G, T; ms vs s)",
+    1e6: "the SI prefixes", 1e9: "the SI prefixes", 1e12: "the SI prefixes", 100.0: "a percentage vs a fraction",
+    2.0**30 / 1e9: "GiB vs GB", 2.0**20 / 1e6: "MiB vs MB",
+    2.0: "dense vs sparse FLOP/s, one direction vs both, or something counted twice",
 }
+_SLIP_RTOL = 0.002
+"""How close to a unit factor a ratio must be to be called a slip: 0.2% (a slip gives the factor up to
+the rounding of the student's number). Tight, so that an ordinary error is not misread as one: an
+answer 7% off is not a GiB/GB slip, whose factor is 1.0737."""
+
+_BANDS = ((0.10, "by less than a tenth"), (0.25, "by between a tenth and a quarter"),
+          (0.50, "by between a quarter and a half"), (math.inf, "by more than half (but less than double)"))
+"""Coarse bands of the relative error of a close answer, in words: feedback that states a number
+could be applied to the guess and walked to the answer."""
 
 _loaded = False
 
@@ -75,12 +92,25 @@ def _in_unit(unit: str) -> str:
     return "" if unit in ("", "1") else f" in {unit}"
 
 
-def _unit_hint(ratio: float) -> str:
+def _slip(log_ratio: float) -> str:
+    """The kind of unit or factor slip a ratio ``e^log_ratio`` matches within :data:`_SLIP_RTOL`, or ''."""
     for factor, what in _UNIT_FACTORS.items():
-        for r in (ratio, 1 / ratio):
-            if abs(r / factor - 1) < 0.03:
-                return f" That is a factor of {factor:,.4g}: check your units ({what})."
+        if abs(abs(log_ratio) - math.log(factor)) < _SLIP_RTOL:
+            return what
     return ""
+
+
+def _band(log_ratio: float) -> str:
+    off = math.expm1(abs(log_ratio)) if log_ratio > 0 else -math.expm1(log_ratio)
+    return next(words for limit, words in _BANDS if off < limit)
+
+
+def _shown(key: Answer, value: float) -> str:
+    """The student's value in the exercise's unit, never longer than a readable number."""
+    text = key.format(value)
+    if len(text) > 24 or not 1e-9 <= abs(value) < 1e21:
+        text = f"{value:.4g} {'' if key.unit in ('', '1') else key.unit}".strip()
+    return text
 
 
 def check(exercise: str, answer) -> Feedback:
@@ -95,23 +125,33 @@ def check(exercise: str, answer) -> Feedback:
     key: Answer = ANSWERS[exercise]
     try:
         given = float(answer)
-    except (TypeError, ValueError):
-        return Feedback(exercise, False, f"✗ Please answer with a single number{_in_unit(key.unit)}; got {answer!r}.")
+    except (TypeError, ValueError, OverflowError):
+        text = repr(answer)
+        text = text if len(text) <= 40 else text[:37] + "..."
+        return Feedback(exercise, False, f"✗ Please answer with a single number{_in_unit(key.unit)}; got {text}.")
     expected = float(key.compute())
     if not math.isfinite(given):
-        return Feedback(exercise, False, f"✗ {given} is not a finite number.")
+        return Feedback(exercise, False, f"✗ {given} is not a finite number: answer with a number{_in_unit(key.unit)}.")
     error = abs(given - expected)
     tolerance = key.rtol * abs(expected) + key.atol
     if error <= tolerance:
         return Feedback(exercise, True, f"✓ Correct: {key.format(expected)} (your {key.format(given)} is within "
                                         f"{key.tolerance_text()}).")
+    yours = _shown(key, given)
     if expected != 0 and given != 0 and (given > 0) == (expected > 0):
-        ratio = given / expected
-        direction = "high" if ratio > 1 else "low"
-        off = f"{abs(ratio - 1):.0%}" if 2 / 3 < ratio < 1.5 else f"{max(ratio, 1 / ratio):,.3g}×"
-        message = f"✗ Not yet: your {key.format(given)} is {off} too {direction}.{_unit_hint(ratio)}"
+        log_ratio = math.log(abs(given)) - math.log(abs(expected))   # safe for denormals and huge values
+        slip = _slip(log_ratio)
+        if slip:
+            message = f"✗ Not yet: your {yours} looks off by a unit or factor slip: check {slip}."
+        elif abs(log_ratio) <= math.log(2):
+            direction = "high" if log_ratio > 0 else "low"
+            message = f"✗ Close: your {yours} is too {direction}, {_band(log_ratio)}."
+        else:
+            message = f"✗ Not yet: your {yours} is not within a factor of 2 of the answer."
+    elif given == 0:
+        message = f"✗ Not yet: your answer is 0{_in_unit(key.unit)}, and the answer is not."
     else:
-        message = f"✗ Not yet: your {key.format(given)} is not within {key.tolerance_text()} of the answer."
+        message = f"✗ Not yet: your {yours} has the wrong sign."
     if key.hint:
         message += f" Hint: {key.hint}"
     return Feedback(exercise, False, message)

@@ -38,6 +38,7 @@ import numpy as np
 
 from . import hardware
 from . import units as u
+from . import _validate as _v
 from ._numeric import as_scalar
 
 __all__ = [
@@ -76,17 +77,11 @@ def _algorithm(algorithm: str) -> str:
 
 
 def _ranks(ranks):
-    n = np.asarray(ranks)
-    if n.dtype == bool or not np.issubdtype(n.dtype, np.number) or np.any(n < 1) or np.any(n != np.floor(n)):
-        raise ValueError(f"ranks={ranks!r} must be whole numbers >= 1")
-    return n.astype(float)
+    return np.asarray(_v.count("ranks", ranks, scalar=False), dtype=float)
 
 
 def _size(size):
-    m = np.asarray(size, dtype=float)
-    if np.any(~np.isfinite(m)) or np.any(m < 0):
-        raise ValueError(f"size={size!r} must be a finite number of bytes >= 0")
-    return m
+    return np.asarray(_v.nonnegative("size", size, unit="bytes"), dtype=float)
 
 
 # --------------------------------------------------------------------------------------
@@ -108,9 +103,7 @@ def bus_bandwidth_factor(op: str, ranks):
 
 def algorithm_bandwidth(size, seconds):
     """``size / seconds`` in bytes/s: nccl-tests' *algbw* (``size`` as nccl-tests counts it)."""
-    m, t = _size(size), np.asarray(seconds, dtype=float)
-    if np.any(~(t > 0)):
-        raise ValueError(f"seconds={seconds!r} must be positive")
+    m, t = _v.broadcast(size=_size(size), seconds=_v.positive("seconds", seconds))
     return as_scalar(m / t)
 
 
@@ -146,7 +139,7 @@ def bytes_sent_per_rank(op: str, size, ranks, algorithm: str = "ring"):
     ``n``". Per rank it approaches ``2M``, whatever ``n``. Vectorised over ``size`` and ``ranks``.
     """
     op, algorithm = _check_pair(op, algorithm)
-    m, n = _size(size), _ranks(ranks)
+    m, n = _v.broadcast(size=_size(size), ranks=_ranks(ranks))
     if algorithm == "ring":
         factor = {"all-reduce": 2 * (n - 1) / n, "reduce-scatter": (n - 1) / n, "all-gather": (n - 1) / n,
                   "all-to-all": (n - 1) / n, "broadcast": np.where(n > 1, 1.0, 0.0)}[op]
@@ -300,7 +293,7 @@ def collective_time(op: str, size, ranks, link, *, algorithm: str = "ring"):
     op, algorithm = _check_pair(op, algorithm)
     fab = hardware.fabric(link)
     model = link_model(fab)
-    m, n = _size(size), _ranks(ranks)
+    m, n = _v.broadcast(size=_size(size), ranks=_ranks(ranks))
     eta = model.efficiency
     if algorithm == "in-network":
         if fab.name not in IN_NETWORK:
@@ -486,8 +479,7 @@ def ring_schedule(ranks: int):
     reduce-scatter (rank ``r`` sends chunk ``r - s``), steps ``n-1 .. 2n-3`` the all-gather (rank ``r``
     sends chunk ``r + 1 - (s - n + 1)``, which it holds fully reduced). Source: Patarasuk & Yuan (2009).
     """
-    if isinstance(ranks, bool) or not isinstance(ranks, numbers.Integral) or ranks < 2:
-        raise ValueError(f"ranks={ranks!r} must be a whole number >= 2")
+    ranks = _v.count("ranks", ranks, low=2, high=256, unit="the schedule is drawn, so at most 256 ranks")
     n = int(ranks)
     counts = np.ones((n, n), dtype=int)
     sends = np.zeros((2 * (n - 1), n), dtype=int)
@@ -552,12 +544,10 @@ def exposed_time(comm_seconds, backward_seconds, *, overlap_fraction=1.0, last_b
     of the backward pass that communication can run beside (0: no overlap; 1: all of it). Seconds;
     vectorised. Source: Li et al. (2020), PyTorch Distributed, sec. 3.2.3 (gradient bucketing).
     """
-    c, b = np.asarray(comm_seconds, dtype=float), np.asarray(backward_seconds, dtype=float)
-    f = np.asarray(overlap_fraction, dtype=float)
-    if np.any(c < 0) or np.any(b < 0):
-        raise ValueError(f"comm_seconds={comm_seconds!r} and backward_seconds={backward_seconds!r} must be >= 0")
-    if np.any((f < 0) | (f > 1)):
-        raise ValueError(f"overlap_fraction={overlap_fraction!r} must be in [0, 1]")
-    if not last_bucket_seconds >= 0:
-        raise ValueError(f"last_bucket_seconds={last_bucket_seconds!r} must be >= 0")
+    c = _v.nonnegative("comm_seconds", comm_seconds, unit="seconds")
+    b = _v.nonnegative("backward_seconds", backward_seconds, unit="seconds")
+    f = _v.number("overlap_fraction", overlap_fraction, low=0, high=1)
+    last_bucket_seconds = _v.nonnegative("last_bucket_seconds", last_bucket_seconds, unit="seconds")
+    c, b, f, last_bucket_seconds = _v.broadcast(comm_seconds=c, backward_seconds=b, overlap_fraction=f,
+                                                last_bucket_seconds=last_bucket_seconds)
     return as_scalar(np.maximum(0.0, c - f * b) + last_bucket_seconds)

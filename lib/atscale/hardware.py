@@ -54,9 +54,10 @@ def bytes_per_element(dtype: str) -> float:
         raise ValueError(f"dtype={dtype!r} is not one of {sorted(BYTES_PER_ELEMENT)}") from None
 
 
-def _positive(owner: str, name: str, value: float) -> None:
-    if not isinstance(value, (int, float)) or not value > 0:
-        raise ValueError(f"{owner}: {name}={value!r} must be a positive number")
+def _positive(owner: str, name: str, value: float) -> float:
+    from . import _validate
+
+    return _validate.positive(name, value, scalar=True, unit=owner)
 
 
 def _frozen_mapping(obj, name: str) -> None:
@@ -207,10 +208,10 @@ class Node:
 
     def __post_init__(self):
         _frozen_mapping(self, "sources")
+        from . import _validate
+
         for name in ("gpus", "nics", "psus"):
-            value = getattr(self, name)
-            if not isinstance(value, int) or value < 1:
-                raise ValueError(f"{self.name}: {name}={value!r} must be a positive integer")
+            object.__setattr__(self, name, _validate.count(name, getattr(self, name), unit=self.name))
         _positive(self.name, "nic_bandwidth", self.nic_bandwidth)
 
     @property
@@ -237,15 +238,23 @@ class Cluster:
     fabric: Fabric
 
     def __post_init__(self):
-        if not isinstance(self.num_nodes, int) or self.num_nodes < 1:
-            raise ValueError(f"num_nodes={self.num_nodes!r} must be a positive integer")
+        from . import _validate
+
+        if not isinstance(self.node, Node):
+            raise ValueError(f"node={_validate.show(self.node)} must be an atscale.hardware.Node")
+        if not isinstance(self.fabric, Fabric):
+            raise ValueError(f"fabric={_validate.show(self.fabric)} must be an atscale.hardware.Fabric")
+        object.__setattr__(self, "num_nodes", _validate.count("num_nodes", self.num_nodes))
         if self.fabric.kind != "scale-out":
             raise ValueError(f"fabric={self.fabric.name!r} is a {self.fabric.kind} fabric; a cluster needs a scale-out one")
 
     @classmethod
     def of_gpus(cls, node: Node, gpus: int, fabric: Fabric) -> "Cluster":
         """A cluster of ``gpus`` accelerators; ``gpus`` must be a multiple of ``node.gpus``."""
-        if not isinstance(gpus, int) or gpus < 1 or gpus % node.gpus:
+        from . import _validate
+
+        gpus = _validate.count("gpus", gpus, unit=f"a multiple of {node.gpus}")
+        if gpus % node.gpus:
             raise ValueError(f"gpus={gpus!r} must be a positive multiple of {node.name}'s {node.gpus} GPUs per node")
         return cls(node=node, num_nodes=gpus // node.gpus, fabric=fabric)
 

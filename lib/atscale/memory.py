@@ -18,6 +18,7 @@ import numpy as np
 
 from . import hardware, models
 from . import units as u
+from . import _validate as v
 from ._numeric import as_scalar
 from .plan import RECOMPUTE, Plan
 
@@ -42,6 +43,13 @@ class Optimizer:
     state: float
     checkpoint: float
     source: str = ""
+
+    def __post_init__(self):
+        for name in ("weights", "gradients", "state", "checkpoint"):
+            value = getattr(self, name)
+            checked = v.positive(name, value, scalar=True, unit="bytes per parameter") if name == "weights" else \
+                v.nonnegative(name, value, scalar=True, unit="bytes per parameter")
+            object.__setattr__(self, name, checked)
 
     @property
     def total(self) -> float:
@@ -94,15 +102,17 @@ def optimizer(name: str | Optimizer) -> Optimizer:
 def _params(model_or_params) -> float:
     if isinstance(model_or_params, models.TransformerConfig):
         return float(model_or_params.num_params)
-    value = np.asarray(model_or_params, dtype=float)
-    if np.any(value <= 0):
-        raise ValueError(f"params={model_or_params!r} must be positive")
-    return value
+    if isinstance(model_or_params, str):
+        return float(v.model_arg("model_or_params", model_or_params).num_params)
+    return v.positive("model_or_params", model_or_params, unit="a model, a catalog model name or a parameter count")
 
 
-def _degree(name: str, value) -> None:
-    if not isinstance(value, (int, np.integer)) or value < 1:
-        raise ValueError(f"{name}={value!r} must be a positive integer")
+def _degree(name: str, value) -> int:
+    return v.count(name, value)
+
+
+def _model(model) -> models.TransformerConfig:
+    return v.model_arg("model", model)
 
 
 @dataclass(frozen=True)
@@ -146,16 +156,18 @@ def model_state_bytes(model_or_params, optimizer_name: str = "adam-mixed", *, ze
     15.5 and 1.75. Its Table 1 (7.5B, 128B, 1T; N_d = 1 to 1,024) is reproduced in the tests. Temporary buffers, fragmentation and the gathered
     parameters of ZeRO-3's current layer are not counted. ``dp`` may be an array.
     """
-    if zero_stage not in (0, 1, 2, 3):
-        raise ValueError(f"zero_stage={zero_stage!r} must be 0, 1, 2 or 3")
-    _degree("tp", tp)
-    _degree("pp", pp)
-    dp_arr = np.asarray(dp)
-    if np.any(dp_arr < 1) or not np.issubdtype(dp_arr.dtype, np.integer):
-        raise ValueError(f"dp={dp!r} must be a positive integer (or an array of them)")
+    zero_stage = v.count("zero_stage", zero_stage, low=0, high=3)
+    tp, pp = _degree("tp", tp), _degree("pp", pp)
+    dp_arr = v.count("dp", dp, scalar=False)
+    if isinstance(model_or_params, (models.TransformerConfig, str)):
+        m = v.model_arg("model_or_params", model_or_params)
+        if m.num_heads % tp or m.kv_heads % tp:
+            raise ValueError(f"tp={tp} must divide num_heads={m.num_heads} and num_kv_heads={m.kv_heads} of {m.name}")
+        if m.num_layers % pp:
+            raise ValueError(f"pp={pp} must divide num_layers={m.num_layers} of {m.name}")
     opt = optimizer(optimizer_name)
     psi = _params(model_or_params) / (tp * pp)
-    n = dp_arr.astype(float)
+    n = np.asarray(dp_arr, dtype=float)
     weights = opt.weights * psi / (n if zero_stage >= 3 else 1)
     gradients = opt.gradients * psi / (n if zero_stage >= 2 else 1)
     state = opt.state * psi / (n if zero_stage >= 1 else 1)
@@ -172,8 +184,7 @@ def zero_communication_factor(zero_stage: int) -> float:
     the weights again for the backward pass: ``3Ψ``, 1.5 times data parallelism
     (Rajbhandari et al. 2020, sec. 7). Returns 2, 2, 2 or 3.
     """
-    if zero_stage not in (0, 1, 2, 3):
-        raise ValueError(f"zero_stage={zero_stage!r} must be 0, 1, 2 or 3")
+    zero_stage = v.count("zero_stage", zero_stage, low=0, high=3)
     return 3.0 if zero_stage == 3 else 2.0
 
 
@@ -186,10 +197,8 @@ def zero_communication_bytes(model_or_params, zero_stage: int, *, tp: int = 1, p
     in BF16 (2 bytes) by default. It does not depend on the data-parallel degree: a bandwidth-optimal
     collective moves about ``Ψ`` per GPU however many replicas share it. Returns bytes.
     """
-    _degree("tp", tp)
-    _degree("pp", pp)
-    if not bytes_per_element > 0:
-        raise ValueError(f"bytes_per_element={bytes_per_element!r} must be positive")
+    tp, pp = _degree("tp", tp), _degree("pp", pp)
+    bytes_per_element = v.positive("bytes_per_element", bytes_per_element, scalar=True, unit="bytes")
     psi = _params(model_or_params) / (tp * pp)
     return as_scalar(zero_communication_factor(zero_stage) * psi * bytes_per_element)
 
@@ -204,9 +213,7 @@ def max_params(capacity, optimizer_name: str = "adam-mixed", *, zero_stage: int 
     (2020) call it the "max theoretical model size" (their Table 2, left half). ``capacity`` and
     ``dp`` may be arrays. Returns parameters (a count).
     """
-    cap = np.asarray(capacity, dtype=float)
-    if np.any(cap <= 0):
-        raise ValueError(f"capacity={capacity!r} must be a positive number of bytes")
+    cap = v.positive("capacity", capacity, unit="bytes")
     per_param = model_state_bytes(1.0, optimizer_name, zero_stage=zero_stage, dp=dp, tp=tp, pp=pp).total
     return as_scalar(cap / per_param)
 
@@ -302,11 +309,13 @@ def activation_terms(model: models.TransformerConfig, micro_batch, seq_length=No
         dropout: default ``True`` for GPT-style models (learned position embeddings), ``False``
             for Llama-style ones.
     """
-    s = model.seq_length if seq_length is None else seq_length
-    b = np.asarray(micro_batch, dtype=float)
-    s = np.asarray(s, dtype=float)
-    if np.any(b < 1) or np.any(s < 1):
-        raise ValueError(f"micro_batch={micro_batch!r} and seq_length={seq_length!r} must be >= 1")
+    model = _model(model)
+    b = np.asarray(v.count("micro_batch", micro_batch, scalar=False), dtype=float)
+    s = np.asarray(v.count("seq_length", model.seq_length if seq_length is None else seq_length, scalar=False), dtype=float)
+    b, s = v.broadcast(micro_batch=b, seq_length=s)
+    if dropout is not None:
+        v.flag("dropout", dropout)
+    v.flag("flash_attention", flash_attention)
     if dropout is None:
         dropout = model.learned_position_embeddings
     h, a, f = model.hidden_size, model.num_heads, model.ffn_size
@@ -346,9 +355,10 @@ def activation_bytes_per_layer(model: models.TransformerConfig, micro_batch, seq
     by 2 bytes per value again is a classic error. Selective recomputation recomputes the
     attention scores in the backward pass instead of storing them.
     """
-    _degree("tp", tp)
-    if recompute not in RECOMPUTE:
-        raise ValueError(f"recompute={recompute!r} must be one of {RECOMPUTE}")
+    model = _model(model)
+    tp = _degree("tp", tp)
+    v.flag("sequence_parallel", sequence_parallel)
+    v.choice("recompute", recompute, RECOMPUTE)
     if tp > 1 and (model.num_heads % tp or model.kv_heads % tp):
         raise ValueError(f"tp={tp} must divide num_heads={model.num_heads} and num_kv_heads={model.kv_heads}")
     if sequence_parallel and tp == 1:
@@ -371,15 +381,14 @@ def in_flight_micro_batches(pp: int, *, stage: int = 0, virtual_stages: int = 1,
     stage holds ``p (1 + (p - 1)/(p v))`` micro-batches' worth of its (smaller) layers
     (Korthikanti et al. 2022, sec. 4.2.3). Never more than the number of micro-batches.
     """
-    _degree("pp", pp)
-    _degree("virtual_stages", virtual_stages)
-    if not 0 <= stage < pp:
-        raise ValueError(f"stage={stage!r} must be in [0, {pp - 1}]")
+    pp = _degree("pp", pp)
+    virtual_stages = _degree("virtual_stages", virtual_stages)
+    stage = v.count("stage", stage, low=0, high=pp - 1, unit=f"a stage index of the pp={pp} stages")
     held = float(pp - stage)
     if virtual_stages > 1 and stage == 0:
         held = pp * (1 + (pp - 1) / (pp * virtual_stages))
     if num_micro_batches is not None:
-        _degree("num_micro_batches", num_micro_batches)
+        num_micro_batches = _degree("num_micro_batches", num_micro_batches)
         held = min(held, float(num_micro_batches))
     return held
 
@@ -460,13 +469,16 @@ def breakdown(model: models.TransformerConfig, accelerator="H100 SXM", plan: Pla
     at the margin. ``optimizer_name`` defaults to the ZeRO paper's 16-byte layout; the running
     example uses :data:`RUNNING_EXAMPLE_OPTIMIZER`.
     """
+    model = _model(model)
     if plan is None:
         plan = Plan(**layout)
     elif layout:
         raise ValueError(f"give either plan or its fields, not both (got plan and {sorted(layout)})")
     elif not isinstance(plan, Plan):
         raise ValueError(f"plan={plan!r} must be an atscale.plan.Plan")
-    acc = hardware.accelerator(accelerator)
+    acc = v.accelerator_arg("accelerator", accelerator)
+    if plan.tp > 1 and (model.num_heads % plan.tp or model.kv_heads % plan.tp):
+        raise ValueError(f"tp={plan.tp} must divide num_heads={model.num_heads} and num_kv_heads={model.kv_heads}")
     if model.num_layers % plan.pp:
         raise ValueError(f"pp={plan.pp} must divide num_layers={model.num_layers}")
     state = model_state_bytes(model, optimizer_name, zero_stage=plan.zero_stage, dp=plan.dp, tp=plan.tp, pp=plan.pp)
@@ -486,6 +498,8 @@ def max_micro_batch(model: models.TransformerConfig, accelerator="H100 SXM", pla
 
     ``plan`` (or its fields as keywords) gives the rest of the layout; its micro-batch is ignored.
     """
+    model = _model(model)
+    limit = v.count("limit", limit)
     layout = {k: kwargs.pop(k) for k in list(kwargs) if k in Plan.__dataclass_fields__}
     if plan is not None and layout:
         raise ValueError(f"give either plan or its fields, not both (got plan and {sorted(layout)})")
@@ -511,9 +525,10 @@ def min_gpus_for_state(model_or_params, accelerator="H100 SXM", optimizer_name: 
     (ZeRO-3), before any activation: ``ceil(total bytes / usable bytes per GPU)``, with the
     accelerator's :attr:`~atscale.hardware.Accelerator.usable_memory` (for an H100, 85.5e9
     bytes: a 1T model needs 188, not the 200 that "16 TB / 80 GB" suggests)."""
-    acc = hardware.accelerator(accelerator)
+    acc = v.accelerator_arg("accelerator", accelerator)
     total = optimizer(optimizer_name).total * _params(model_or_params)
-    return int(math.ceil(float(total) / acc.usable_memory))
+    gpus = np.ceil(np.asarray(total, dtype=float) / acc.usable_memory)
+    return int(gpus) if gpus.ndim == 0 else gpus.astype(np.int64)
 
 
 def logits_bytes(model: models.TransformerConfig, micro_batch, seq_length=None, *, tp: int = 1,
@@ -526,14 +541,13 @@ def logits_bytes(model: models.TransformerConfig, micro_batch, seq_length=None, 
     and cross-entropy split them over the ``t`` tensor-parallel ranks (Shoeybi et al. 2019,
     sec. 3). Not included in :func:`breakdown`. Returns bytes; ``micro_batch`` may be an array.
     """
-    _degree("tp", tp)
-    s = model.seq_length if seq_length is None else seq_length
-    b = np.asarray(micro_batch, dtype=float)
-    if np.any(b < 1) or s < 1:
-        raise ValueError(f"micro_batch={micro_batch!r} and seq_length={seq_length!r} must be >= 1")
-    if not bytes_per_value > 0:
-        raise ValueError(f"bytes_per_value={bytes_per_value!r} must be positive")
-    return as_scalar(float(s) * b * model.vocab_size * bytes_per_value / tp)
+    model = _model(model)
+    tp = _degree("tp", tp)
+    s = v.count("seq_length", model.seq_length if seq_length is None else seq_length, scalar=False)
+    b = np.asarray(v.count("micro_batch", micro_batch, scalar=False), dtype=float)
+    b, s = v.broadcast(micro_batch=b, seq_length=s)
+    bytes_per_value = v.positive("bytes_per_value", bytes_per_value, scalar=True, unit="bytes")
+    return as_scalar(np.asarray(s, dtype=float) * b * model.vocab_size * bytes_per_value / tp)
 
 
 def checkpoint_bytes(model_or_params, optimizer_name: str = "adam-mixed", *, weights_only: bool = False) -> float:
@@ -546,5 +560,6 @@ def checkpoint_bytes(model_or_params, optimizer_name: str = "adam-mixed", *, wei
     ``weights_only=True``: the 2-byte BF16 weights a model release needs.
     Llama 3 70B: 70.55e9 × 14 = 987.8 GB; the source tutorial's 988.4 GB is 14 bytes × a rounded 70.6B.
     """
+    v.flag("weights_only", weights_only)
     per_param = optimizer(optimizer_name).weights if weights_only else optimizer(optimizer_name).checkpoint
     return as_scalar(per_param * _params(model_or_params))

@@ -21,6 +21,7 @@ from typing import Mapping
 
 import numpy as np
 
+from . import _validate as v
 from ._numeric import as_scalar
 
 
@@ -61,10 +62,15 @@ class TransformerConfig:
     source: str = ""
 
     def __post_init__(self):
+        if not isinstance(self.name, str):
+            raise ValueError(f"name={v.show(self.name)} must be a string")
         for name in ("num_layers", "hidden_size", "num_heads", "vocab_size", "seq_length"):
-            value = getattr(self, name)
-            if not isinstance(value, (int, np.integer)) or value < 1:
-                raise ValueError(f"{self.name}: {name}={value!r} must be a positive integer")
+            object.__setattr__(self, name, v.count(name, getattr(self, name), unit=self.name))
+        for name in ("num_kv_heads", "ffn_hidden_size"):
+            if getattr(self, name) is not None:
+                object.__setattr__(self, name, v.count(name, getattr(self, name), unit=self.name))
+        for name in ("gated_mlp", "learned_position_embeddings", "biases", "tied_embeddings"):
+            object.__setattr__(self, name, v.flag(name, getattr(self, name)))
         if self.hidden_size % self.num_heads:
             raise ValueError(f"{self.name}: num_heads={self.num_heads} must divide hidden_size={self.hidden_size}")
         kv = self.kv_heads
@@ -165,9 +171,10 @@ def training_flops_per_token(model: TransformerConfig, seq_length: int | None = 
         recompute: count the extra forward pass of full activation recomputation
             (hardware FLOPs rather than model FLOPs).
     """
-    s = np.asarray(model.seq_length if seq_length is None else seq_length, dtype=float)
-    if np.any(s < 1):
-        raise ValueError(f"seq_length={seq_length!r} must be >= 1")
+    model = v.model_arg("model", model)
+    v.flag("recompute", recompute)
+    s = np.asarray(v.count("seq_length", model.seq_length if seq_length is None else seq_length, scalar=False),
+                   dtype=float)
     l, h = model.num_layers, model.hidden_size
     block_weights = model.matmul_params - model.vocab_size * h
     passes = 4 if recompute else 3

@@ -31,8 +31,9 @@ ZeRO (stages 1-3); Korthikanti et al. (2022) (sequence parallelism, selective re
 
 from __future__ import annotations
 
-import numbers
 from dataclasses import dataclass, replace
+
+from . import _validate as v
 
 __all__ = ["Plan", "SCHEDULES", "RECOMPUTE", "FSDP_STRATEGIES"]
 
@@ -47,12 +48,6 @@ sec. 5); full (each layer's input kept, the layer recomputed in the backward pas
 FSDP_STRATEGIES = {"NO_SHARD": 0, "SHARD_GRAD_OP": 2, "FULL_SHARD": 3, "HYBRID_SHARD": 3}
 """PyTorch FSDP sharding strategy -> the equivalent ZeRO stage (HYBRID_SHARD: stage 3 within a
 node, replicated across nodes)."""
-
-
-def _whole(name: str, value, minimum: int = 1) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
-        raise ValueError(f"{name}={value!r} must be a whole number >= {minimum}")
-    return int(value)
 
 
 @dataclass(frozen=True)
@@ -87,28 +82,22 @@ class Plan:
 
     def __post_init__(self):
         for name in ("tp", "pp", "dp", "micro_batch", "virtual_stages"):
-            object.__setattr__(self, name, _whole(name, getattr(self, name)))
+            object.__setattr__(self, name, v.count(name, getattr(self, name)))
         if self.global_batch is not None:
-            object.__setattr__(self, "global_batch", _whole("global_batch", self.global_batch))
+            object.__setattr__(self, "global_batch", v.count("global_batch", self.global_batch))
             per_round = self.micro_batch * self.dp
             if self.global_batch % per_round:
                 raise ValueError(f"global_batch={self.global_batch} must be a multiple of micro_batch x dp = "
                                  f"{self.micro_batch} x {self.dp} = {per_round} (whole micro-batches per replica)")
-        stage = self.zero_stage
-        if isinstance(stage, bool) or not isinstance(stage, numbers.Integral) or not 0 <= stage <= 3:
-            raise ValueError(f"zero_stage={stage!r} must be 0, 1, 2 or 3")
-        object.__setattr__(self, "zero_stage", int(stage))
-        if self.schedule not in SCHEDULES:
-            raise ValueError(f"schedule={self.schedule!r} must be one of {SCHEDULES}")
+        object.__setattr__(self, "zero_stage", v.count("zero_stage", self.zero_stage, low=0, high=3))
+        v.choice("schedule", self.schedule, SCHEDULES)
         if self.virtual_stages > 1 and self.schedule != "interleaved":
             raise ValueError(f"virtual_stages={self.virtual_stages} needs schedule='interleaved' "
                              f"(got schedule={self.schedule!r})")
         if self.schedule == "interleaved" and self.pp == 1:
             raise ValueError("schedule='interleaved' needs a pipeline: pp=1 given, pp >= 2 needed")
-        if self.recompute not in RECOMPUTE:
-            raise ValueError(f"recompute={self.recompute!r} must be one of {RECOMPUTE}")
-        if not isinstance(self.sequence_parallel, bool):
-            raise ValueError(f"sequence_parallel={self.sequence_parallel!r} must be True or False")
+        v.choice("recompute", self.recompute, RECOMPUTE)
+        object.__setattr__(self, "sequence_parallel", v.flag("sequence_parallel", self.sequence_parallel))
         if self.sequence_parallel and self.tp == 1:
             raise ValueError("sequence_parallel=True splits activations over the tensor-parallel group: "
                              "it needs tp > 1 (tp=1 given)")

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import hardware, models
+from . import _validate as v
 from ._numeric import as_scalar
 
 
@@ -35,10 +36,8 @@ class Roof:
     name: str = ""
 
     def __post_init__(self):
-        for field_name in ("peak", "bandwidth"):
-            value = getattr(self, field_name)
-            if not isinstance(value, (int, float)) or not value > 0:
-                raise ValueError(f"{field_name}={value!r} must be a positive number")
+        object.__setattr__(self, "peak", v.positive("peak", self.peak, scalar=True, unit="FLOP/s"))
+        object.__setattr__(self, "bandwidth", v.positive("bandwidth", self.bandwidth, scalar=True, unit="bytes/s"))
 
     @property
     def ridge_point(self) -> float:
@@ -59,7 +58,8 @@ def roof(accelerator, dtype: str = "bf16", *, measured: bool = False) -> Roof:
     """
     if isinstance(accelerator, Roof):
         return accelerator
-    acc = hardware.accelerator(accelerator)
+    v.flag("measured", measured)
+    acc = v.accelerator_arg("accelerator", accelerator)
     if measured:
         value = acc.measured(dtype)
         if value is None:
@@ -86,9 +86,7 @@ def attainable_flops(accelerator, intensity, dtype: str = "bf16", *, measured: b
     roof is the measured matmul ceiling rather than the datasheet peak.
     """
     r = roof(accelerator, dtype, measured=measured)
-    intensity = np.asarray(intensity, dtype=float)
-    if np.any(intensity < 0) or np.any(np.isnan(intensity)):
-        raise ValueError(f"intensity={intensity!r} must be >= 0 (FLOP/byte)")
+    intensity = v.nonnegative("intensity", intensity, allow_inf=True, unit="FLOP/byte")
     result = np.minimum(r.peak, r.bandwidth * intensity)
     return as_scalar(result)
 
@@ -107,6 +105,13 @@ class Op:
     flops: float | np.ndarray
     bytes: float | np.ndarray
 
+    def __post_init__(self):
+        flops = v.nonnegative("flops", self.flops, unit="FLOP")
+        traffic = v.positive("bytes", self.bytes, unit="bytes moved; an op that moves none has no intensity")
+        v.broadcast(flops=flops, bytes=traffic)
+        object.__setattr__(self, "flops", flops)
+        object.__setattr__(self, "bytes", traffic)
+
     @property
     def intensity(self):
         """FLOP per byte of HBM traffic."""
@@ -119,10 +124,8 @@ class Op:
 
 
 def _positive(**values):
-    for name, value in values.items():
-        arr = np.asarray(value, dtype=float)
-        if np.any(arr <= 0) or np.any(np.isnan(arr)):
-            raise ValueError(f"{name}={value!r} must be positive")
+    checked = [v.positive(name, value) for name, value in values.items()]
+    return v.broadcast(**dict(zip(values, checked)))
 
 
 def matmul(m, n, k, bytes_per_element: float = 2.0, name: str = "matmul") -> Op:
@@ -149,10 +152,10 @@ def elementwise(elements, *, reads: int = 2, writes: int = 1, flops_per_element:
     depend on size: no amount of data makes an elementwise op compute-bound.
     """
     _positive(elements=elements, bytes_per_element=bytes_per_element)
-    if reads < 0 or writes < 0 or reads + writes == 0:
+    reads, writes = v.count("reads", reads, low=0), v.count("writes", writes, low=0)
+    if reads + writes == 0:
         raise ValueError(f"reads={reads!r} and writes={writes!r} must be >= 0, not both 0")
-    if flops_per_element < 0:
-        raise ValueError(f"flops_per_element={flops_per_element!r} must be >= 0")
+    flops_per_element = v.nonnegative("flops_per_element", flops_per_element, unit="FLOP")
     elements = np.asarray(elements, dtype=float)
     return Op(name, as_scalar(flops_per_element * elements), as_scalar((reads + writes) * bytes_per_element * elements))
 
@@ -174,7 +177,7 @@ def layer_norm(tokens, hidden, bytes_per_element: float = 2.0) -> Op:
     """A LayerNorm over ``tokens`` vectors of width ``hidden``: read x, write y (the
     ``2 h`` parameters are negligible); :data:`LAYER_NORM_FLOPS_PER_ELEMENT` FLOPs each.
     Intensity ``8 / (2 · bytes)`` = 2 FLOP/byte in BF16, whatever the size."""
-    _positive(tokens=tokens, hidden=hidden)
+    _positive(tokens=tokens, hidden=hidden, bytes_per_element=bytes_per_element)
     op = elementwise(np.asarray(tokens, dtype=float) * np.asarray(hidden, dtype=float), reads=1, writes=1,
                      flops_per_element=LAYER_NORM_FLOPS_PER_ELEMENT, bytes_per_element=bytes_per_element)
     return Op("layer norm", op.flops, op.bytes)
@@ -202,9 +205,10 @@ def attention_scores(batch, heads, seq_length, head_dim, bytes_per_element: floa
     The naive form's intensity tends to ``d/(2·bytes)``-ish and never rises with ``s``; the
     fused form's grows like ``s``.
     """
+    v.flag("fused", fused)
     if kv_heads is None:
         kv_heads = heads
-    _positive(batch=batch, heads=heads, seq_length=seq_length, head_dim=head_dim, kv_heads=kv_heads)
+    _positive(bytes_per_element=bytes_per_element, batch=batch, heads=heads, seq_length=seq_length, head_dim=head_dim, kv_heads=kv_heads)
     b, a, s, d, g = (np.asarray(x, dtype=float) for x in (batch, heads, seq_length, head_dim, kv_heads))
     if np.any(g > a):
         raise ValueError(f"kv_heads={kv_heads!r} must be <= heads={heads!r}")
@@ -231,6 +235,7 @@ def adam_update(params, *, flops_per_param: float = ADAM_FLOPS_PER_PARAM,
     parameter). An unfused implementation that makes several passes moves more.
     """
     _positive(params=params, bytes_per_param=bytes_per_param)
+    flops_per_param = v.nonnegative("flops_per_param", flops_per_param, unit="FLOP")
     p = np.asarray(params, dtype=float)
     return Op("Adam update", as_scalar(flops_per_param * p), as_scalar(bytes_per_param * p))
 
@@ -262,10 +267,14 @@ def layer_ops(model: models.TransformerConfig, micro_batch, seq_length=None, *,
     ``tp`` splits the GEMMs' weight matrices across tensor-parallel GPUs (Megatron-LM:
     Shoeybi et al. 2019), which shrinks their inner dimension and lowers intensity.
     """
+    model = v.model_arg("model", model)
+    v.flag("decode", decode)
     if seq_length is None:
         seq_length = model.seq_length
-    _positive(micro_batch=micro_batch, seq_length=seq_length)
-    if not isinstance(tp, int) or tp < 1 or model.num_heads % tp or model.kv_heads % tp:
+    micro_batch, seq_length = _positive(micro_batch=micro_batch, seq_length=seq_length)
+    v.positive("bytes_per_element", bytes_per_element, scalar=True, unit="bytes")
+    tp = v.count("tp", tp)
+    if model.num_heads % tp or model.kv_heads % tp:
         raise ValueError(f"tp={tp!r} must be a positive integer dividing num_heads={model.num_heads} "
                          f"and num_kv_heads={model.kv_heads}")
     b = np.asarray(micro_batch, dtype=float)
@@ -315,8 +324,7 @@ def critical_tokens(k, n, ridge, bytes_per_element: float = 2.0):
     positive, no ``m`` is enough (the weights alone are too small): returns ``inf``.
     Units: rows (tokens, for a transformer GEMM). Vectorised.
     """
-    _positive(k=k, n=n, ridge=ridge, bytes_per_element=bytes_per_element)
-    k, n, ridge = (np.asarray(x, dtype=float) for x in (k, n, ridge))
+    k, n, ridge, bytes_per_element = _positive(k=k, n=n, ridge=ridge, bytes_per_element=bytes_per_element)
     denominator = 2 * k * n - ridge * bytes_per_element * (k + n)
     with np.errstate(divide="ignore", invalid="ignore"):
         result = np.where(denominator > 0, ridge * bytes_per_element * k * n / denominator, np.inf)
@@ -362,6 +370,8 @@ class TimeBound:
 
 def time_bound(op: Op, accelerator, dtype: str = "bf16", *, measured: bool = False) -> TimeBound:
     """Time bounds of ``op`` on ``accelerator``: ``max(F/π, Q/β)`` and ``F/π + Q/β``."""
+    if not isinstance(op, Op):
+        raise ValueError(f"op={v.show(op)} must be an atscale.roofline.Op")
     r = roof(accelerator, dtype, measured=measured)
     return TimeBound(op.name, as_scalar(np.asarray(op.flops) / r.peak), as_scalar(np.asarray(op.bytes) / r.bandwidth))
 
@@ -379,21 +389,27 @@ class LayerTime:
 
     @property
     def overlapped(self) -> float:
-        return float(sum(b.overlapped for b in self.ops))
+        return as_scalar(sum(b.overlapped for b in self.ops))
 
     @property
     def serial(self) -> float:
-        return float(sum(b.serial for b in self.ops))
+        return as_scalar(sum(b.serial for b in self.ops))
 
     @property
     def memory_bound_share(self) -> float:
-        return float(sum(b.overlapped for b in self.ops if b.bound == "memory")) / self.overlapped
+        memory = sum(np.where(np.asarray(b.math) >= np.asarray(b.memory), 0.0, b.overlapped) for b in self.ops)
+        return as_scalar(memory / self.overlapped)
 
     def __repr__(self):
+        if np.ndim(self.overlapped):
+            return f"LayerTime({len(self.ops)} ops, <arrays of shape {np.shape(self.overlapped)}>)"
         return (f"LayerTime({len(self.ops)} ops: {self.overlapped * 1e3:.3f}-{self.serial * 1e3:.3f} ms, "
                 f"{self.memory_bound_share:.0%} of it memory-bound)")
 
 
 def layer_time(ops: dict[str, Op], accelerator, dtype: str = "bf16", *, measured: bool = False) -> LayerTime:
-    """Time bounds of the scalar ops of :func:`layer_ops` on ``accelerator``."""
+    """Time bounds of the ops of :func:`layer_ops` on ``accelerator`` (each op's flops and bytes may be
+    arrays of one shape, e.g. over micro-batches: the totals are then arrays)."""
+    if not isinstance(ops, dict) or not ops or not all(isinstance(op, Op) for op in ops.values()):
+        raise ValueError(f"ops={v.show(ops)} must be a non-empty dict of atscale.roofline.Op (as layer_ops returns)")
     return LayerTime(tuple(time_bound(op, accelerator, dtype, measured=measured) for op in ops.values()))

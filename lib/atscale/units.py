@@ -94,15 +94,28 @@ _SMALL_PREFIXES = [(1e-3, "m"), (1e-6, "µ"), (1e-9, "n")]
 
 def _number(value: float, digits: int) -> str:
     """``value`` with ``digits`` decimals and thousands separators: 4285.71 -> '4,285.7'."""
-    return f"{value:,.{digits}f}"
+    return f"{value:,.{_digits(digits)}f}"
+
+
+def _digits(digits) -> int:
+    from . import _validate
+
+    return _validate.count("digits", digits, low=0, high=30)
 
 
 def _check_finite(value: float, what: str) -> float:
-    try:
-        x = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{what} must be a number, got {value!r}") from None
+    """``value`` as a float (NaN and infinity allowed: the formatters print them as such)."""
+    from . import _validate
+
+    x = _validate.number(what, value, allow_inf=True, scalar=True) if not _is_nan(value) else float("nan")
     return x
+
+
+def _is_nan(value) -> bool:
+    try:
+        return isinstance(value, (float, int)) and not isinstance(value, bool) and value != value
+    except Exception:
+        return False
 
 
 def format_si(value: float, unit: str, digits: int = 1, *, prefix: str | None = None) -> str:
@@ -118,6 +131,7 @@ def format_si(value: float, unit: str, digits: int = 1, *, prefix: str | None = 
     '3.35 TB/s'
     """
     x = _check_finite(value, "value")
+    digits = _digits(digits)
     if not math.isfinite(x):
         return f"{x} {unit}"
     if prefix is not None:
@@ -136,7 +150,7 @@ def format_si(value: float, unit: str, digits: int = 1, *, prefix: str | None = 
         if round(magnitude / factor, digits) >= 1000 and bigger:
             factor, p = bigger[0]
         return f"{_number(x / factor, digits)} {p}{unit}"
-    return f"{x:.{digits}e} {unit}"
+    return f"{x:.{_digits(digits)}e} {unit}"
 
 
 def fmt_bytes(value: float, digits: int = 1, *, prefix: str | None = None) -> str:
@@ -187,6 +201,7 @@ def fmt_time(value: float, digits: int = 1, *, unit: str | None = None) -> str:
     '30 d'
     """
     x = _check_finite(value, "value")
+    digits = _digits(digits)
     if unit is not None:
         if unit not in _TIME_UNITS:
             raise ValueError(f"unit={unit!r} is not one of {sorted(_TIME_UNITS)}")
@@ -203,6 +218,7 @@ def fmt_time(value: float, digits: int = 1, *, unit: str | None = None) -> str:
 def fmt_count(value: float, digits: int = 1) -> str:
     """A count with a word-like suffix, as parameter counts are quoted: '70.6B', '405.9B', '1.3T'."""
     x = _check_finite(value, "value")
+    digits = _digits(digits)
     for factor, suffix in ((1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "K")):
         if abs(x) >= factor:
             return f"{_number(x / factor, digits)}{suffix}"
@@ -211,7 +227,7 @@ def fmt_count(value: float, digits: int = 1) -> str:
 
 def fmt_percent(fraction: float, digits: int = 1) -> str:
     """A fraction as a percentage: ``fmt_percent(0.4037) == '40.4%'``."""
-    return f"{_check_finite(fraction, 'fraction') * 100:.{digits}f}%"
+    return f"{_check_finite(fraction, 'fraction') * 100:.{_digits(digits)}f}%"
 
 
 _SUPERSCRIPTS = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
@@ -220,6 +236,7 @@ _SUPERSCRIPTS = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
 def fmt_sci(value: float, unit: str = "", digits: int = 2) -> str:
     """Scientific notation with a real superscript: ``fmt_sci(8.47e23, 'FLOP') == '8.47 × 10²³ FLOP'``."""
     x = _check_finite(value, "value")
+    digits = _digits(digits)
     if x == 0 or not math.isfinite(x):
         return f"{x} {unit}".strip()
     exponent = math.floor(math.log10(abs(x)))

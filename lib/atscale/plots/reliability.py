@@ -75,16 +75,25 @@ def u_curve_chart(gpus: int = 1024, checkpoint_time: float = 60.0, restart_time:
     ax.text(h[6], 100 * w.checkpoint[6], " writes", color=PALETTE[0], fontsize=8, va="top")
     ax.text(h[-12], 100 * (w.rework + w.restart)[-12], "rework + restarts ", color=PALETTE[1], fontsize=8,
             ha="right", va="bottom")
-    ax.plot(h, 100 * w.total, color=INK, label="total, first order")
+    feasible = w.total < 1  # the first-order model says no progress at all where the waste reaches 100%
+    if feasible.any():
+        ax.plot(h, 100 * np.where(feasible, w.total, np.nan), color=INK, label="total, first order")
+    else:  # drawn off the axis, its legend entry would name an invisible line: the entry says why instead
+        ax.plot([], [], ls="none", label=f"total, first order: infeasible (≥ 100% at every interval; "
+                                         f"R/M = {restart_time / mtbf:.0%})")
     ax.plot(h, 100 * exact, color=PALETTE[3], ls="--", label="total, exact (Daly)")
     if simulate:
         points = np.geomspace(young / 8, young * 8, 9)
-        per_trial = np.repeat(points, trials_per_point)
-        sim = rel.simulate(40 * per_trial, per_trial, checkpoint_time, mtbf,
-                           restart_time, trials=points.size * trials_per_point, seed=seed)
-        wasted = 1 - sim.goodput.reshape(points.size, trials_per_point).mean(axis=1)
-        ax.scatter(points / u.hour, 100 * wasted, color=PALETTE[3], s=22, zorder=3,
-                   label=f"simulation ({trials_per_point} runs each)")
+        # Simulate only where a run finishes in reasonable time: a segment longer than ~3 MTBFs is retried
+        # e^3 = 20 times on average, and a redraw would take seconds (the exact curve covers the rest).
+        points = points[(points + checkpoint_time) / mtbf <= 3.0] if restart_time / mtbf <= 3.0 else points[:0]
+        if points.size:
+            per_trial = np.repeat(points, trials_per_point)
+            sim = rel.simulate(40 * per_trial, per_trial, checkpoint_time, mtbf,
+                               restart_time, trials=points.size * trials_per_point, seed=seed)
+            wasted = 1 - sim.goodput.reshape(points.size, trials_per_point).mean(axis=1)
+            ax.scatter(points / u.hour, 100 * wasted, color=PALETTE[3], s=22, zorder=3,
+                       label=f"simulation ({trials_per_point} runs each)")
     daly = rel.daly_interval(checkpoint_time, mtbf)
     ax.axvline(young / u.hour, color=PALETTE[2], lw=1.0)
     ax.axvline(daly / u.hour, color=PALETTE[2], lw=1.0, ls=":")
@@ -99,9 +108,15 @@ def u_curve_chart(gpus: int = 1024, checkpoint_time: float = 60.0, restart_time:
     ax.set_ylabel("Wall-clock time wasted (%)")
     # A short title: every character of text costs redraw time; δ and R are in the caption and controls.
     ax.set_title(f"{gpus:,} GPUs, MTBF {u.fmt_time(mtbf)}")
-    ax.legend(loc="upper center", fontsize=7.5)
+    # where the waste is high everywhere the curves fill the top: the legend goes to the empty middle right
+    ax.legend(loc="upper center" if feasible.all() else "center right", fontsize=7.5)
     return ax.figure
 
+
+TIMELINE_MAX_EVENTS = 1_500
+"""Events a timeline figure draws at most: a run that would need more is refused with the reason."""
+TIMELINE_MAX_ROWS = 14
+"""Rows a timeline figure draws at most (one per day, or several days per row for a long run)."""
 
 _KIND_COLOURS = {"work": PALETTE[2], "checkpoint": PALETTE[0], "lost": PALETTE[3], "restart": PALETTE[1]}
 
@@ -119,24 +134,33 @@ def timeline_chart(gpus: int = 1024, interval_hours: float = 1.0, checkpoint_tim
     if profile not in rel.PROFILES:
         raise ValueError(f"profile={profile!r} is not one of {list(rel.PROFILES)}")
     mtbf = rel.PROFILES[profile].cluster_mtbf(int(gpus))
-    events = rel.timeline(work_days * u.day, interval_hours * u.hour, checkpoint_time, mtbf, restart_time, seed=seed)
+    try:
+        events = rel.timeline(work_days * u.day, interval_hours * u.hour, checkpoint_time, mtbf, restart_time,
+                              seed=seed, max_events=TIMELINE_MAX_EVENTS)
+    except ValueError as exc:
+        raise ValueError(f"infeasible timeline, not drawn: {str(exc).removeprefix('infeasible to simulate: ')}") \
+            from None
     end = events[-1].end
-    rows = int(np.ceil(end / u.day))
+    # One row per day; a run of more than MAX_ROWS days gets rows of several days each, so the labels stay
+    # readable and the redraw fast (hundreds of day rows took seconds and overlapped).
+    days_per_row = max(1, int(np.ceil(end / u.day / TIMELINE_MAX_ROWS)))
+    row_len = days_per_row * u.day
+    rows = int(np.ceil(end / row_len))
     ax = new_axes(ax)
     for kind, colour in _KIND_COLOURS.items():
         if kind == "checkpoint":  # a 60 s stall is under a pixel wide on a 24 h row: draw a tick instead
             starts = np.array([e.start for e in events if e.kind == kind])
-            rows_ = starts // u.day
-            ax.vlines((starts - rows_ * u.day) / u.hour, rows_ - 0.35, rows_ + 0.35, colors=colour, lw=0.9,
+            rows_ = starts // row_len
+            ax.vlines((starts - rows_ * row_len) / u.hour, rows_ - 0.35, rows_ + 0.35, colors=colour, lw=0.9,
                       label=kind, zorder=3)
             continue
         spans = []
         for e in (e for e in events if e.kind == kind):
             start, stop = e.start, e.end
             while start < stop - 1e-9:  # split spans that cross midnight
-                row = int(start // u.day)
-                cut = min(stop, (row + 1) * u.day)
-                spans.append((row, (start - row * u.day) / u.hour, (cut - start) / u.hour))
+                row = int(start // row_len)
+                cut = min(stop, (row + 1) * row_len)
+                spans.append((row, (start - row * row_len) / u.hour, (cut - start) / u.hour))
                 start = cut
         for row in range(rows):
             bars = [(x, w) for r_, x, w in spans if r_ == row]
@@ -146,12 +170,18 @@ def timeline_chart(gpus: int = 1024, interval_hours: float = 1.0, checkpoint_tim
             ax.broken_barh([], (0, 0), facecolors=colour, label=kind)
     failures = [e.start for e in events if e.kind == "lost"]
     fail_times = np.array([e.end for e in events if e.kind == "lost"])
-    ax.scatter((fail_times % u.day) / u.hour, fail_times // u.day, marker="x", color=INK, s=30, zorder=4,
+    ax.scatter((fail_times % row_len) / u.hour, fail_times // row_len, marker="x", color=INK, s=30, zorder=4,
                label=f"failure ({len(failures)})")
-    ax.set_xlim(0, 24)
+    ax.set_xlim(0, 24 * days_per_row)
     ax.set_ylim(rows - 0.5, -0.5)
-    ax.set_yticks(range(rows), [f"day {i + 1}" for i in range(rows)])
-    ax.set_xlabel("Hour of the day (h)")
+    if days_per_row == 1:
+        ax.set_yticks(range(rows), [f"day {i + 1}" for i in range(rows)])
+        ax.set_xlabel("Hour of the day (h)")
+    else:
+        ax.set_yticks(range(rows), [f"days {i * days_per_row + 1}-{(i + 1) * days_per_row}" for i in range(rows)])
+        ax.set_xlabel(f"Hour within each row of {days_per_row} days (h)")
+        ax.xaxis.set_major_locator(MaxNLocator(8, integer=True))
+        ax.figure.subplots_adjust(left=0.17)  # room for the longer row labels
     ax.set_title(f"One simulated run: {gpus:,} GPUs, {work_days:g} days of work in {end / u.day:.2f} days")
     ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.14), ncols=5, fontsize=8)
     ax.figure.subplots_adjust(bottom=0.25)  # room for the legend under the axis

@@ -17,9 +17,11 @@ def _u_summary(gpus, checkpoint_time, restart_time, profile):
     young = rel.young_interval(checkpoint_time, mtbf)
     daly = rel.daly_interval(checkpoint_time, mtbf)
     best = rel.goodput_exact(daly, checkpoint_time, mtbf, restart_time)
+    infeasible = rel.waste(young, checkpoint_time, mtbf, restart_time).total >= 1
+    note = " The first-order model is infeasible here (its waste reaches 100%)." if infeasible else ""
     return (f"MTBF {u.fmt_time(mtbf)}, checkpoint stall {u.fmt_time(checkpoint_time)}, restart {u.fmt_time(restart_time)}; "
             f"Young {u.fmt_time(young)}, Daly {u.fmt_time(daly)}; "
-            f"goodput at Daly's interval {u.fmt_percent(best)} (exact expectation).")
+            f"goodput at Daly's interval {u.fmt_percent(best)} (exact expectation).{note}")
 
 
 def u_curve_explorer() -> Explorer:

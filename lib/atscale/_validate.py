@@ -1,0 +1,170 @@
+"""Input validation shared by every ``atscale`` module.
+
+One place decides what a valid number, count, array or catalog name is, so every public
+function refuses bad input the same way: a ``ValueError`` whose message names the parameter,
+shows the value and says what is valid. The rules:
+
+* NaN is never valid; infinity only where a function says so (``allow_inf=True``);
+* bools are not numbers (``True`` is not one layer), strings and ``None`` are not numbers;
+* NumPy scalars (``np.int64``, ``np.float32``) are numbers like Python's;
+* a count is a whole number (``2.0`` is accepted as 2, ``2.5`` is not);
+* arrays are accepted where a function is vectorised (``scalar=False``), and their shapes must
+  broadcast together (:func:`broadcast`), else the message names the parameters and shapes.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+__all__ = ["number", "positive", "nonnegative", "count", "choice", "broadcast", "model_arg",
+           "accelerator_arg", "show"]
+
+
+def show(value) -> str:
+    """A short repr of ``value`` for an error message (arrays abbreviated)."""
+    if isinstance(value, np.ndarray):
+        text = np.array2string(value, threshold=6, edgeitems=2, precision=4)
+        return f"array({text})" if len(text) < 80 else f"array of shape {value.shape}"
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _as_array(name: str, value, what: str) -> np.ndarray:
+    if isinstance(value, (bool, np.bool_, str, bytes)) or value is None:
+        raise ValueError(f"{name}={show(value)} must be {what}")
+    try:
+        arr = np.asarray(value)
+    except Exception:  # ragged sequences and other odd objects
+        raise ValueError(f"{name}={show(value)} must be {what}") from None
+    if arr.dtype.kind not in "iuf":
+        if arr.dtype.kind == "O":
+            try:
+                arr = arr.astype(float)
+            except (TypeError, ValueError):
+                raise ValueError(f"{name}={show(value)} must be {what}") from None
+            if any(isinstance(x, bool) for x in np.ravel(np.asarray(value, dtype=object))):
+                raise ValueError(f"{name}={show(value)} must be {what}, not a bool")
+        else:
+            raise ValueError(f"{name}={show(value)} must be {what}")
+    return arr
+
+
+def _describe(low, high, low_open, high_open, integer, allow_inf, unit, kind=None) -> str:
+    if kind is None and integer and low == 1 and not low_open and high is None:
+        kind, low = "a positive integer", None
+    elif kind is None and low == 0 and low_open and high is None:
+        kind, low = ("a positive number" if allow_inf else "a positive finite number"), None
+    kind = kind or ("a whole number" if integer else ("a number" if allow_inf else "a finite number"))
+    if low is not None and high is not None:
+        rng = f" in {'(' if low_open else '['}{low:g}, {high:g}{')' if high_open else ']'}"
+    elif low is not None:
+        rng = f" {'>' if low_open else '>='} {low:g}"
+    elif high is not None:
+        rng = f" {'<' if high_open else '<='} {high:g}"
+    else:
+        rng = ""
+    return f"{kind}{rng}{f' ({unit})' if unit else ''}"
+
+
+def number(name: str, value, *, low=None, high=None, low_open: bool = False, high_open: bool = False,
+           allow_inf: bool = False, integer: bool = False, scalar: bool = False, unit: str = "", kind=None):
+    """``value`` checked and converted: a ``float`` for a scalar, a float ndarray otherwise.
+
+    Raises ``ValueError`` naming ``name`` when the value is not a real number (bool, str, None,
+    complex), is NaN, infinite (unless ``allow_inf``), outside ``[low, high]`` (open ends with
+    ``low_open``/``high_open``), not whole (``integer``), or an array where a scalar is needed.
+    """
+    what = _describe(low, high, low_open, high_open, integer, allow_inf, unit, kind)
+    arr = _as_array(name, value, what)
+    if scalar and arr.ndim != 0:
+        raise ValueError(f"{name}={show(value)} must be a single value, {what}; got an array of shape {arr.shape}")
+    if arr.size == 0:
+        raise ValueError(f"{name}={show(value)} must be {what}, not empty")
+    x = arr.astype(float)
+    if np.any(np.isnan(x)):
+        raise ValueError(f"{name}={show(value)} must be {what}, not NaN")
+    if not allow_inf and np.any(np.isinf(x)):
+        raise ValueError(f"{name}={show(value)} must be {what}, not infinite")
+    if integer and np.any(np.isfinite(x) & (x != np.round(x))):
+        raise ValueError(f"{name}={show(value)} must be {what}, not a fraction")
+    bad = np.zeros(x.shape, dtype=bool)
+    if low is not None:
+        bad |= (x <= low) if low_open else (x < low)
+    if high is not None:
+        bad |= (x >= high) if high_open else (x > high)
+    if np.any(bad):
+        raise ValueError(f"{name}={show(value)} must be {what}")
+    return float(x) if x.ndim == 0 else x
+
+
+def positive(name: str, value, **kw):
+    """A number > 0 (see :func:`number`)."""
+    return number(name, value, low=0, low_open=True, **kw)
+
+
+def nonnegative(name: str, value, **kw):
+    """A number >= 0 (see :func:`number`)."""
+    return number(name, value, low=0, **kw)
+
+
+def count(name: str, value, *, low: int = 1, high=None, scalar: bool = True, unit: str = ""):
+    """A whole number >= ``low``: a Python ``int`` (``scalar``) or an int64 ndarray."""
+    x = number(name, value, low=low, high=high, integer=True, scalar=scalar, unit=unit)
+    if np.any(np.abs(x) > 2**62):
+        raise ValueError(f"{name}={show(value)} is too large for a count")
+    return int(x) if np.ndim(x) == 0 else x.astype(np.int64)
+
+
+def flag(name: str, value) -> bool:
+    """A bool (``True``/``False``, NumPy's included)."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"{name}={show(value)} must be True or False")
+    return bool(value)
+
+
+def choice(name: str, value, options):
+    """``value`` if it is one of ``options``, else a ``ValueError`` listing them."""
+    try:
+        ok = value in options
+    except TypeError:
+        ok = False
+    if not ok or isinstance(value, (np.ndarray, list)):
+        raise ValueError(f"{name}={show(value)} must be one of {tuple(options)}")
+    return value
+
+
+def broadcast(**arrays):
+    """The arrays broadcast to one shape (a tuple, in the order given); a ``ValueError`` naming
+    the parameters and their shapes when they cannot."""
+    try:
+        return np.broadcast_arrays(*(np.asarray(a) for a in arrays.values()))
+    except ValueError:
+        shapes = ", ".join(f"{k} {np.shape(v)}" for k, v in arrays.items())
+        raise ValueError(f"the shapes of {shapes} do not broadcast together; give scalars or arrays of "
+                         f"matching shapes") from None
+
+
+def model_arg(name: str, value):
+    """A :class:`~atscale.models.TransformerConfig`, or a catalog model name resolved to one."""
+    from . import models
+
+    if isinstance(value, models.TransformerConfig):
+        return value
+    if isinstance(value, str) and value in models.MODELS:
+        return models.MODELS[value]
+    raise ValueError(f"{name}: unknown model {show(value)}; give an atscale.models.TransformerConfig or a "
+                     f"catalog model name; known: {', '.join(models.MODELS)}")
+
+
+def accelerator_arg(name: str, value):
+    """An :class:`~atscale.hardware.Accelerator`, or a catalog accelerator name resolved to one."""
+    from . import hardware
+
+    if isinstance(value, hardware.Accelerator):
+        return value
+    if isinstance(value, str) and value in hardware.ACCELERATORS:
+        return hardware.ACCELERATORS[value]
+    raise ValueError(f"{name}: unknown accelerator {show(value)}; give an atscale.hardware.Accelerator or a "
+                     f"catalog accelerator name; known: {', '.join(hardware.ACCELERATORS)}")

@@ -1,0 +1,389 @@
+"""Bad input gets a clear error everywhere, valid NumPy input is accepted, nothing hangs, and
+``check()`` cannot be walked to an answer by following its feedback.
+
+Each public function's numeric parameters are listed once in ``SPECS`` with what they accept; every
+defect class (NaN, infinity, negative, zero, fractional and bool counts, wrong types) is then tried
+on each, expecting a ``ValueError`` whose message names the parameter. A new function is one row.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+import pytest
+
+from atscale import check as C
+from atscale import collectives as co
+from atscale import hardware as hw
+from atscale import memory as me
+from atscale import models as mo
+from atscale import reliability as rel
+from atscale import roofline as rf
+from atscale import units as u
+from atscale.plan import Plan
+from atscale.scenario import RUNNING_EXAMPLE as EX
+
+M70 = mo.LLAMA3_70B
+
+
+@dataclass(frozen=True)
+class Spec:
+    """``fn(**{**base, param: value})``; ``kind``: 'positive' (> 0), 'nonneg' (>= 0), 'count' (whole >= 1),
+    'count0' (whole >= 0), 'prob' ([0, 1]); ``inf_ok``: infinity is meaningful there."""
+
+    fn: Callable
+    base: dict
+    param: str
+    kind: str
+    inf_ok: bool = False
+    label: str = field(default="")
+
+    @property
+    def id(self):
+        return f"{self.label or self.fn.__qualname__}.{self.param}"
+
+
+def _cfg(**kw):
+    base = dict(name="t", num_layers=2, hidden_size=64, num_heads=4, vocab_size=100, seq_length=16)
+    return mo.TransformerConfig(**{**base, **kw})
+
+
+def _plan(**kw):
+    return Plan(**kw)
+
+
+def _optimizer(**kw):
+    base = dict(name="o", weights=2, gradients=2, state=12, checkpoint=14)
+    return me.Optimizer(**{**base, **kw})
+
+
+REL = dict(work=1e6, interval=3600.0, checkpoint_time=60.0, mtbf=1e5, restart_time=300.0)
+
+SPECS = [
+    # units
+    *(Spec(f, {"value": 1e9}, "digits", "count0") for f in (u.fmt_bytes, u.fmt_flops, u.fmt_time, u.fmt_sci)),
+    Spec(u.fmt_percent, {"fraction": 0.5}, "digits", "count0"),
+    # models
+    *(Spec(_cfg, {}, p, "count", label="TransformerConfig")
+      for p in ("num_layers", "hidden_size", "num_heads", "vocab_size", "seq_length", "ffn_hidden_size")),
+    Spec(mo.training_flops_per_token, {"model": M70}, "seq_length", "count"),
+    # plan
+    *(Spec(_plan, {}, p, "count", label="Plan") for p in ("tp", "pp", "dp", "micro_batch", "global_batch")),
+    # roofline
+    Spec(rf.Roof, {"peak": 1e15, "bandwidth": 1e12}, "peak", "positive"),
+    Spec(rf.Roof, {"peak": 1e15, "bandwidth": 1e12}, "bandwidth", "positive"),
+    Spec(rf.attainable_flops, {"accelerator": "H100 SXM", "intensity": 10.0}, "intensity", "nonneg", inf_ok=True),
+    Spec(rf.Op, {"name": "x", "flops": 1.0, "bytes": 1.0}, "bytes", "positive"),
+    Spec(rf.Op, {"name": "x", "flops": 1.0, "bytes": 1.0}, "flops", "nonneg"),
+    *(Spec(rf.matmul, {"m": 8, "n": 8, "k": 8}, p, "positive") for p in ("m", "n", "k", "bytes_per_element")),
+    Spec(rf.elementwise, {"elements": 1e6}, "elements", "positive"),
+    Spec(rf.elementwise, {"elements": 1e6}, "reads", "count0"),
+    Spec(rf.elementwise, {"elements": 1e6}, "flops_per_element", "nonneg"),
+    Spec(rf.layer_norm, {"tokens": 8, "hidden": 64}, "hidden", "positive"),
+    *(Spec(rf.attention_scores, {"batch": 1, "heads": 8, "seq_length": 128, "head_dim": 64}, p, "positive")
+      for p in ("batch", "heads", "seq_length", "head_dim", "bytes_per_element")),
+    Spec(rf.adam_update, {"params": 1e9}, "params", "positive"),
+    Spec(rf.adam_update, {"params": 1e9}, "flops_per_param", "nonneg"),
+    Spec(rf.layer_ops, {"model": M70, "micro_batch": 1}, "micro_batch", "positive"),
+    Spec(rf.layer_ops, {"model": M70, "micro_batch": 1}, "tp", "count"),
+    *(Spec(rf.critical_tokens, {"k": 8192, "n": 8192, "ridge": 295.0}, p, "positive") for p in ("k", "n", "ridge")),
+    # memory
+    Spec(_optimizer, {}, "weights", "positive", label="Optimizer"),
+    *(Spec(_optimizer, {}, p, "nonneg", label="Optimizer") for p in ("gradients", "state", "checkpoint")),
+    Spec(me.model_state_bytes, {"model_or_params": 1e9}, "model_or_params", "positive"),
+    *(Spec(me.model_state_bytes, {"model_or_params": 1e9}, p, "count") for p in ("dp", "tp", "pp")),
+    Spec(me.zero_communication_bytes, {"model_or_params": 1e9, "zero_stage": 1}, "bytes_per_element", "positive"),
+    Spec(me.max_params, {"capacity": 80e9}, "capacity", "positive"),
+    Spec(me.activation_terms, {"model": M70, "micro_batch": 1}, "micro_batch", "count"),
+    Spec(me.activation_bytes_per_layer, {"model": M70, "micro_batch": 1}, "tp", "count"),
+    Spec(me.in_flight_micro_batches, {"pp": 4}, "pp", "count"),
+    Spec(me.in_flight_micro_batches, {"pp": 4}, "stage", "count0"),
+    Spec(me.in_flight_micro_batches, {"pp": 4}, "virtual_stages", "count"),
+    Spec(me.max_micro_batch, {"model": M70, "tp": 8}, "limit", "count"),
+    Spec(me.min_gpus_for_state, {"model_or_params": 1e12}, "model_or_params", "positive"),
+    Spec(me.logits_bytes, {"model": M70, "micro_batch": 1}, "micro_batch", "count"),
+    Spec(me.logits_bytes, {"model": M70, "micro_batch": 1}, "bytes_per_value", "positive"),
+    Spec(me.checkpoint_bytes, {"model_or_params": 1e9}, "model_or_params", "positive"),
+    # hardware
+    Spec(hw.Cluster.of_gpus, {"node": hw.DGX_H100, "gpus": 64, "fabric": hw.FABRICS["InfiniBand NDR"]}, "gpus",
+         "count"),
+    Spec(hw.Cluster, {"node": hw.DGX_H100, "num_nodes": 8, "fabric": hw.FABRICS["InfiniBand NDR"]}, "num_nodes",
+         "count"),
+    # collectives
+    Spec(co.bus_bandwidth_factor, {"op": "all-reduce", "ranks": 8}, "ranks", "count"),
+    Spec(co.algorithm_bandwidth, {"size": 1e9, "seconds": 1.0}, "size", "nonneg"),
+    Spec(co.algorithm_bandwidth, {"size": 1e9, "seconds": 1.0}, "seconds", "positive"),
+    Spec(co.bytes_sent_per_rank, {"op": "all-reduce", "size": 1e9, "ranks": 8}, "size", "nonneg"),
+    Spec(co.collective_time, {"op": "all-reduce", "size": 1e9, "ranks": 8, "link": "InfiniBand NDR"}, "ranks",
+         "count"),
+    Spec(co.collective_time, {"op": "all-reduce", "size": 1e9, "ranks": 8, "link": "InfiniBand NDR"}, "size",
+         "nonneg"),
+    Spec(co.steps, {"op": "all-reduce", "ranks": 8}, "ranks", "count"),
+    Spec(co.exposed_time, {"comm_seconds": 1.0, "backward_seconds": 2.0}, "comm_seconds", "nonneg"),
+    Spec(co.exposed_time, {"comm_seconds": 1.0, "backward_seconds": 2.0}, "overlap_fraction", "prob"),
+    Spec(co.exposed_time, {"comm_seconds": 1.0, "backward_seconds": 2.0}, "last_bucket_seconds", "nonneg"),
+    # reliability
+    Spec(rel.series_mttf, {"mttf": [1e5, 2e5], "count": [1, 2]}, "mttf", "positive", inf_ok=True),
+    Spec(rel.series_mttf, {"mttf": [1e5, 2e5], "count": [1, 2]}, "count", "nonneg"),
+    Spec(rel.fleet_mtbf, {"node_mttf": 1e6, "num_nodes": 8}, "node_mttf", "positive"),
+    Spec(rel.fleet_mtbf, {"node_mttf": 1e6, "num_nodes": 8}, "num_nodes", "count"),
+    Spec(rel.Component, {"name": "GPU", "mttf": 1e8, "per_node": 8}, "mttf", "positive"),
+    Spec(rel.Component, {"name": "GPU", "mttf": 1e8, "per_node": 8}, "per_node", "positive"),
+    Spec(rel.profile_from_counts, {"name": "x", "interruptions": {"a": 3}, "gpus": 16, "window": 1e6}, "window",
+         "positive"),
+    Spec(rel.profile_from_counts, {"name": "x", "interruptions": {"a": 3}, "gpus": 16, "window": 1e6},
+         "gpus_per_node", "count"),
+    Spec(rel.FleetObservation, {"name": "x", "gpus": 8, "window": 1e6, "interruptions": 3}, "interruptions", "count"),
+    Spec(rel.FleetObservation, {"name": "x", "gpus": 8, "window": 1e6, "interruptions": 3}, "window", "positive"),
+    Spec(rel.failure_probability, {"window": 3600.0, "mtbf": 1e5}, "window", "nonneg", inf_ok=True),
+    Spec(rel.failure_probability, {"window": 3600.0, "mtbf": 1e5}, "mtbf", "positive", inf_ok=True),
+    Spec(rel.any_failure_probability, {"p": 0.1, "n": 8}, "p", "prob"),
+    Spec(rel.any_failure_probability, {"p": 0.1, "n": 8}, "n", "count0"),
+    Spec(rel.expected_failures, {"duration": 3600.0, "mtbf": 1e5}, "duration", "nonneg"),
+    *(Spec(f, {"checkpoint_time": 60.0, "mtbf": 1e5}, p, "positive")
+      for f in (rel.young_interval, rel.daly_interval, rel.exact_optimal_interval) for p in ("checkpoint_time", "mtbf")),
+    *(Spec(f, {"interval": 3600.0, "checkpoint_time": 60.0, "mtbf": 1e5}, p, k)
+      for f in (rel.waste, rel.goodput_exact)
+      for p, k in (("interval", "positive"), ("checkpoint_time", "nonneg"), ("mtbf", "positive"),
+                   ("restart_time", "nonneg"))),
+    Spec(rel.waste, {"interval": 3600.0, "checkpoint_time": 60.0, "mtbf": 1e5}, "durable_lag", "nonneg"),
+    Spec(rel.checkpoint_time, {"checkpoint_bytes": 1e12, "bandwidth": 1e10}, "checkpoint_bytes", "nonneg"),
+    Spec(rel.checkpoint_time, {"checkpoint_bytes": 1e12, "bandwidth": 1e10}, "bandwidth", "positive"),
+    *(Spec(rel.simulate, {**REL, "trials": 10}, p, k)
+      for p, k in (("work", "positive"), ("interval", "positive"), ("checkpoint_time", "nonneg"), ("mtbf", "positive"),
+                   ("restart_time", "nonneg"), ("trials", "count"))),
+    *(Spec(rel.timeline, dict(REL), p, k)
+      for p, k in (("work", "positive"), ("interval", "positive"), ("checkpoint_time", "nonneg"), ("mtbf", "positive"),
+                   ("restart_time", "nonneg"))),
+    *(Spec(rel.RestartTime, {"detect": 1.0, "replace": 1.0, "relaunch": 1.0, "load": 1.0}, p, "nonneg")
+      for p in ("detect", "replace", "relaunch", "load")),
+    Spec(rel.heartbeat_detection_time, {"interval": 5.0}, "interval", "positive"),
+    Spec(rel.heartbeat_detection_time, {"interval": 5.0}, "missed", "count"),
+    Spec(rel.spares_needed, {"num_nodes": 128, "node_mttf": 1e7, "repair_time": 86400.0}, "num_nodes", "count"),
+    Spec(rel.spares_needed, {"num_nodes": 128, "node_mttf": 1e7, "repair_time": 86400.0}, "repair_time", "nonneg"),
+    Spec(rel.spares_needed, {"num_nodes": 128, "node_mttf": 1e7, "repair_time": 86400.0}, "coverage", "prob"),
+]
+
+
+NONE_MEANS_DEFAULT = ("ffn_hidden_size", "seq_length", "global_batch")
+"""Parameters where ``None`` is documented as 'the default' (``4 h``, the model's own, no global batch)."""
+
+
+def _bad_values(spec: Spec):
+    """(label, value) pairs that must be refused for this kind of parameter."""
+    bad = [("nan", float("nan")), ("str", "12"), ("complex", 1 + 2j), ("np-nan", np.float32("nan"))]
+    if spec.param not in NONE_MEANS_DEFAULT:
+        bad.append(("none", None))
+    if not spec.inf_ok:
+        bad.append(("inf", float("inf")))
+    if spec.kind in ("positive", "nonneg", "count", "count0"):
+        bad.append(("negative", -2))
+    if spec.kind in ("positive", "count"):
+        bad.append(("zero", 0))
+    if spec.kind in ("count", "count0"):
+        bad += [("fraction", 2.5), ("bool", True), ("np-bool", np.bool_(True))]
+    if spec.kind == "prob":
+        bad += [("above-one", 1.5), ("negative", -0.1)]
+    return bad
+
+
+CASES = [pytest.param(s, v, id=f"{s.id}-{label}") for s in SPECS for label, v in _bad_values(s)]
+
+
+@pytest.mark.parametrize("spec, value", CASES)
+def test_bad_input_is_refused_naming_the_parameter(spec, value):
+    with pytest.raises(ValueError, match=re.escape(spec.param)):
+        spec.fn(**{**spec.base, spec.param: value})
+
+
+def _valid_numpy(spec: Spec):
+    value = spec.base.get(spec.param)
+    if value is None:  # a parameter left at its default: use a valid value of its kind
+        value = {"count": 2, "count0": 1, "prob": 0.5, "nonneg": 1.0, "positive": 1.0}[spec.kind]
+        if spec.param in ("ffn_hidden_size", "hidden_size"):
+            value = 256
+        if spec.param == "global_batch":
+            value = 4
+    if isinstance(value, (list, dict, str)):
+        return None
+    return np.int64(value) if spec.kind in ("count", "count0") else np.float32(value)
+
+
+@pytest.mark.parametrize("spec", [pytest.param(s, id=s.id) for s in SPECS if _valid_numpy(s) is not None])
+def test_numpy_scalars_are_valid_numbers(spec):
+    spec.fn(**{**spec.base, spec.param: _valid_numpy(spec)})
+
+
+# --------------------------------------------------------------------------------------
+# Other defect classes, one by one
+# --------------------------------------------------------------------------------------
+@pytest.mark.parametrize("call, match", [
+    # model names are accepted wherever a model is (as accelerator names are)
+    (lambda: rf.layer_ops("GPT-4", 1), "model"),
+    (lambda: me.breakdown("GPT-4"), "model"),
+    (lambda: me.breakdown(M70, "TPU v9"), "accelerator"),
+    (lambda: mo.training_flops_per_token(42), "model"),
+    # wrong exception types before
+    (lambda: me.breakdown(M70, pp=0), "pp"),
+    (lambda: rel.profile_from_counts("x", {"a": 1}, 16, 1e6, gpus_per_node=0), "gpus_per_node"),
+    (lambda: rf.Op("x", 1.0, 0.0), "bytes"),
+    (lambda: rf.layer_time({}, "H100 SXM"), "ops"),
+    (lambda: rf.time_bound("not an op", "H100 SXM"), "op"),
+    (lambda: me.min_gpus_for_state(float("inf")), "model_or_params"),
+    # silent nonsense before
+    (lambda: rf.attention_scores(1, 8, 128, 64, bytes_per_element=-2), "bytes_per_element"),
+    (lambda: rf.adam_update(1e9, flops_per_param=-12), "flops_per_param"),
+    (lambda: me.Optimizer("o", 2, 2, -12, 14), "state"),
+    (lambda: rel.fleet_mtbf(1e6, 2.5), "num_nodes"),
+    (lambda: me.in_flight_micro_batches(4, stage=1.5), "stage"),
+    (lambda: me.in_flight_micro_batches(4, stage=4), "stage"),
+    (lambda: me.model_state_bytes(M70, tp=3), "tp=3"),
+    (lambda: me.model_state_bytes(M70, pp=3), "pp=3"),
+    (lambda: me.max_micro_batch(M70, limit=0), "limit"),
+    (lambda: mo.TransformerConfig("x", num_layers=True, hidden_size=64, num_heads=4, vocab_size=10, seq_length=8),
+     "num_layers"),
+    (lambda: _cfg(gated_mlp="yes"), "gated_mlp"),
+    (lambda: _plan(sequence_parallel=1), "sequence_parallel"),
+    # unclear messages before: NumPy's own words
+    (lambda: rel.waste([1, 2, 3], 60, [1e5, 2e5]), "interval"),
+    (lambda: co.collective_time("all-reduce", [1e6, 2e6, 3e6], [8, 16], "InfiniBand NDR"), "ranks"),
+    (lambda: rel.spares_needed(np.array([8, 16]), 1e7, 3600), "num_nodes"),
+    (lambda: u.fmt_bytes(1e9, -1), "digits"),
+    (lambda: u.fmt_percent(0.5, 2.5), "digits"),
+    (lambda: me.model_state_bytes(1e9, zero_stage=np.array([1, 2])), "zero_stage"),
+    (lambda: co.ring_schedule(10_000), "ranks"),
+    # infeasible regimes
+    (lambda: rel.young_interval(36000, 3600), "checkpoint_time"),
+    (lambda: rel.daly_interval(7200, 3600), "checkpoint_time"),
+    (lambda: rel.spares_needed(10**9, 1.0, 1e9), "num_nodes"),
+])
+def test_named_defects(call, match):
+    with pytest.raises(ValueError, match=match):
+        call()
+
+
+def test_model_names_are_accepted_like_accelerator_names():
+    assert rf.layer_ops("Llama 3 70B", 1).keys() == rf.layer_ops(M70, 1).keys()
+    assert me.breakdown("Llama 3 70B", "H100 SXM", EX.plan) == me.breakdown(M70, "H100 SXM", EX.plan)
+    assert mo.training_flops_per_token("Llama 3 70B") == mo.training_flops_per_token(M70)
+    assert me.model_state_bytes("Llama 3 70B").total == me.model_state_bytes(M70).total
+    assert me.max_micro_batch("Llama 3 70B", "H100 SXM", EX.plan) == me.max_micro_batch(M70, "H100 SXM", EX.plan)
+
+
+def test_numpy_scalars_and_arrays():
+    assert rel.simulate(1e5, 3600, 60, 1e6, trials=np.int64(10)).trials == 10
+    assert hw.Cluster.of_gpus(hw.DGX_H100, np.int64(1024), hw.FABRICS["InfiniBand NDR"]).num_gpus == 1024
+    assert Plan(tp=np.int64(8), pp=np.int32(2)).gpus == 16
+    gpus = me.min_gpus_for_state([1e9, 1e12])
+    assert gpus.shape == (2,) and gpus[1] == me.min_gpus_for_state(1e12)
+    b = np.array([1, 2, 4])
+    lt = rf.layer_time(rf.layer_ops(M70, b), "H100 SXM")
+    assert np.shape(lt.overlapped) == (3,)
+    assert lt.overlapped[0] == pytest.approx(rf.layer_time(rf.layer_ops(M70, 1), "H100 SXM").overlapped)
+    assert np.all(np.diff(lt.overlapped) > 0) and np.shape(lt.memory_bound_share) == (3,)
+    assert np.shape(me.logits_bytes(M70, b)) == (3,)
+    assert rf.Roof(np.float32(1e15), np.float64(1e12)).ridge_point == pytest.approx(1000)
+
+
+@pytest.mark.parametrize("call, match", [
+    (lambda: rel.simulate(1e6, 3600, 60, 1e5, float("nan")), "restart_time"),
+    (lambda: rel.simulate(float("inf"), 3600, 60, 1e5), "work"),
+    (lambda: rel.simulate(1e6, 3600, 36000 * 25, 36000), "checkpoint_time"),
+    (lambda: rel.simulate(1e6, 3600, 60, 1e4, 1e6), "restart_time"),
+    (lambda: rel.simulate(1e9, 1.0, 0.0, 1e5), "interval"),
+    (lambda: rel.timeline(float("nan"), 3600, 60, 1e5), "work"),
+    (lambda: rel.timeline(1e6, 3600, float("nan"), 1e5), "checkpoint_time"),
+    (lambda: rel.timeline(1e6, 3600, 60, 1e5, float("nan")), "restart_time"),
+    (lambda: rel.timeline(1e6, 3600, 25 * 3600, 3600), "checkpoint_time"),
+    (lambda: rel.timeline(1e9, 1.0, 0.0, 1e7), "interval"),
+])
+def test_nothing_hangs_it_is_refused_up_front(call, match):
+    start = time.perf_counter()
+    with pytest.raises(ValueError, match=match):
+        call()
+    assert time.perf_counter() - start < 1.0
+
+
+def test_spares_needed_is_fast_for_large_fleets():
+    start = time.perf_counter()
+    k = rel.spares_needed(100_000, 1e6, 86400 * 30)
+    assert k > 100_000 * 86400 * 30 / 1e6 and time.perf_counter() - start < 1.0
+
+
+# --------------------------------------------------------------------------------------
+# check(): helpful, never a way to the answer
+# --------------------------------------------------------------------------------------
+_NUMBER = re.compile(r"[-+]?\d[\d,]*\.?\d*(?:[eE][-+]?\d+)?")
+
+
+def _feedback_numbers(message: str) -> list[float]:
+    """Every number the feedback states, except the student's own value it echoes and the exercise's hint
+    (the hint is the exercise's designed help: it names the method, e.g. '256 nodes of 8 GPUs divided by 8 x 4')."""
+    text = message.split(" Hint:")[0]
+    text = re.sub(r"your .*? (is|has|looks)", "", text)
+    out = []
+    for token in _NUMBER.findall(text):
+        try:
+            x = float(token.replace(",", ""))
+        except ValueError:
+            continue
+        if math.isfinite(x) and x != 0:
+            out.append(x)
+    return out
+
+
+def _moves(guess: float, numbers: list[float]) -> set[float]:
+    moves = set()
+    for x in numbers:
+        moves |= {guess * x, guess / x, guess * (1 + x / 100), guess * (1 - x / 100), guess / (1 + x / 100)}
+        if x < 1:
+            moves |= {guess * (1 + x), guess * (1 - x)}
+    return {m for m in moves if math.isfinite(m) and m != 0}
+
+
+@pytest.mark.parametrize("exercise", C.exercises())
+def test_check_cannot_be_walked_to_the_answer(exercise):
+    frontier = {1.0}
+    seen = set()
+    for _ in range(4):
+        nxt = set()
+        for guess in frontier:
+            fb = C.check(exercise, guess)
+            assert not fb.correct or guess == 1.0, f"walked to the answer of {exercise}: {guess} ({fb})"
+            seen.add(guess)
+            nxt |= _moves(guess, _feedback_numbers(fb.message))
+        frontier = {g for g in nxt if g not in seen}
+        if not frontier:
+            break
+    # the old feedback ("your 1 is N x too low") reached every answer in one step
+    assert all(not C.check(exercise, g).correct for g in frontier)
+
+
+def test_check_feedback_kinds():
+    ex = "roofline-h100-ridge"
+    right = float(C.ANSWERS[ex].compute())
+    assert C.check(ex, right).message.startswith("✓ Correct: ")
+    close = C.check(ex, right * 1.15).message
+    assert "too high" in close and "between a tenth and a quarter" in close and not re.search(r"\d+%", close)
+    assert "too low" in C.check(ex, right * 0.7).message
+    # a 7% error is an ordinary error, not a GiB/GB slip (factor 1.0737)
+    assert "GiB" not in C.check(ex, right * 1.07).message
+    assert "GiB vs GB" in C.check(ex, right * 2**30 / 1e9).message
+    for factor, kind in ((3600, "hours"), (8, "bits"), (1e6, "SI prefixes"), (2, "dense vs sparse")):
+        for g in (right * factor, right / factor):
+            msg = C.check(ex, g).message
+            assert kind in msg and "high" not in msg and "low" not in msg and f"{factor:g}" not in msg
+    assert "not within a factor of 2" in C.check(ex, right * 5).message
+
+
+@pytest.mark.parametrize("value", [5e-324, 0, -1, float("nan"), float("inf"), -float("inf"), 1e300, 10**400,
+                                   "abc", None, [1, 2], "x" * 1000])
+def test_check_handles_any_answer_cleanly(value):
+    for ex in C.exercises():
+        fb = C.check(ex, value)
+        assert not fb.correct and len(fb.message.split(" Hint:")[0]) < 160, fb.message
