@@ -62,6 +62,12 @@ def _optimizer(**kw):
     return me.Optimizer(**{**base, **kw})
 
 
+def _scenario(**kw):
+    import dataclasses
+
+    return dataclasses.replace(EX, **kw)
+
+
 REL = dict(work=1e6, interval=3600.0, checkpoint_time=60.0, mtbf=1e5, restart_time=300.0)
 
 SPECS = [
@@ -109,6 +115,9 @@ SPECS = [
     Spec(me.logits_bytes, {"model": M70, "micro_batch": 1}, "micro_batch", "count"),
     Spec(me.logits_bytes, {"model": M70, "micro_batch": 1}, "bytes_per_value", "positive"),
     Spec(me.checkpoint_bytes, {"model_or_params": 1e9}, "model_or_params", "positive"),
+    # scenario
+    *(Spec(_scenario, {}, p, k, label="Scenario")
+      for p, k in (("seq_length", "count"), ("token_budget", "positive"), ("reference_mfu", "prob"))),
     # hardware
     Spec(hw.Cluster.of_gpus, {"node": hw.DGX_H100, "gpus": 64, "fabric": hw.FABRICS["InfiniBand NDR"]}, "gpus",
          "count"),

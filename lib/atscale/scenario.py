@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from . import hardware, models
 from . import units as u
+from . import _validate as v
 from .plan import Plan
 
 
@@ -47,18 +48,20 @@ class Scenario:
     mfu_source: str
 
     def __post_init__(self):
+        object.__setattr__(self, "model", v.model_arg("model", self.model))
+        if not isinstance(self.cluster, hardware.Cluster):
+            raise ValueError(f"cluster={v.show(self.cluster)} must be an atscale.hardware.Cluster")
         self.cluster.accelerator.peak(self.dtype)  # the dtype must exist on the hardware
         if not isinstance(self.plan, Plan) or self.plan.global_batch is None:
             raise ValueError(f"plan={self.plan!r} must be an atscale.plan.Plan with a global_batch")
         if self.plan.gpus != self.cluster.num_gpus:
             raise ValueError(f"plan uses tp x pp x dp = {self.plan.gpus:,} GPUs; the cluster has "
                              f"{self.cluster.num_gpus:,}")
-        if self.seq_length < 1:
-            raise ValueError(f"seq_length={self.seq_length!r} must be >= 1")
-        if not self.token_budget > 0:
-            raise ValueError(f"token_budget={self.token_budget!r} must be positive")
-        if not 0 < self.reference_mfu <= 1:
-            raise ValueError(f"reference_mfu={self.reference_mfu!r} must be in (0, 1]")
+        object.__setattr__(self, "seq_length", v.count("seq_length", self.seq_length))
+        object.__setattr__(self, "token_budget", v.positive("token_budget", self.token_budget, scalar=True,
+                                                            unit="tokens"))
+        object.__setattr__(self, "reference_mfu", v.number("reference_mfu", self.reference_mfu, low=0, high=1,
+                                                           low_open=True, scalar=True, kind="a fraction"))
 
     @property
     def global_batch_sequences(self) -> int:
