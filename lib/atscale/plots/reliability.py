@@ -84,9 +84,10 @@ def u_curve_chart(gpus: int = 1024, checkpoint_time: float = 60.0, restart_time:
     ax.plot(h, 100 * exact, color=PALETTE[3], ls="--", label="total, exact (Daly)")
     if simulate:
         points = np.geomspace(young / 8, young * 8, 9)
-        # Simulate only where a run finishes in reasonable time: a segment longer than ~3 MTBFs is retried
-        # e^3 = 20 times on average, and a redraw would take seconds (the exact curve covers the rest).
-        points = points[(points + checkpoint_time) / mtbf <= 3.0] if restart_time / mtbf <= 3.0 else points[:0]
+        # Simulate only where a run finishes quickly: a segment of s MTBFs is tried e^s times on average (e^2 =
+        # 7.4 at the limit), each failure adding a restart; beyond, a redraw took seconds. The exact curve
+        # covers the rest.
+        points = points[(points + checkpoint_time) / mtbf <= 2.0] if restart_time / mtbf <= 2.0 else points[:0]
         if points.size:
             per_trial = np.repeat(points, trials_per_point)
             sim = rel.simulate(40 * per_trial, per_trial, checkpoint_time, mtbf,
