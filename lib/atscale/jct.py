@@ -63,7 +63,7 @@ __all__ = [
     "TERMS", "TERM_LABELS", "FAILURE_FREE_TERMS", "RELIABILITY_TERMS", "DEFAULT_WRITE_BANDWIDTH",
     "DEFAULT_HOST_BANDWIDTH", "DEFAULT_RESTART_TIME", "DEFAULT_GLOBAL_BATCH", "DEFAULT_FABRIC", "Checkpoint",
     "SYNC", "ASYNC", "Estimate", "estimate", "cluster_of", "tutorial_plan", "Sweep", "sweep", "crossover",
-    "sync_wall", "gpus_for_deadline", "Sensitivity", "sensitivity", "scaled_profile", "SWEEP_GPUS",
+    "sync_wall", "reliability_terms", "gpus_for_deadline", "Sensitivity", "sensitivity", "scaled_profile", "SWEEP_GPUS",
 ]
 
 TERMS = ("minimum", "compute_gap", "recompute", "communication", "bubble", "optimizer", "checkpoint", "rework",
@@ -332,6 +332,37 @@ def _infeasible(model, cluster, tokens, plan, reason, strategy, failures):
                     failures=failures, feasible=False, reason=reason)
 
 
+def reliability_terms(work, interval, checkpoint_time, mtbf, restart_time=0.0, *, durable_lag=0.0):
+    """Expected seconds of checkpoint stalls, rework and restarts for ``work`` seconds of failure-free training.
+
+    Exact under exponential failures (Daly 2006, eq. 13). With segments of ``S = τ + δ`` (interval plus
+    stall), each of the ``work / τ`` segments is attempted ``e^{S/M}`` times on average; per segment:
+
+        checkpoint = δ                                  (the stall of the attempt that succeeds)
+        rework     = M (e^{S/M} - 1) - S  + (e^{S/M} - 1) L
+        restart    = (e^{S/M} - 1) M (e^{R/M} - 1)
+
+    (rework: the time of the failed attempts, whose expected length is ``M - S/(e^{S/M} - 1)``; restart: each
+    failure's restart, repeated when a failure strikes during it). The three add up, with ``work``, to Daly's
+    expected wall-clock time ``M e^{R/M} (e^{S/M} - 1) work / τ`` = ``work / goodput_exact(...)``. The durable
+    lag ``L`` of an asynchronous checkpoint adds ``L`` of lost work per failure (first order in ``L/M``).
+    Returns ``(checkpoint, rework, restart)`` in seconds (scalars). Units: seconds throughout.
+    """
+    work = _positive("work", work, unit="seconds")
+    interval = _positive("interval", interval, unit="seconds")
+    delta = _nonnegative("checkpoint_time", checkpoint_time, unit="seconds")
+    mtbf = _positive("mtbf", mtbf, unit="seconds")
+    r = _nonnegative("restart_time", restart_time, unit="seconds")
+    lag = _nonnegative("durable_lag", durable_lag, unit="seconds")
+    segments = work / interval
+    wall = work / float(rel.goodput_exact(interval, delta, mtbf, r))
+    fails = segments * math.expm1((interval + delta) / mtbf)  # failed attempts at a segment
+    ckpt = segments * delta
+    restart = fails * mtbf * math.expm1(r / mtbf)
+    rework = (wall - work - ckpt - restart) + fails * lag
+    return ckpt, rework, restart
+
+
 def estimate(model, tokens, cluster: hardware.Cluster, plan: Plan | None = None, *,
              checkpoint: Checkpoint = SYNC, failures=rel.TEXTBOOK_PROFILE, restart_time=DEFAULT_RESTART_TIME,
              global_batch: int | None = None, dp_overlap: float = parallelism.DP_OVERLAP,
@@ -415,13 +446,7 @@ def estimate(model, tokens, cluster: hardware.Cluster, plan: Plan | None = None,
         tau = checkpoint.interval if checkpoint.interval is not None else float(rel.exact_optimal_interval(delta, mtbf))
         if checkpoint.strategy == "async":
             tau = max(tau, lag - delta)  # the background write must end before the next checkpoint starts
-        seg = tau + delta
-        segments = failure_free / tau
-        wall = failure_free / float(rel.goodput_exact(tau, delta, mtbf, r))
-        fails = segments * math.expm1(seg / mtbf)  # failed attempts at a segment
-        ckpt = segments * delta
-        restart = fails * mtbf * math.expm1(r / mtbf)
-        rework = (wall - failure_free - ckpt - restart) + fails * lag
+        ckpt, rework, restart = reliability_terms(failure_free, tau, delta, mtbf, r, durable_lag=lag)
     return Estimate(minimum=minimum, compute_gap=compute - minimum, recompute=step.recompute * steps,
                     communication=sum(comm.values()), bubble=step.bubble * steps, optimizer=step.optimizer * steps,
                     checkpoint=ckpt, rework=rework, restart=restart, model=model.name, gpus=gpus,

@@ -187,7 +187,8 @@ def loss_comparison_chart(gpus, tutorial, ours, *, ax=None):
     ax.set_xlabel("GPUs")
     ax.set_ylabel("Hours lost in 30 days")
     ax.grid(axis="x", visible=False)
-    ax.legend(loc="upper left", fontsize=7)
+    ax.set_ylim(0, ax.get_ylim()[1] * 1.05)
+    ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=2, fontsize=7)
     return ax.figure
 
 

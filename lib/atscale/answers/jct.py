@@ -1,0 +1,60 @@
+"""Answer keys: the case study "Scaling to 1,000 GPUs" (job completion time)."""
+
+CHAPTER = "Case study: scaling to 1,000 GPUs"
+"""The chapter whose exercises these keys check (the Exercises page groups them by it)."""
+
+from .. import hardware, jct, memory
+from .. import reliability as rel
+from .. import units as u
+from ..scenario import RUNNING_EXAMPLE as EX
+from . import answer
+
+_GPUS = (64, 128, 256, 512, 1024, 2048, 4096, 8192, 16_384, 32_768, 65_536, 131_072)
+
+
+@answer("jct-70b-1024-wallclock", unit="s", rtol=0.02,
+        hint="jct.estimate(ex.model, ex.token_budget, ex.cluster).total: the best layout, synchronous checkpoints, "
+             "textbook failures, 10-minute restarts.")
+def _():
+    return jct.estimate(EX.model, EX.token_budget, EX.cluster).total
+
+
+@answer("jct-hot-spare-month", unit="s", rtol=0.03,
+        hint="restart_time=rel.RestartTime(detect=15 s, replace=30 s, relaunch=30 s, load=checkpoint at 100 GB/s); "
+             "then Estimate.loss_over(30 * units.day)['reliability'].")
+def _():
+    load = rel.checkpoint_time(memory.checkpoint_bytes(EX.model), 100 * u.GBps)
+    fast = rel.RestartTime(detect=rel.heartbeat_detection_time(5.0, missed=3), replace=30.0, relaunch=30.0, load=load)
+    return jct.estimate(EX.model, EX.token_budget, EX.cluster, restart_time=fast).loss_over(30 * u.day)["reliability"]
+
+
+@answer("jct-b200-speedup", unit="", rtol=0.02,
+        hint="The H100 job's total over the B200 job's total, both with plan=None (best layouts).")
+def _():
+    h = jct.estimate(EX.model, EX.token_budget, EX.cluster)
+    b = jct.estimate(EX.model, EX.token_budget, jct.cluster_of(1024, hardware.HGX_B200))
+    return h.total / b.total
+
+
+@answer("jct-crossover-quarter-mttf", unit="", rtol=0.05,
+        hint="jct.sweep(..., plan=jct.tutorial_plan, global_batch=lambda n: max(64, n), dp_overlap=1.0, "
+             "failures=jct.scaled_profile(rel.TEXTBOOK_PROFILE, 0.25)), then jct.crossover.")
+def _():
+    s = jct.sweep(EX.model, EX.token_budget, _GPUS, plan=jct.tutorial_plan, global_batch=lambda n: max(64, n),
+                  dp_overlap=1.0, failures=jct.scaled_profile(rel.TEXTBOOK_PROFILE, 0.25))
+    return jct.crossover(s)
+
+
+@answer("jct-405b-gpus-200-days", unit="", rtol=0.0, atol=0.5,
+        hint="jct.gpus_for_deadline('Llama 3 405B', 15.6e12, 200 * units.day, global_batch=2048)[0].")
+def _():
+    return jct.gpus_for_deadline("Llama 3 405B", 15.6e12, 200 * u.day, global_batch=2048)[0]
+
+
+@answer("jct-hourly-2tb-share", unit="", rtol=0.01,
+        hint="Checkpoint(interval=3600, size=2e12, write_bandwidth=2e12/300), failures=None: "
+             "checkpoint / total = 5 min / 65 min.")
+def _():
+    ck = jct.Checkpoint(interval=u.hour, size=2e12, write_bandwidth=2e12 / 300)
+    e = jct.estimate(EX.model, EX.token_budget, EX.cluster, EX.plan, checkpoint=ck, failures=None)
+    return e.checkpoint / e.total
