@@ -113,6 +113,16 @@ def _shown(key: Answer, value: float) -> str:
     return text
 
 
+_EXPECTED: dict[str, float] = {}
+
+
+def _expected(key: Answer) -> float:
+    """The key's answer, computed once per session (keys are deterministic; some take a second)."""
+    if key.id not in _EXPECTED:
+        _EXPECTED[key.id] = float(key.compute())
+    return _EXPECTED[key.id]
+
+
 def check(exercise: str, answer) -> Feedback:
     """Compare ``answer`` (a number in the unit the exercise asks for) with the answer key.
 
@@ -129,7 +139,7 @@ def check(exercise: str, answer) -> Feedback:
         text = repr(answer)
         text = text if len(text) <= 40 else text[:37] + "..."
         return Feedback(exercise, False, f"✗ Please answer with a single number{_in_unit(key.unit)}; got {text}.")
-    expected = float(key.compute())
+    expected = _expected(key)
     if not math.isfinite(given):
         return Feedback(exercise, False, f"✗ {given} is not a finite number: answer with a number{_in_unit(key.unit)}.")
     error = abs(given - expected)
