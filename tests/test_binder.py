@@ -170,6 +170,17 @@ JS_STATE = """() => ({
 })"""
 
 
+RUN_ALL = """async (path) => {
+  const app = window.jupyterapp;
+  const panel = Array.from(app.shell.widgets('main')).find(w => w.context && w.context.path === path);
+  if (!panel) { return 'no notebook panel for ' + path; }
+  app.shell.activateById(panel.id);
+  await panel.sessionContext.ready;
+  const ran = await app.commands.execute('notebook:run-all-cells');
+  return ran === false ? 'the command refused' : 'ok';
+}"""
+
+
 def _run_chapter(browser, url: str, chapter: str):
     """Open a chapter in JupyterLab, run all cells, wait for the kernel; returns (context, page, remote)."""
     remote: list[str] = []
@@ -186,13 +197,11 @@ def _run_chapter(browser, url: str, chapter: str):
     page = context.new_page()
     page.goto(f"{url}/lab/tree/{chapter}.ipynb?reset")
     page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=60_000)
-    page.locator(".jp-Notebook .jp-Cell").first.click()  # the notebook becomes the current widget
-    page.keyboard.press("Escape")
-    page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=60_000)
-    # What Run > Run All Cells does (the server exposes the app to the page for this).
-    page.wait_for_function("() => window.jupyterapp && jupyterapp.commands.isEnabled('notebook:run-all-cells')",
-                           timeout=60_000)
-    assert page.evaluate("() => jupyterapp.commands.execute('notebook:run-all-cells')") is not False
+    page.wait_for_function("() => window.jupyterapp", timeout=60_000)
+    # What Run > Run All Cells does, on this chapter's notebook made the current one, once its kernel
+    # is ready (the server exposes the app to the page for this).
+    outcome = page.evaluate(RUN_ALL, f"{chapter}.ipynb")
+    assert outcome == "ok", f"{chapter}: could not run all cells ({outcome})"
     # Stored outputs hold no widget views, so a live explorer means the run has started (and every
     # cell is queued, showing [*]); then wait for the queue to empty.
     try:
@@ -242,6 +251,7 @@ def _check_chapter(browser, lab, chapter, *, every_explorer: bool):
             assert page.evaluate(JS_STATE)["errors"] == []
         assert not remote, f"{chapter}: requests to other hosts: {remote[:5]}"
     finally:
+        page.evaluate("() => jupyterapp.serviceManager.sessions.shutdownAll()")  # one kernel at a time
         context.close()
 
 
