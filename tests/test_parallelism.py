@@ -270,3 +270,16 @@ def test_pipeline_and_rank_map_explorers():
     r = widgets.rank_map_explorer()
     r.update(colour_by="dp", tp=4)
     assert r.error is None  # 4 x 4 x 32 = 512 GPUs: a smaller grid
+
+
+def test_pipeline_simulation_refuses_what_it_cannot_finish():
+    import time
+
+    start = time.monotonic()
+    with pytest.raises(ValueError, match="micro_batches=1000000000"):
+        P.pipeline_timeline(4, 10**9)
+    with pytest.raises(ValueError, match="backward_ratio=nan"):
+        P.pipeline_timeline(4, 8, backward_ratio=float("nan"))
+    with pytest.raises(ValueError, match="pp=True"):
+        P.pipeline_timeline(True, 8)
+    assert time.monotonic() - start < 1.0

@@ -43,6 +43,7 @@ from typing import Mapping
 
 import numpy as np
 
+from . import _validate as _v
 from . import collectives, hardware, memory, models
 from . import units as u
 from .plan import RECOMPUTE, SCHEDULES, Plan
@@ -895,6 +896,11 @@ def _stage_order(schedule: str, p: int, m: int, v: int, i: int) -> list[tuple[st
     return order + [("B", *unit(k, False)) for k in range(b, total)]
 
 
+MAX_SIMULATED_PASSES = 100_000
+"""The largest schedule :func:`pipeline_timeline` simulates (forward and backward passes of all
+stages): about a second of pure-Python simulation; larger schedules are refused, not hung."""
+
+
 def pipeline_timeline(pp: int, micro_batches: int, schedule: str = "1f1b", virtual_stages: int = 1, *,
                       backward_ratio: float = 2.0) -> Timeline:
     """Simulate one step of a pipeline schedule: each stage runs its passes in the schedule's order, each
@@ -906,9 +912,14 @@ def pipeline_timeline(pp: int, micro_batches: int, schedule: str = "1f1b", virtu
     whole stage takes 1 unit (``1/v`` per chunk), a backward ``backward_ratio`` units. Communication is free.
     Used to draw the schedule and to check :func:`bubble_fraction` against the simulation.
     """
-    for name, value in (("pp", pp), ("micro_batches", micro_batches), ("virtual_stages", virtual_stages)):
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-            raise ValueError(f"{name}={value!r} must be a whole number >= 1")
+    pp, micro_batches, virtual_stages = (_v.count(name, value) for name, value in
+                                         (("pp", pp), ("micro_batches", micro_batches),
+                                          ("virtual_stages", virtual_stages)))
+    passes = 2 * pp * micro_batches * virtual_stages
+    if passes > MAX_SIMULATED_PASSES:
+        raise ValueError(f"pp={pp} x micro_batches={micro_batches} x virtual_stages={virtual_stages} means "
+                         f"{passes:,} passes to simulate; at most {MAX_SIMULATED_PASSES:,} are drawn "
+                         "(bubble_fraction gives the answer for any size)")
     if schedule not in SCHEDULES:
         raise ValueError(f"schedule={schedule!r} must be one of {SCHEDULES}")
     if schedule != "interleaved" and virtual_stages != 1:
@@ -916,9 +927,8 @@ def pipeline_timeline(pp: int, micro_batches: int, schedule: str = "1f1b", virtu
     if schedule == "interleaved" and micro_batches % pp:
         raise ValueError(f"the interleaved schedule needs micro_batches ({micro_batches}) to be a multiple of "
                          f"pp ({pp})")
-    if not backward_ratio > 0:
-        raise ValueError(f"backward_ratio={backward_ratio!r} must be positive")
-    p, m, v = int(pp), int(micro_batches), int(virtual_stages)
+    backward_ratio = _v.positive("backward_ratio", backward_ratio)
+    p, m, v = pp, micro_batches, virtual_stages
     tf, tb = 1.0 / v, backward_ratio / v
     orders = [_stage_order(schedule, p, m, v, i) for i in range(p)]
     done: dict[tuple, float] = {}
