@@ -45,7 +45,7 @@ def explorer_view(model="Llama 3 70B", tokens_t=2.0, gpus=1024, accelerator="H10
 
     Every term of an estimate is proportional to the token count (steps, stalls per segment and failures all
     scale with the failure-free time), so the sweep is computed once per configuration at 10^12 tokens and
-    scaled, which keeps a redraw within the 100 ms budget."""
+    scaled: a redraw after the first view of a configuration only rescales and draws (see benchmarks/jct.py)."""
     if model not in models.MODELS:
         raise ValueError(f"model={model!r} must be one of {list(models.MODELS)}")
     if not isinstance(tokens_t, (int, float)) or not tokens_t > 0:
