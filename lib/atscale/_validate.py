@@ -14,12 +14,13 @@ shows the value and says what is valid. The rules:
 
 from __future__ import annotations
 
+import math
 import numbers
 
 import numpy as np
 
 __all__ = ["number", "positive", "nonnegative", "count", "choice", "broadcast", "model_arg",
-           "accelerator_arg", "show"]
+           "accelerator_arg", "show", "seed"]
 
 
 def show(value) -> str:
@@ -42,7 +43,7 @@ def _as_array(name: str, value, what: str) -> np.ndarray:
         if arr.dtype.kind == "O":
             try:
                 arr = arr.astype(float)
-            except (TypeError, ValueError):
+            except (TypeError, ValueError, OverflowError):  # OverflowError: an int beyond any float
                 raise ValueError(f"{name}={show(value)} must be {what}") from None
             if any(isinstance(x, bool) for x in np.ravel(np.asarray(value, dtype=object))):
                 raise ValueError(f"{name}={show(value)} must be {what}, not a bool")
@@ -76,6 +77,19 @@ def number(name: str, value, *, low=None, high=None, low_open: bool = False, hig
     complex), is NaN, infinite (unless ``allow_inf``), outside ``[low, high]`` (open ends with
     ``low_open``/``high_open``), not whole (``integer``), or an array where a scalar is needed.
     """
+    # Fast path for a valid plain or NumPy scalar (most calls): a few comparisons instead of NumPy
+    # reductions on a 0-d array (~1 µs instead of ~30). Anything it does not accept goes on to the
+    # full path below, which decides and words the error, so both paths give the same answers.
+    if type(value) is float or type(value) is int or isinstance(value, (np.floating, np.integer)):
+        try:
+            x = float(value)
+        except OverflowError:
+            x = math.nan
+        if (x == x and (allow_inf or not math.isinf(x))
+                and (not integer or math.isinf(x) or x.is_integer())
+                and (low is None or (x > low if low_open else x >= low))
+                and (high is None or (x < high if high_open else x <= high))):
+            return x
     what = _describe(low, high, low_open, high_open, integer, allow_inf, unit, kind)
     arr = _as_array(name, value, what)
     if scalar and arr.ndim != 0:
@@ -112,6 +126,10 @@ def nonnegative(name: str, value, **kw):
 def count(name: str, value, *, low: int = 1, high=None, scalar: bool = True, unit: str = ""):
     """A whole number >= ``low``: a Python ``int`` (``scalar``) or an int64 ndarray."""
     x = number(name, value, low=low, high=high, integer=True, scalar=scalar, unit=unit)
+    if isinstance(x, float):  # a scalar: skip the NumPy calls below
+        if abs(x) > 2**62:
+            raise ValueError(f"{name}={show(value)} is too large for a count")
+        return int(x)
     if np.any(np.abs(x) > 2**62):
         raise ValueError(f"{name}={show(value)} is too large for a count")
     return int(x) if np.ndim(x) == 0 else x.astype(np.int64)
@@ -122,6 +140,14 @@ def flag(name: str, value) -> bool:
     if not isinstance(value, (bool, np.bool_)):
         raise ValueError(f"{name}={show(value)} must be True or False")
     return bool(value)
+
+
+def seed(name: str, value):
+    """A random seed as ``numpy.random.default_rng`` takes it: ``None``, a whole number >= 0, or a NumPy
+    ``Generator``, ``BitGenerator`` or ``SeedSequence`` (passed through)."""
+    if value is None or isinstance(value, (np.random.Generator, np.random.BitGenerator, np.random.SeedSequence)):
+        return value
+    return count(name, value, low=0, unit="a random seed")
 
 
 def choice(name: str, value, options):

@@ -130,7 +130,7 @@ def check(exercise: str, answer) -> Feedback:
     non-numeric answer gets a message, not an exception.
     """
     _load_answers()
-    if exercise not in ANSWERS:
+    if not isinstance(exercise, str) or exercise not in ANSWERS:
         raise ValueError(f"unknown exercise {exercise!r}; known: {', '.join(sorted(ANSWERS))}")
     key: Answer = ANSWERS[exercise]
     try:

@@ -50,7 +50,7 @@ def bytes_per_element(dtype: str) -> float:
     """Storage size of one element of ``dtype`` in bytes (``'bf16'`` -> 2.0)."""
     try:
         return BYTES_PER_ELEMENT[dtype]
-    except KeyError:
+    except (KeyError, TypeError):  # TypeError: an unhashable dtype, e.g. a list
         raise ValueError(f"dtype={dtype!r} is not one of {sorted(BYTES_PER_ELEMENT)}") from None
 
 
