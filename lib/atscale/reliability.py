@@ -300,6 +300,7 @@ def young_interval(checkpoint_time, mtbf):
     Minimises the first-order waste ``δ/τ + τ/(2M)`` (checkpoint writes plus, per failure,
     half an interval of lost work). Source: Young (1974), "A first order approximation to the
     optimum checkpoint interval", CACM 17(9). Valid when ``δ << M``; see :func:`daly_interval`.
+    ``δ >= 2M`` is reported as infeasible: a ``ValueError`` naming ``checkpoint_time`` and ``mtbf``.
 
     Args:
         checkpoint_time: δ, seconds the job stalls to write one checkpoint.
@@ -313,16 +314,17 @@ def young_interval(checkpoint_time, mtbf):
 def daly_interval(checkpoint_time, mtbf):
     """Daly's higher-order optimal compute time between checkpoints, in seconds.
 
-    ``τ = sqrt(2δM) [1 + (1/3) sqrt(δ/(2M)) + (1/9) (δ/(2M))] - δ`` for ``δ < 2M``, and
-    ``τ = M`` for ``δ >= 2M``. Source: Daly (2006), "A higher order estimate of the optimum
-    checkpoint interval for restart dumps", FGCS 22(3), eq. 37. The restart time does not
-    enter the optimum (it is paid once per failure whatever the interval).
+    ``τ = sqrt(2δM) [1 + (1/3) sqrt(δ/(2M)) + (1/9) (δ/(2M))] - δ`` for ``δ < 2M``. Source: Daly
+    (2006), "A higher order estimate of the optimum checkpoint interval for restart dumps", FGCS
+    22(3), eq. 37. The restart time does not enter the optimum (it is paid once per failure
+    whatever the interval). For ``δ >= 2M`` Daly falls back to ``τ = M``; that regime is infeasible
+    (a checkpoint that long is usually interrupted before it completes), and is reported as such:
+    a ``ValueError`` naming ``checkpoint_time`` and ``mtbf``, not the fallback.
     """
     checkpoint_time, mtbf = _check_interval_inputs(checkpoint_time, mtbf)
     x = checkpoint_time / (2 * mtbf)
     tau = np.sqrt(2 * checkpoint_time * mtbf) * (1 + np.sqrt(x) / 3 + x / 9) - checkpoint_time
-    result = np.where(checkpoint_time < 2 * mtbf, tau, mtbf)
-    return as_scalar(result)
+    return as_scalar(tau)
 
 
 def _check_goodput_inputs(interval, checkpoint_time, mtbf, restart_time):
