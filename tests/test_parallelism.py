@@ -283,3 +283,11 @@ def test_pipeline_simulation_refuses_what_it_cannot_finish():
     with pytest.raises(ValueError, match="pp=True"):
         P.pipeline_timeline(True, 8)
     assert time.monotonic() - start < 1.0
+
+
+def test_search_on_a_cluster_whose_node_a_layout_does_not_divide():
+    """24 GPUs admit tp*pp = 3 or 6, which do not divide an 8-GPU node: their data-parallel groups
+    straddle nodes and are costed on the NICs (this once raised a fractional-rank error)."""
+    cluster = hw.Cluster.of_gpus(hw.DGX_H100, 24, hw.FABRICS["InfiniBand NDR"])
+    result = P.search(m.LLAMA3_8B, cluster, 48)
+    assert type(result).__name__ == "SearchResult"

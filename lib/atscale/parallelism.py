@@ -422,8 +422,12 @@ def evaluate(model, cluster: hardware.Cluster, *, tp, pp, dp, micro_batch, globa
 
     # --- data parallel ----------------------------------------------------------------------------
     grad_msg = psi * _grad_bytes(opt)
-    dp_ranks_per_node = np.maximum(g / (tp * pp), 1.0)  # DP ranks sharing a node when tp*pp < g
-    nodes_dp = dp / dp_ranks_per_node
+    # DP ranks sharing a node: g/(tp*pp) when tp*pp divides the node (and as many as there are); a
+    # layout whose tp*pp does not divide the node (pp=3 on 8 GPUs) has its DP groups straddle nodes,
+    # and all their traffic is counted on the NICs.
+    per_node = np.where(g % (tp * pp) == 0, g // (tp * pp), 1)
+    dp_ranks_per_node = np.maximum(np.minimum(per_node, dp), 1).astype(float)
+    nodes_dp = np.ceil(dp / dp_ranks_per_node)
     intra = dp_ranks_per_node > 1
     inter_ar = collectives.collective_time("all-reduce", grad_msg / dp_ranks_per_node, np.maximum(nodes_dp, 1), rail)
     intra_rs = collectives.collective_time("reduce-scatter", grad_msg, dp_ranks_per_node, up)
