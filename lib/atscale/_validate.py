@@ -172,25 +172,25 @@ def broadcast(**arrays):
                          f"matching shapes") from None
 
 
+def _catalog_arg(name: str, value, kind, table, what: str):
+    """``value`` if it is a ``kind``, else the entry of ``table`` it names, else a ``ValueError``."""
+    if isinstance(value, kind):
+        return value
+    if isinstance(value, str) and value in table:
+        return table[value]
+    raise ValueError(f"{name}: unknown {what} {show(value)}; give an atscale.{kind.__module__.split('.')[-1]}."
+                     f"{kind.__name__} or a catalog {what} name; known: {', '.join(table)}")
+
+
 def model_arg(name: str, value):
     """A :class:`~atscale.models.TransformerConfig`, or a catalog model name resolved to one."""
     from . import models
 
-    if isinstance(value, models.TransformerConfig):
-        return value
-    if isinstance(value, str) and value in models.MODELS:
-        return models.MODELS[value]
-    raise ValueError(f"{name}: unknown model {show(value)}; give an atscale.models.TransformerConfig or a "
-                     f"catalog model name; known: {', '.join(models.MODELS)}")
+    return _catalog_arg(name, value, models.TransformerConfig, models.MODELS, "model")
 
 
 def accelerator_arg(name: str, value):
     """An :class:`~atscale.hardware.Accelerator`, or a catalog accelerator name resolved to one."""
     from . import hardware
 
-    if isinstance(value, hardware.Accelerator):
-        return value
-    if isinstance(value, str) and value in hardware.ACCELERATORS:
-        return hardware.ACCELERATORS[value]
-    raise ValueError(f"{name}: unknown accelerator {show(value)}; give an atscale.hardware.Accelerator or a "
-                     f"catalog accelerator name; known: {', '.join(hardware.ACCELERATORS)}")
+    return _catalog_arg(name, value, hardware.Accelerator, hardware.ACCELERATORS, "accelerator")
