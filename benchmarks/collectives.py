@@ -6,7 +6,7 @@ Budgets: a 10^5-point sweep in well under a second; an explorer redraw under 100
 
 import numpy as np
 
-from timing import median_ms
+from timing import median_ms, redraw_ms
 
 from atscale import collectives, widgets
 
@@ -16,8 +16,6 @@ if __name__ == "__main__":
     print(f"all-reduce time over 10^5 message sizes: "
           f"{median_ms(lambda: collectives.collective_time('all-reduce', sizes, 1024, 'InfiniBand NDR')):.1f} ms")
     ring = widgets.ring_explorer()
-    steps = iter([1, 2, 3, 4, 5, 0] * 10)
-    print(f"ring step-through redraw: {median_ms(lambda: ring.update(step=next(steps))):.0f} ms (budget 100 ms)")
+    print(f"ring step-through redraw: {redraw_ms(ring, 'step', [1, 2, 3, 4, 5, 0]):.0f} ms (budget 100 ms)")
     cost = widgets.collective_cost_explorer()
-    links = iter(["InfiniBand NDR", "NVLink 3", "NVLink 4", "RoCE 400G"] * 10)
-    print(f"cost explorer redraw: {median_ms(lambda: cost.update(link=next(links))):.0f} ms (budget 100 ms)")
+    print(f"cost explorer redraw: {redraw_ms(cost, 'link', ['InfiniBand NDR', 'NVLink 3', 'NVLink 4', 'RoCE 400G']):.0f} ms (budget 100 ms)")

@@ -9,7 +9,7 @@ import statistics
 import subprocess
 import sys
 
-from timing import median_ms
+from timing import redraw_ms
 
 
 def import_time_ms(repeat=7):
@@ -22,5 +22,4 @@ if __name__ == "__main__":
     from atscale import widgets
 
     explorer = widgets.catalog_explorer()
-    dtypes = iter(["fp8", "bf16", "fp64", "tf32"] * 10)
-    print(f"catalog explorer redraw: {median_ms(lambda: explorer.update(dtype=next(dtypes))):.0f} ms (budget 100 ms)")
+    print(f"catalog explorer redraw: {redraw_ms(explorer, 'dtype', ['fp8', 'bf16', 'fp64', 'tf32']):.0f} ms (budget 100 ms)")

@@ -11,7 +11,7 @@ both are printed.
 
 import time
 
-from timing import median_ms
+from timing import median_ms, redraw_ms
 
 from atscale import jct, widgets
 from atscale.scenario import RUNNING_EXAMPLE as ex
@@ -23,12 +23,9 @@ if __name__ == "__main__":
     start = time.perf_counter()
     explorer = widgets.jct_explorer()
     print(f"explorer construction (first configuration's sweep): {(time.perf_counter() - start) * 1e3:.0f} ms")
-    counts = iter([512, 1024, 2048, 4096] * 10)
-    print(f"JCT explorer redraw, GPU count: {median_ms(lambda: explorer.update(gpus=next(counts))):.0f} ms (budget 100 ms)")
-    tokens = iter([1.0, 2.0, 5.0, 15.0] * 10)
-    print(f"JCT explorer redraw, tokens: {median_ms(lambda: explorer.update(tokens_t=next(tokens))):.0f} ms (budget 100 ms)")
+    print(f"JCT explorer redraw, GPU count: {redraw_ms(explorer, 'gpus', [512, 1024, 2048, 4096]):.0f} ms (budget 100 ms)")
+    print(f"JCT explorer redraw, tokens: {redraw_ms(explorer, 'tokens_t', [1.0, 2.0, 5.0, 15.0]):.0f} ms (budget 100 ms)")
     start = time.perf_counter()
     explorer.update(checkpoint="async")
     print(f"JCT explorer, first view of a new configuration (cold, cached after): {(time.perf_counter() - start) * 1e3:.0f} ms")
-    strategies = iter(["sync", "async"] * 10)
-    print(f"JCT explorer redraw, cached configurations: {median_ms(lambda: explorer.update(checkpoint=next(strategies))):.0f} ms (budget 100 ms)")
+    print(f"JCT explorer redraw, cached configurations: {redraw_ms(explorer, 'checkpoint', ['sync', 'async']):.0f} ms (budget 100 ms)")

@@ -6,7 +6,7 @@ Budgets: a 10^5-configuration sweep in about a second (far less here); an explor
 
 import numpy as np
 
-from timing import median_ms
+from timing import median_ms, redraw_ms
 
 from atscale import memory, models, widgets
 
@@ -19,5 +19,4 @@ if __name__ == "__main__":
     print(f"activations over 10^5 micro-batch sizes: "
           f"{median_ms(lambda: memory.activation_bytes_per_layer(models.LLAMA3_70B, b, tp=8)):.1f} ms")
     explorer = widgets.memory_explorer()
-    sizes = iter([1, 2, 4, 8] * 10)
-    print(f"memory explorer redraw: {median_ms(lambda: explorer.update(micro_batch=next(sizes))):.0f} ms (budget 100 ms)")
+    print(f"memory explorer redraw: {redraw_ms(explorer, 'micro_batch', [1, 2, 4, 8]):.0f} ms (budget 100 ms)")

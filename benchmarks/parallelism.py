@@ -7,7 +7,7 @@ configuration, one configuration per call), is timed beside it when it is instal
 (``pip install mlsysim``): the ratio is configurations per second, ours over theirs.
 """
 
-from timing import median_ms
+from timing import median_ms, redraw_ms
 
 from atscale import hardware, models, parallelism, widgets
 
@@ -43,11 +43,8 @@ if __name__ == "__main__":
         print(f"peer (mlsysim DistributedModel.solve): {peer:.2f} ms per configuration, {1e3 / peer:,.0f}/s; "
               f"ratio {rate / (1e3 / peer):,.0f}x")
     ex = widgets.plan_explorer()
-    sizes = iter([1, 2, 4, 8] * 10)
-    print(f"plan explorer redraw: {median_ms(lambda: ex.update(micro_batch=next(sizes))):.0f} ms (budget 100 ms)")
+    print(f"plan explorer redraw: {redraw_ms(ex, 'micro_batch', [1, 2, 4, 8]):.0f} ms (budget 100 ms)")
     ex = widgets.pipeline_explorer()
-    ms_ = iter([8, 16, 32, 12] * 10)
-    print(f"pipeline explorer redraw: {median_ms(lambda: ex.update(micro_batches=next(ms_))):.0f} ms (budget 100 ms)")
+    print(f"pipeline explorer redraw: {redraw_ms(ex, 'micro_batches', [8, 16, 32, 12]):.0f} ms (budget 100 ms)")
     ex = widgets.rank_map_explorer()
-    col = iter(["tp", "dp", "pp"] * 10)
-    print(f"rank map explorer redraw: {median_ms(lambda: ex.update(colour_by=next(col))):.0f} ms (budget 100 ms)")
+    print(f"rank map explorer redraw: {redraw_ms(ex, 'colour_by', ['tp', 'dp', 'pp']):.0f} ms (budget 100 ms)")

@@ -7,7 +7,7 @@ redraws under 100 ms; a 10,000-trial, 30-day simulation in well under a second.
 
 import numpy as np
 
-from timing import median_ms
+from timing import median_ms, redraw_ms
 
 from atscale import reliability as rel
 from atscale import units as u
@@ -26,8 +26,6 @@ if __name__ == "__main__":
     tau = rel.young_interval(60.0, m)
     print(f"simulate 10,000 trials x 30 days: {median_ms(lambda: rel.simulate(30 * u.day, tau, 60.0, m, 600.0), 3):.0f} ms")
     u_curve = widgets.u_curve_explorer()
-    counts = iter([512, 1024, 2048, 4096] * 10)
-    print(f"U-curve explorer redraw: {median_ms(lambda: u_curve.update(gpus=next(counts))):.0f} ms (budget 100 ms)")
+    print(f"U-curve explorer redraw: {redraw_ms(u_curve, 'gpus', [512, 1024, 2048, 4096]):.0f} ms (budget 100 ms)")
     timeline = widgets.timeline_explorer()
-    hours = iter([0.5, 1.0, 2.0, 4.0] * 10)
-    print(f"timeline explorer redraw: {median_ms(lambda: timeline.update(interval_hours=next(hours))):.0f} ms (budget 100 ms)")
+    print(f"timeline explorer redraw: {redraw_ms(timeline, 'interval_hours', [0.5, 1.0, 2.0, 4.0]):.0f} ms (budget 100 ms)")

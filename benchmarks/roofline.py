@@ -6,7 +6,7 @@ Budgets (issue 3): 10^6 attainable-FLOP/s evaluations under 50 ms; an explorer r
 
 import numpy as np
 
-from timing import median_ms
+from timing import median_ms, redraw_ms
 
 from atscale import models, roofline, widgets
 
@@ -18,5 +18,4 @@ if __name__ == "__main__":
     print(f"layer_ops over 10^5 token counts: "
           f"{median_ms(lambda: roofline.layer_ops(models.LLAMA3_70B, tokens, 1, decode=True)):.1f} ms")
     explorer = widgets.roofline_explorer()
-    kinds = iter(["matmul (square)", "layer norm", "attention (fused)", "Adam update"] * 10)
-    print(f"roofline explorer redraw: {median_ms(lambda: explorer.update(kind=next(kinds))):.0f} ms (budget 100 ms)")
+    print(f"roofline explorer redraw: {redraw_ms(explorer, 'kind', ['matmul (square)', 'layer norm', 'attention (fused)', 'Adam update']):.0f} ms (budget 100 ms)")

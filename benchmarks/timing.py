@@ -12,3 +12,10 @@ def median_ms(fn, repeat=9):
         fn()
         samples.append((time.perf_counter() - start) * 1e3)
     return statistics.median(samples)
+
+
+def redraw_ms(explorer, control, values, repeat=9):
+    """Median milliseconds of an explorer's redraw as ``control`` steps through ``values`` (cycled,
+    so each redraw draws something new)."""
+    cycle = iter(list(values) * repeat)
+    return median_ms(lambda: explorer.update(**{control: next(cycle)}), repeat)
