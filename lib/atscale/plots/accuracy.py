@@ -18,14 +18,21 @@ def _check_group(group):
         raise ValueError(f"group={group!r} must be one of {A.GROUPS}")
 
 
+def _row_axes(ax, rows: int, inches_per_row: float, *, top: float):
+    """Axes for one labelled row per comparison: a figure tall enough for ``rows`` rows (a fixed
+    1.2 in for title and axis), a wide left margin for the labels; and the rows' y, top row first."""
+    height = inches_per_row * rows + 1.2
+    ax = new_axes(ax, figsize=(6.8, height))
+    ax.figure.subplots_adjust(left=0.43, right=0.97, bottom=0.9 / height, top=top)
+    return ax, np.arange(rows)[::-1]
+
+
 @house_style
 def accuracy_error_chart(*, ax=None):
     """Signed relative error of every estimate (not the upper bounds), one row per comparison, grouped by
     chapter; filled markers are calibration, open ones validation; the known misses are drawn in vermilion."""
     items = [c for c in A.comparisons() if c.kind == "estimate"]
-    ax = new_axes(ax, figsize=(6.8, 0.19 * len(items) + 1.2))
-    ax.figure.subplots_adjust(left=0.43, right=0.97, bottom=0.9 / (0.19 * len(items) + 1.2), top=0.96)
-    y = np.arange(len(items))[::-1]
+    ax, y = _row_axes(ax, len(items), 0.19, top=0.96)
     seen = set()
     for yi, c in zip(y, items):
         colour = _MISS if c.known_miss else _GROUP_COLOUR[c.group]
@@ -49,9 +56,7 @@ def bound_headroom_chart(*, ax=None):
     """The upper bounds against measurements: by how much each bound (datasheet peak, ZeRO's state-only
     model size) exceeds what was measured, as a bar per comparison."""
     items = [c for c in A.comparisons() if c.kind == "upper bound"]
-    ax = new_axes(ax, figsize=(6.8, 0.24 * len(items) + 1.2))
-    ax.figure.subplots_adjust(left=0.43, right=0.97, bottom=0.9 / (0.24 * len(items) + 1.2), top=0.93)
-    y = np.arange(len(items))[::-1]
+    ax, y = _row_axes(ax, len(items), 0.24, top=0.93)
     seen = set()
     for yi, c in zip(y, items):
         ax.barh(yi, c.error * 100, color=_GROUP_COLOUR[c.group], height=0.65,
