@@ -1,3 +1,5 @@
+import math
+
 import numpy as np
 import pytest
 
@@ -282,6 +284,50 @@ def test_exact_optimal_interval():
     assert r.exact_optimal_interval(1.0, 1e7) == pytest.approx(r.young_interval(1.0, 1e7), rel=1e-3)
     assert r.daly_interval(3600.0, m) == pytest.approx(r.exact_optimal_interval(3600.0, m), rel=1e-3)
     assert r.exact_optimal_interval(np.array([1.0, 10.0]), 1e5).shape == (2,)
+
+
+def test_exact_optimal_interval_matches_lambert_w_everywhere():
+    """``tau = M (1 + W0(-e^{-1-d}))`` to a few ulp for every ``d = delta/M``, scalar and array alike (the old
+    Newton iteration in ``v = 1 - tau/M`` lost 6 digits at d = 1e-12, was 7x off at 1e-20 and NaN beyond d ~ 745)."""
+    mp = pytest.importorskip("mpmath")
+    mp.mp.dps = 120  # the branch point -1/e needs the digits: W0 near it cancels ~log10(1/d) of them
+    d = np.logspace(-40, 3, 87)
+    exact = np.array([float(1 + mp.lambertw(-mp.exp(-1 - mp.mpf(x)), 0).real) for x in d])
+    assert np.allclose(r.exact_optimal_interval(d, 1.0), exact, rtol=4e-15, atol=0)
+    assert all(r.exact_optimal_interval(float(x), 1.0) == pytest.approx(e, rel=4e-15) for x, e in zip(d, exact))
+    # extremes of the inputs: no NaN, no warning
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert r.exact_optimal_interval(1e-300, 1e300) == pytest.approx(math.sqrt(2))  # Young's sqrt(2 delta M)
+        assert r.exact_optimal_interval(1e300, 1e-300) == 1e-300  # tau = M
+        assert r.exact_optimal_interval(np.array([1e-300, 1e300]), np.array([1e300, 1e-300])) == pytest.approx(
+            [math.sqrt(2), 1e-300])
+
+
+def test_exact_optimal_interval_exists_beyond_young_and_daly():
+    """delta >= 2M: Young and Daly refuse (their expansions in sqrt(delta/2M) are derived for delta < 2M), but
+    the exact optimum exists: the goodput is positive for every tau and vanishes at both ends. It tends to M
+    while the goodput at it collapses; that goodput, not the interval, says the job is not worth running."""
+    m = 3600.0
+    for f in (r.young_interval, r.daly_interval):
+        with pytest.raises(ValueError, match="infeasible"):
+            f(2 * m, m)
+    for ratio, goodput in ((2.0, 0.0525), (5.0, 0.00248), (10.0, 1.67e-5)):
+        d = ratio * m
+        tau = r.exact_optimal_interval(d, m)
+        assert 0 < tau < m and np.exp((tau + d) / m) * (1 - tau / m) == pytest.approx(1, abs=1e-9)
+        grid = np.linspace(0.01, 5, 50_001) * m
+        g = r.goodput_exact(grid, d, m)
+        assert grid[np.argmax(g)] == pytest.approx(tau, rel=1e-3) and r.goodput_exact(tau, d, m) >= g.max()
+        assert r.goodput_exact(tau, d, m) == pytest.approx(goodput, rel=0.01)
+    # continuous across delta = 2M, and monotonic in delta towards M (equal to it in double precision past ~37 M)
+    d = np.linspace(0.1, 60, 600) * m
+    tau = r.exact_optimal_interval(d, m)
+    assert np.all(np.diff(tau) >= 0) and np.all(tau <= m) and tau[-1] == m
+    assert r.exact_optimal_interval(2 * m * (1 - 1e-12), m) == pytest.approx(r.exact_optimal_interval(2 * m, m),
+                                                                             rel=1e-9)
 
 
 def test_restart_time_detection_and_spares():
