@@ -73,3 +73,53 @@ def test_prefix_choice_does_not_round_up_early():
     assert u.fmt_time(0.96 * u.hour) == "57.6 min"
     assert u.fmt_count(999e6) == "999.0M"
     assert u.fmt_bytes(0.9884e12) == "988.4 GB"
+
+
+@pytest.mark.parametrize(
+    "call, expected",
+    [
+        # beyond the largest SI prefix (1,000 E and more): scientific, in the base unit, as below 1 n
+        (lambda: u.fmt_flops(1e300), "1e+300 FLOP/s"),
+        (lambda: u.fmt_bytes(1e300), "1.0e+300 B"),
+        (lambda: u.fmt_bytes(-1e300), "-1.0e+300 B"),
+        (lambda: u.fmt_bandwidth(2.5e21, 2), "2.50e+21 B/s"),
+        (lambda: u.fmt_bits(1e300), "8e+300 bit/s"),
+        (lambda: u.fmt_bytes(999.96e18), "1.0e+21 B"),  # would have rounded to '1,000.0 EB'
+        (lambda: u.fmt_bytes(5e-12), "5.0e-12 B"),  # the existing form below the smallest prefix
+        (lambda: u.fmt_count(1e300), "1.0e+300"),
+        (lambda: u.fmt_count(999.96e12), "1.0e+15"),
+        # no larger unit left (hours, GiB, percent, a forced prefix or unit): scientific from 10^15
+        (lambda: u.fmt_time(1e300), "2.8e+296 h"),
+        (lambda: u.fmt_time(1e300, unit="ms"), "1.0e+303 ms"),
+        (lambda: u.fmt_gib(1e300), "9.3e+290 GiB"),
+        (lambda: u.fmt_percent(1e300), "1.0e+302%"),
+        (lambda: u.format_si(1e300, "B", prefix="k"), "1.0e+297 kB"),
+        # non-finite values as before, and no 'infT'
+        (lambda: u.fmt_count(math.inf), "inf"),
+        (lambda: u.fmt_flops(-math.inf), "-inf FLOP/s"),
+        (lambda: u.fmt_sci(5e-324, "s", 1), "4.9 × 10⁻³²⁴ s"),  # was a ZeroDivisionError (10**-324 == 0.0)
+    ],
+)
+def test_formatters_are_compact_beyond_the_prefixes(call, expected):
+    assert call() == expected
+
+
+def test_formatters_never_print_hundreds_of_digits():
+    formatters = (u.fmt_bytes, u.fmt_flops, u.fmt_bandwidth, u.fmt_bits, u.fmt_time, u.fmt_count, u.fmt_gib,
+                  u.fmt_percent, u.fmt_flop, u.fmt_sci)
+    for f in formatters:
+        for x in (1e300, -1e300, 1.7976931348623157e308, 1e21, 1e25, 5e-324, 1e-300):
+            for digits in (0, 1, 3):
+                text = f(x, digits=digits)
+                assert len(text) <= 24, (f.__name__, x, digits, text)
+
+
+def test_normal_magnitudes_keep_their_fixed_point_form():
+    """The switch to scientific notation starts exactly where the prefixes (or a double's digits) run out:
+    the chapters' stored outputs below it are unchanged."""
+    assert u.fmt_bytes(999.9e18) == "999.9 EB" and u.fmt_flops(999e18) == "999 EFLOP/s"
+    assert u.fmt_time(999_999_999_999_999 * u.hour, 0) == "999,999,999,999,999 h"
+    assert u.fmt_time(1e6 * u.hour) == "1,000,000.0 h" and u.fmt_count(999.9e12) == "999.9T"
+    assert u.fmt_gib(1e20) == "93,132,257,461.5 GiB" and u.fmt_percent(1e12) == "100000000000000.0%"
+    assert u.format_si(1e30, "B", 0, prefix="E") == "1,000,000,000,000 EB"
+    assert u.FIXED_POINT_LIMIT == 1e15

@@ -92,10 +92,22 @@ MW = 1e6
 _DECIMAL_PREFIXES = [(1e18, "E"), (1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1.0, "")]
 _SMALL_PREFIXES = [(1e-3, "m"), (1e-6, "µ"), (1e-9, "n")]
 
+FIXED_POINT_LIMIT = 1e15
+"""The largest mantissa the formatters print in fixed point (dimensionless): from 10^15 on (16 integer
+digits, past the 15-17 significant digits of a double, so the further digits would be noise: ``1e300``
+printed as 301 digits with commas) a mantissa prints in scientific notation, ``'2.8e+296 h'``. Applies
+where no larger prefix or unit is left: hours in :func:`fmt_time`, :func:`fmt_gib`, :func:`fmt_percent`,
+a forced ``prefix`` or ``unit``. Beyond the largest SI prefix (1,000 E and more) :func:`format_si` and
+:func:`fmt_count` (1,000 T) switch to scientific notation already."""
+
 
 def _number(value: float, digits: int) -> str:
-    """``value`` with ``digits`` decimals and thousands separators: 4285.71 -> '4,285.7'."""
-    return f"{value:,.{_digits(digits)}f}"
+    """``value`` with ``digits`` decimals and thousands separators: 4285.71 -> '4,285.7'; in scientific
+    notation from :data:`FIXED_POINT_LIMIT` on: 1e300 -> '1.0e+300'."""
+    digits = _digits(digits)
+    if abs(round(value, digits)) >= FIXED_POINT_LIMIT:
+        return f"{value:.{digits}e}"
+    return f"{value:,.{digits}f}"
 
 
 def _digits(digits) -> int:
@@ -123,8 +135,10 @@ def format_si(value: float, unit: str, digits: int = 1, *, prefix: str | None = 
     """Format ``value`` (in base units of ``unit``) with a decimal SI prefix.
 
     The prefix is chosen so that the mantissa lies in [1, 1000), unless ``prefix``
-    forces one of ``"", "k", "M", "G", "T", "P", "E"``. Non-finite values print as
-    ``'inf <unit>'`` or ``'nan <unit>'``, never as a misleading number.
+    forces one of ``"", "k", "M", "G", "T", "P", "E"``. Beyond the prefixes, scientific
+    notation in the base unit: below 1 n (``'5.0e-12 s'``) and from 1,000 E on
+    (``fmt_flops(1e300) == '1e+300 FLOP/s'``, not 385 characters of digits). Non-finite values
+    print as ``'inf <unit>'`` or ``'nan <unit>'``, never as a misleading number.
 
     >>> format_si(989.4e12, "FLOP/s", 0)
     '989 TFLOP/s'
@@ -150,6 +164,8 @@ def format_si(value: float, unit: str, digits: int = 1, *, prefix: str | None = 
         bigger = [(f, q) for f, q in _DECIMAL_PREFIXES if f == factor * 1e3]
         if round(magnitude / factor, digits) >= 1000 and bigger:
             factor, p = bigger[0]
+        if factor == _DECIMAL_PREFIXES[0][0] and round(magnitude / factor, digits) >= 1000:  # 1,000 E and more
+            return f"{x:.{digits}e} {unit}"
         return f"{_number(x / factor, digits)} {p}{unit}"
     return f"{x:.{_digits(digits)}e} {unit}"
 
@@ -217,9 +233,14 @@ def fmt_time(value: float, digits: int = 1, *, unit: str | None = None) -> str:
 
 
 def fmt_count(value: float, digits: int = 1) -> str:
-    """A count with a word-like suffix, as parameter counts are quoted: '70.6B', '405.9B', '1.3T'."""
+    """A count with a word-like suffix, as parameter counts are quoted: '70.6B', '405.9B', '1.3T'; from
+    1,000T on in scientific notation: ``fmt_count(2.5e15) == '2.5e+15'``."""
     x = _check_finite(value, "value")
     digits = _digits(digits)
+    if not math.isfinite(x):
+        return f"{x}"  # 'inf', 'nan' (not 'infT')
+    if round(abs(x) / 1e12, digits) >= 1000:
+        return f"{x:.{digits}e}"
     for factor, suffix in ((1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "K")):
         if abs(x) >= factor:
             return f"{_number(x / factor, digits)}{suffix}"
@@ -227,8 +248,13 @@ def fmt_count(value: float, digits: int = 1) -> str:
 
 
 def fmt_percent(fraction: float, digits: int = 1) -> str:
-    """A fraction as a percentage: ``fmt_percent(0.4037) == '40.4%'``."""
-    return f"{_check_finite(fraction, 'fraction') * 100:.{_digits(digits)}f}%"
+    """A fraction as a percentage: ``fmt_percent(0.4037) == '40.4%'`` (scientific from 10^15 %,
+    :data:`FIXED_POINT_LIMIT`; no thousands separators below it)."""
+    x = _check_finite(fraction, "fraction") * 100
+    digits = _digits(digits)
+    if abs(round(x, digits)) >= FIXED_POINT_LIMIT:
+        return f"{x:.{digits}e}%"
+    return f"{x:.{digits}f}%"
 
 
 _SUPERSCRIPTS = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
@@ -241,7 +267,7 @@ def fmt_sci(value: float, unit: str = "", digits: int = 2) -> str:
     if x == 0 or not math.isfinite(x):
         return f"{x} {unit}".strip()
     exponent = math.floor(math.log10(abs(x)))
-    mantissa = x / 10**exponent
+    mantissa = x / 10**exponent if exponent > -300 else x * 1e300 / 10 ** (exponent + 300)  # 10**-324 is 0.0
     if round(abs(mantissa), digits) >= 10:
         mantissa /= 10
         exponent += 1
