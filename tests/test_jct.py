@@ -113,6 +113,23 @@ def test_tutorial_plan_does_not_fit_on_a_few_nodes():
     assert jct.tutorial_plan(1024).global_batch == 1024 and jct.tutorial_plan(8).global_batch == 64
 
 
+def test_fixed_plan_keeps_the_running_example_settings():
+    layout = jct.fixed_plan(8, 4)
+    assert layout(1024, 1024) == EX.plan  # the running example is TP 8, PP 4 on 1,024 GPUs
+    p = jct.fixed_plan(4, 1)(256, 512)
+    assert (p.tp, p.pp, p.dp, p.global_batch, p.zero_stage) == (4, 1, 64, 512, EX.plan.zero_stage)
+    assert not jct.fixed_plan(1, 1)(8, 64).sequence_parallel  # no SP without tensor parallelism
+    with pytest.raises(ValueError, match="tp\\*pp=32"):
+        layout(48)
+    s = jct.sweep(EX.model, EX.token_budget, (16, 1024), plan=layout)
+    assert not s.estimates[0].feasible and s.estimates[1].feasible  # 16 GPUs cannot hold TP 8 x PP 4
+    for bad in (0, 1.5, True):
+        with pytest.raises(ValueError, match="tp"):
+            jct.fixed_plan(bad, 1)
+    with pytest.raises(ValueError, match="base"):
+        jct.fixed_plan(8, 1, base="TP8")
+
+
 def test_sweep_crossover_and_wall():
     s = jct.sweep(EX.model, EX.token_budget, (1024, 4096, 16_384, 32_768, 65_536), plan=jct.tutorial_plan,
                   global_batch=lambda n: max(64, n), dp_overlap=0.0)
@@ -150,6 +167,22 @@ def test_deadline_and_accelerators():
     h = jct.estimate(EX.model, EX.token_budget, jct.cluster_of(1024))
     assert b.total < h.total and b.minimum < h.minimum
     assert jct.gpus_for_deadline(EX.model, EX.token_budget, 1 * u.hour) == (None, None)
+
+
+def test_deadline_search_goes_between_powers_of_two():
+    """A deadline that 768 GPUs meet and 512 do not: the second pass returns 768 (steps of 64 between 512 and
+    1,024), not the power of two; every smaller count of that pass misses the deadline; steps=1 gives 1,024."""
+    t768 = jct.estimate(EX.model, EX.token_budget, jct.cluster_of(768)).total
+    deadline = t768 * 1.0001
+    n, e = jct.gpus_for_deadline(EX.model, EX.token_budget, deadline)
+    assert n == 768 and e.total == t768
+    for c in range(576, 768, 64):
+        assert jct.estimate(EX.model, EX.token_budget, jct.cluster_of(c)).total > deadline
+    assert jct.gpus_for_deadline(EX.model, EX.token_budget, deadline, steps=1)[0] == 1024
+    assert jct.gpus_for_deadline(EX.model, EX.token_budget, deadline, candidates=[1024, 896, 768])[0] == 768
+    for bad in (0, 2.5, True):
+        with pytest.raises(ValueError, match="steps"):
+            jct.gpus_for_deadline(EX.model, EX.token_budget, deadline, steps=bad)
 
 
 def test_sensitivity_rows():
@@ -211,12 +244,33 @@ def test_explorer_view_scales_exactly_and_redraws():
         assert getattr(est, name) == pytest.approx(getattr(direct, name), rel=1e-9)
     assert jct.crossover(sw) == jct.crossover(jct.sweep(EX.model, 2e12, sw.gpus, global_batch=lambda n: max(64, n)))
     e = widgets.jct_explorer()
-    e.update(plan="tutorial (TP 8, PP 1)", gpus=64)
+    e.update(plan="tp8-pp1", gpus=64)
     assert e.error is None and "Infeasible" in e.summary_text
     e.update(gpus=2048, checkpoint="async")
     assert e.error is None and e.image.value[:4] == b"\x89PNG"
     with pytest.raises(ValueError, match="gpus"):
         explorer_view(gpus=100)
+
+
+def test_live_explorer_figure_is_the_same_whatever_came_before():
+    """The explorer redraws only the changing artists onto a kept background (blitting): the PNG of a state
+    must not depend on the states shown before it, across backgrounds (crossover-panel limits) too."""
+    from atscale import plots
+    from atscale.widgets.jct import EXPLORER_GPUS, explorer_view
+
+    views = [explorer_view(gpus=1024), explorer_view(model="Llama 3 405B", gpus=16_384, failures="llama3"),
+             explorer_view(plan="tp8-pp1", gpus=64), explorer_view(model="Llama 3 8B", tokens_t=0.5, gpus=128)]
+    fig = plots.JctExplorerFigure(gpus=EXPLORER_GPUS)
+    tops = [fig.layout(v) for v in views]
+    assert len(set(tops)) > 1, "the views should exercise more than one background"
+    shown = [fig.png(v) for v in views] + [fig.png(views[0])]
+    assert shown[-1] == shown[0]
+    for view, png in zip(views, shown):
+        assert plots.JctExplorerFigure(gpus=EXPLORER_GPUS).png(view) == png
+    with pytest.raises(ValueError, match="GPU counts"):
+        fig.png(explorer_view(gpus=1024)[:1] + (jct.sweep(EX.model, 1e12, (1024,)), "x"))
+    with pytest.raises(ValueError, match="view"):
+        fig.png(("estimate", "sweep", "label"))
 
 
 def test_figures_draw_and_refuse_bad_input():

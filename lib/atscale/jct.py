@@ -63,7 +63,7 @@ __all__ = [
     "TERMS", "TERM_LABELS", "FAILURE_FREE_TERMS", "RELIABILITY_TERMS", "DEFAULT_WRITE_BANDWIDTH",
     "DEFAULT_HOST_BANDWIDTH", "DEFAULT_RESTART_TIME", "DEFAULT_GLOBAL_BATCH", "DEFAULT_FABRIC", "Checkpoint",
     "SYNC", "ASYNC", "Estimate", "estimate", "cluster_of", "tutorial_plan", "Sweep", "sweep", "crossover",
-    "sync_wall", "reliability_terms", "gpus_for_deadline", "Sensitivity", "sensitivity", "scaled_profile", "SWEEP_GPUS",
+    "sync_wall", "reliability_terms", "gpus_for_deadline", "fixed_plan", "Sensitivity", "sensitivity", "scaled_profile", "SWEEP_GPUS",
 ]
 
 TERMS = ("minimum", "compute_gap", "recompute", "communication", "bubble", "optimizer", "checkpoint", "rework",
@@ -195,11 +195,32 @@ def tutorial_plan(gpus: int, global_batch: int | None = None) -> Plan:
     recomputation, micro-batches of one sequence. On one node (no replica to shard over) it does not fit.
     """
     gpus = _count("gpus", gpus)
-    if gpus % 8:
-        raise ValueError(f"gpus={gpus!r} must be a multiple of 8 (tensor parallel 8)")
-    gb = max(64, gpus) if global_batch is None else _count("global_batch", global_batch)
-    return Plan(tp=8, pp=1, dp=gpus // 8, micro_batch=1, global_batch=gb, zero_stage=1, recompute="selective",
-                sequence_parallel=True)
+    return fixed_plan(8, 1)(gpus, max(64, gpus) if global_batch is None else global_batch)
+
+
+def fixed_plan(tp: int, pp: int, base: Plan | None = None):
+    """A layout function for :func:`sweep`: tensor parallel ``tp``, pipeline parallel ``pp``, data parallel
+    over the remaining GPUs, and every other setting (micro-batch, ZeRO stage, schedule, recomputation,
+    sequence parallelism) from ``base`` (default the running example's plan, TP 8 PP 4 with ZeRO-1). Returns
+    ``(gpus, global_batch) -> Plan``; a GPU count that ``tp * pp`` does not divide, or a batch that does not
+    split over the replicas, raises ``ValueError`` (which :func:`sweep` reports as infeasible)."""
+    tp, pp = _count("tp", tp), _count("pp", pp)
+    base = RUNNING_EXAMPLE.plan if base is None else base
+    if not isinstance(base, Plan):
+        raise ValueError(f"base={base!r} must be an atscale.plan.Plan")
+
+    def layout(gpus: int, global_batch: int | None = None) -> Plan:
+        gpus = _count("gpus", gpus)
+        if gpus % (tp * pp):
+            raise ValueError(f"gpus={gpus!r} must be a multiple of tp*pp={tp * pp}")
+        gb = base.global_batch if global_batch is None else _count("global_batch", global_batch)
+        return dataclasses.replace(base, tp=tp, pp=pp, dp=gpus // (tp * pp), global_batch=gb,
+                                   sequence_parallel=base.sequence_parallel and tp > 1,
+                                   virtual_stages=base.virtual_stages if pp > 1 else 1,
+                                   schedule=base.schedule if pp > 1 else "1f1b")
+
+    layout.__name__ = layout.__qualname__ = f"fixed_plan(tp={tp}, pp={pp})"
+    return layout
 
 
 # --------------------------------------------------------------------------------------
@@ -561,17 +582,45 @@ def sync_wall(result: Sweep) -> dict:
 # Practical questions
 # --------------------------------------------------------------------------------------
 def gpus_for_deadline(model, tokens, deadline, *, node=hardware.DGX_H100, fabric=DEFAULT_FABRIC,
-                      candidates=None, **kwargs):
-    """The fewest GPUs (among ``candidates``, default a node times a power of two, up to 16,384) whose predicted wall-clock time meets ``deadline`` seconds; returns ``(gpus, Estimate)``, or
-    ``(None, None)`` if none does. Keywords go to :func:`estimate` (``plan`` is chosen by search)."""
+                      candidates=None, steps: int = 8, **kwargs):
+    """The fewest GPUs whose predicted wall-clock time meets ``deadline`` seconds; returns ``(gpus, Estimate)``,
+    or ``(None, None)`` if no count up to 16,384 does. Keywords go to :func:`estimate` (``plan`` is chosen by
+    search).
+
+    Without ``candidates`` the search is in two passes: a node times a power of two (8, 16, ..., 16,384 GPUs on
+    DGX H100) finds the first power that meets the deadline; then the counts between the previous power and
+    that one, in ``steps`` equal parts rounded to whole nodes (1,152, 1,280, ..., 1,920 between 1,024 and
+    2,048 for ``steps=8``), are tried from the smallest. The answer is thus within one ``steps``-th of the
+    power-of-two bracket; the second pass assumes no count below a failing power of two meets the deadline,
+    which holds below the sync wall (:func:`sync_wall`), where more GPUs never lengthen the job. ``steps=1``
+    gives the powers of two alone. With ``candidates`` (GPU counts), the smallest that meets the deadline is
+    returned.
+    """
     deadline = _positive("deadline", deadline, unit="seconds")
+    steps = _count("steps", steps)
     g = node.gpus if isinstance(node, hardware.Node) else hardware.node(node).gpus
-    if candidates is None:
-        candidates = [g * 2 ** k for k in range(12) if g * 2 ** k <= 16_384]
-    for n in sorted(int(c) for c in candidates):
+
+    def meets(n):
         e = estimate(model, tokens, cluster_of(n, node, fabric), **kwargs)
-        if e.feasible and e.total <= deadline:
-            return n, e
+        return e if e.feasible and e.total <= deadline else None
+
+    if candidates is not None:
+        for n in sorted({int(c) for c in candidates}):
+            if (e := meets(n)) is not None:
+                return n, e
+        return None, None
+    powers = [g * 2 ** k for k in range(15) if g * 2 ** k <= 16_384]
+    for i, hi in enumerate(powers):
+        if (e_hi := meets(hi)) is None:
+            continue
+        if i == 0:
+            return hi, e_hi
+        lo = powers[i - 1]
+        between = sorted({g * round((lo + (hi - lo) * k / steps) / g) for k in range(1, steps)} - {lo, hi})
+        for n in between:
+            if (e := meets(n)) is not None:
+                return n, e
+        return hi, e_hi
     return None, None
 
 

@@ -125,6 +125,72 @@ def log_axes(ax, x: bool = True, y: bool = True) -> None:
         axis.set_minor_formatter(NullFormatter())
 
 
+class LiveFigure:
+    """A figure for an explorer, drawn in two layers so that a redraw costs only what changed.
+
+    The *background* (axes, spines, tick labels, axis labels, keys) is rasterised once per *layout* and
+    kept; the *dynamic* artists (bars, lines, markers, changing text) are drawn onto a copy of it on every
+    update. This is matplotlib's "blitting", which its animations use; here the result is a PNG. A redraw
+    then costs a few artists and a PNG encode instead of building and drawing a whole figure, which is
+    what keeps a two-panel explorer well inside the 100 ms budget (see ``benchmarks/``).
+
+    A subclass builds its figure in ``__init__`` (after ``super().__init__(figsize)``, inside
+    :data:`STYLE`), registers each artist that changes with :meth:`dynamic`, and implements
+
+    * :meth:`layout` ``(result) -> hashable``: everything the background depends on (e.g. an axis's upper
+      limit taken from a fixed ladder, so that a handful of backgrounds are ever drawn); it must also
+      *apply* that layout to the axes (set the limits), cheaply, since it runs on every update;
+    * :meth:`update` ``(result)``: set the dynamic artists' data for ``result``.
+
+    :meth:`png` returns the PNG bytes for a result. The figure belongs to the instance (never to pyplot).
+    """
+
+    def __init__(self, figsize=(6.4, 4.0)):
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure
+
+        self.fig = Figure(figsize=figsize, dpi=STYLE["figure.dpi"], facecolor=STYLE["figure.facecolor"])
+        self.canvas = FigureCanvasAgg(self.fig)
+        self._dynamic: list = []
+        self._backgrounds: dict = {}
+
+    def dynamic(self, artist):
+        """Register ``artist`` as changing with the result (drawn on every update, never in the background);
+        returns it."""
+        artist.set_animated(True)  # a full draw skips animated artists: they stay out of the background
+        self._dynamic.append(artist)
+        return artist
+
+    def layout(self, result):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def update(self, result):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def png(self, result) -> bytes:
+        """PNG bytes of the figure for ``result``."""
+        import io
+
+        from PIL import Image
+
+        with mpl.rc_context(STYLE):
+            key = self.layout(result)
+            if key not in self._backgrounds:
+                self.canvas.draw()
+                self._backgrounds[key] = self.canvas.copy_from_bbox(self.fig.bbox)
+            self.canvas.restore_region(self._backgrounds[key])
+            self.update(result)
+            renderer = self.canvas.get_renderer()
+            for artist in self._dynamic:
+                if artist.get_visible():
+                    artist.draw(renderer)
+        width, height = self.canvas.get_width_height()
+        image = Image.frombuffer("RGBA", (width, height), self.canvas.buffer_rgba(), "raw", "RGBA", 0, 1)
+        buffer = io.BytesIO()
+        image.save(buffer, format="png", compress_level=1)  # fastest zlib level: a little larger, quicker
+        return buffer.getvalue()
+
+
 # One submodule per chapter; their figures are re-exported here (``plots.catalog_scatter``).
 from .catalog import *  # noqa: E402,F401,F403
 from .roofline import *  # noqa: E402,F401,F403

@@ -6,10 +6,12 @@ import numpy as np
 
 from .. import jct
 from .. import units as u
-from . import INK, MUTED, PALETTE, house_style, log_axes, new_axes
+import matplotlib as mpl
+
+from . import INK, MUTED, PALETTE, STYLE, LiveFigure, house_style, log_axes, new_axes
 
 __all__ = ["TERM_COLORS", "jct_breakdown_chart", "jct_crossover_chart", "jct_scaling_chart",
-           "jct_sensitivity_chart", "loss_comparison_chart", "jct_explorer_chart"]
+           "jct_sensitivity_chart", "loss_comparison_chart", "JctExplorerFigure"]
 
 TERM_COLORS = {"minimum": "#0072B2", "compute_gap": "#56B4E9", "recompute": "#9ecae1", "communication": "#E69F00",
                "bubble": "#F0E442", "optimizer": "#bdbdbd", "checkpoint": "#009E73", "rework": "#D55E00",
@@ -199,46 +201,111 @@ def loss_comparison_chart(gpus, tutorial, ours, *, ax=None):
     return ax.figure
 
 
-@house_style
-def jct_explorer_chart(view, *, ax=None):
-    """The JCT explorer's figure: the breakdown of one job as a stacked bar (left) and the crossover plot of
-    its configuration over GPU counts with the job's count marked (right). ``view`` is
-    ``(estimate, sweep, label)`` as computed by :func:`atscale.widgets.jct_explorer`."""
-    est, sw, label = view
-    if not isinstance(est, jct.Estimate) or not isinstance(sw, jct.Sweep):
-        raise ValueError("view must be (atscale.jct.Estimate, atscale.jct.Sweep, label)")
-    ax = new_axes(ax, figsize=(8.8, 3.6))
-    fig = ax.figure
-    ax.set_position([0.07, 0.14, 0.16, 0.62])
-    right = fig.add_axes([0.53, 0.14, 0.44, 0.74])
-    from matplotlib.ticker import MaxNLocator
+_Y_LADDER = (5, 10, 15, 20, 30, 40, 50, 60, 80, 100)
+"""Upper limits (%) of the explorer's crossover panel: the smallest that holds the curves is used, so only a
+handful of backgrounds are ever drawn (see :class:`atscale.plots.LiveFigure`)."""
 
-    if est.feasible:
+
+class JctExplorerFigure(LiveFigure):
+    """The JCT explorer's figure: one job's wall-clock time as a stacked bar of the terms of
+    :data:`atscale.jct.TERMS` (left, to scale, total above it), and the crossover plot of its configuration
+    over GPU counts (right: exposed communication + bubble dashed, reliability solid, crossover circled, the
+    job's GPU count dotted). Results are ``(estimate, sweep, label)`` as computed by
+    :func:`atscale.widgets.jct.explorer_view`; the sweep's GPU counts must be ``gpus`` (fixed x axis).
+    Days on the left, % of wall-clock time on the right.
+    """
+
+    def __init__(self, figsize=(8.8, 3.6), gpus=(64, 128, 256, 512, 1024, 2048, 4096, 8192, 16_384)):
+        super().__init__(figsize)
+        from matplotlib.ticker import MaxNLocator
+
+        self.gpus = np.asarray(gpus, dtype=float)
         names = list(jct.TERMS)
-        h = np.array([getattr(est, n) for n in names]) / u.day
-        bottoms = np.concatenate(([0.0], np.cumsum(h)[:-1]))
-        ax.bar(np.zeros(len(h)), h, bottom=bottoms, color=[TERM_COLORS[n] for n in names], width=0.6)
-        keep = [i for i, n in enumerate(names) if h[i] >= 0.002 * h.sum()]
-        ax.set_ylim(0, h.sum() * 1.05)
-        ax.set_title(f"{h.sum():,.1f} days", fontsize=10, y=1.01)  # explicit y: no automatic title placement
-        # Direct labels in a column, top to bottom in stack order: cheaper to draw than a legend, which
-        # measures and packs its entries on every redraw (the explorer's budget is 100 ms).
-        for row, i in enumerate(keep[::-1]):
-            ax.text(1.12, 0.5 + 0.09 * (len(keep) / 2 - row - 0.5), f"■ {_SHORT_LABELS[names[i]]}",
-                    color=TERM_COLORS[names[i]] if names[i] != "bubble" else "#b8a600", transform=ax.transAxes,
-                    fontsize=7, va="center")
-    else:
-        ax.text(0, 0.5, "infeasible", ha="center", fontsize=9, color=MUTED)
-    ax.set_yticks([])  # the title gives the total; the key gives the parts (fewer labels, faster redraws)
-    ax.set_xticks([0])
-    ax.set_xticklabels([f"{est.gpus:,} GPUs"], fontsize=8)
-    ax.set_ylabel("Wall-clock time (days, to scale)")
-    ax.grid(axis="x", visible=False)
-    jct_crossover_chart([sw], [label], mark=est.gpus, ax=right, legend=False)
-    right.text(0.0, 1.02, "- - communication + bubble   — reliability", transform=right.transAxes, fontsize=8,
-               color=INK)
-    g = [x for x in sw.gpus if np.log2(x) % 2 == 0] or list(sw.gpus)
-    right.set_xticks(g)
-    right.set_xticklabels([f"{x:,}" for x in g])
-    right.yaxis.set_major_locator(MaxNLocator(5))
-    return fig
+        with mpl.rc_context(STYLE):
+            left = self.fig.add_axes([0.07, 0.16, 0.16, 0.66])
+            right = self.fig.add_axes([0.53, 0.14, 0.44, 0.74])
+            self.left, self.right = left, right
+            # Left: one stacked bar; no y ticks (the total is written above it, the key names the parts).
+            left.set_xlim(-0.5, 0.5)
+            left.set_xticks([])
+            left.set_yticks([])
+            left.set_ylabel("Wall-clock time (days, to scale)")
+            left.grid(False)
+            bars = left.bar(np.zeros(len(names)), np.ones(len(names)), bottom=np.arange(len(names)),
+                            color=[TERM_COLORS[n] for n in names], width=0.6)
+            self.bars = [self.dynamic(r) for r in bars]
+            self.total = self.dynamic(left.text(0.5, 1.02, "", transform=left.transAxes, ha="center",
+                                                va="bottom", fontsize=10, fontweight="bold"))
+            self.gpu_label = self.dynamic(left.text(0.5, -0.03, "", transform=left.transAxes, ha="center",
+                                                    va="top", fontsize=8))
+            self.infeasible = self.dynamic(left.text(0.5, 0.5, "infeasible", transform=left.transAxes,
+                                                     ha="center", fontsize=9, color=MUTED))
+            # The key is static: every term, top to bottom in stack order (a term too small to see stays listed).
+            for row, name in enumerate(names[::-1]):
+                left.text(1.12, 0.5 + 0.09 * (len(names) / 2 - row - 0.5), f"■ {_SHORT_LABELS[name]}",
+                          color=TERM_COLORS[name] if name != "bubble" else "#b8a600", transform=left.transAxes,
+                          fontsize=7, va="center")
+            # Right: the crossover plot on a fixed log axis of GPU counts.
+            c = PALETTE[0]
+            self.comm, = right.plot(self.gpus, np.zeros_like(self.gpus), color=c, ls="--", lw=1.4)
+            self.rel, = right.plot(self.gpus, np.zeros_like(self.gpus), color=c, lw=1.8)
+            self.cross, = right.plot([np.nan], [np.nan], ls="none", marker="o", ms=7, mfc="white", mec=c, mew=1.6)
+            self.mark = right.axvline(self.gpus[0], color=MUTED, lw=0.8, ls=":")
+            for artist in (self.comm, self.rel, self.cross, self.mark):
+                self.dynamic(artist)
+            right.set_xlim(self.gpus[0], self.gpus[-1])
+            log_axes(right, y=False)
+            ticks = [x for x in self.gpus if np.log2(x) % 2 == 0] or list(self.gpus)
+            right.set_xticks(ticks)
+            right.set_xticklabels([f"{x:,.0f}" for x in ticks])
+            right.yaxis.set_major_locator(MaxNLocator(5))
+            right.set_xlabel("GPUs")
+            right.set_ylabel("Share of wall-clock time (%)")
+            right.text(0.0, 1.02, "- - communication + bubble   — reliability", transform=right.transAxes,
+                       fontsize=8, color=INK)
+
+    @staticmethod
+    def _check(view):
+        est, sw, _label = view
+        if not isinstance(est, jct.Estimate) or not isinstance(sw, jct.Sweep):
+            raise ValueError("view must be (atscale.jct.Estimate, atscale.jct.Sweep, label)")
+        return est, sw
+
+    def _shares(self, sw):
+        if sw.gpus.shape != self.gpus.shape or not np.array_equal(sw.gpus, self.gpus):
+            raise ValueError(f"the sweep's GPU counts {list(sw.gpus)} must be the figure's {list(self.gpus)}")
+        return (sw.fraction("communication") + sw.fraction("bubble")) * 100, sw.fraction("reliability") * 100
+
+    def layout(self, view):
+        """The crossover panel's upper limit (%), from :data:`_Y_LADDER`; applied to the axes."""
+        _est, sw = self._check(view)
+        comm, rel_ = self._shares(sw)
+        peak = np.nanmax(np.concatenate([comm, rel_, [0.0]]))
+        top = next((y for y in _Y_LADDER if peak * 1.05 <= y), _Y_LADDER[-1])
+        self.right.set_ylim(0, top)
+        return top
+
+    def update(self, view):
+        est, sw = self._check(view)
+        comm, rel_ = self._shares(sw)
+        self.comm.set_ydata(comm)
+        self.rel.set_ydata(rel_)
+        x = jct.crossover(sw)
+        ok = np.isfinite(rel_)
+        if x is not None and ok.any():
+            self.cross.set_data([x], [np.interp(np.log(x), np.log(sw.gpus[ok]), rel_[ok])])
+        else:
+            self.cross.set_data([np.nan], [np.nan])
+        self.mark.set_xdata([est.gpus, est.gpus])
+        self.gpu_label.set_text(f"{est.gpus:,} GPUs")
+        self.infeasible.set_visible(not est.feasible)
+        self.total.set_visible(est.feasible)
+        for r in self.bars:
+            r.set_visible(est.feasible)
+        if est.feasible:
+            h = np.array([getattr(est, n) for n in jct.TERMS]) / u.day
+            for r, bottom, height in zip(self.bars, np.concatenate(([0.0], np.cumsum(h)[:-1])), h):
+                r.set_y(bottom)
+                r.set_height(height)
+            self.left.set_ylim(0, h.sum() * 1.05)  # no ticks on this axis: the background does not depend on it
+            self.total.set_text(f"{h.sum():,.1f} days")

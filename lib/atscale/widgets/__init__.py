@@ -64,7 +64,9 @@ class Explorer:
 
     Args:
         plot: a function of :mod:`atscale.plots`, called as ``plot(ax=ax, **values)``, or as
-            ``plot(result, ax=ax)`` when ``compute`` is given.
+            ``plot(result, ax=ax)`` when ``compute`` is given; or a :class:`atscale.plots.LiveFigure`
+            subclass (with ``compute``), built once as ``plot(figsize)`` and then only updated, so a
+            redraw draws only what changed.
         figsize: inches (width, height).
         compute: optional ``compute(**values) -> result``, a call into the chapter's module made
             once per redraw; the plot and the summary then both receive its result, so nothing
@@ -87,6 +89,11 @@ class Explorer:
         if not controls:
             raise ValueError("an Explorer needs at least one control")
         self.plot, self.figsize, self.compute, self.summary = plot, figsize, compute, summary
+        self._live = None
+        if isinstance(plot, type) and issubclass(plot, plots.LiveFigure):
+            if compute is None:
+                raise ValueError(f"{plot.__name__} is a LiveFigure: it draws a computed result, so compute= is needed")
+            self._live = plot(figsize)
         self.summary_text = ""
         self.fixed = dict(fixed or {})
         self.controls = controls
@@ -118,6 +125,8 @@ class Explorer:
         return self._png(*self._arguments(values))
 
     def _png(self, args: tuple, kwargs: dict) -> bytes:
+        if self._live is not None:
+            return self._live.png(*args)
         with mpl.rc_context(plots.STYLE):
             fig = Figure(figsize=self.figsize)
             fig.subplots_adjust(**plots.MARGINS)

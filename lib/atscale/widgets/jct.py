@@ -16,7 +16,10 @@ EXPLORER_GPUS = (64, 128, 256, 512, 1024, 2048, 4096, 8192, 16_384)
 """GPU counts the explorer offers (and over which its crossover plot is drawn)."""
 
 _NODES = {"H100 (DGX H100)": "DGX H100", "B200 (HGX B200)": "HGX B200"}
-_PLANS = {"best (searched)": "best", "tutorial (TP 8, PP 1)": "tutorial"}
+_PLANS = {"best (searched at each count)": "best", "tutorial's: TP 8, PP 1": "tp8-pp1",
+          "running example's: TP 8, PP 4": "tp8-pp4", "TP 4, PP 4": "tp4-pp4", "TP 8, PP 8": "tp8-pp8"}
+"""Layouts the explorer offers: the best one at each GPU count, or a fixed TP x PP (data parallel over the rest;
+the running example's other settings, see :func:`atscale.jct.fixed_plan`)."""
 _PROFILES = {"textbook": "textbook", "Llama 3 fleet": "llama3"}
 _REFERENCE_TOKENS = 1e12  # every term is proportional to the token count: computed once, then scaled
 
@@ -27,8 +30,9 @@ def _sweep(model: str, node: str, plan: str, strategy: str, failures: str) -> jc
     for the best layout are what takes time, ~50-100 ms each)."""
     kwargs = dict(node=hardware.node(node), checkpoint=jct.Checkpoint(strategy), failures=failures,
                   global_batch=lambda n: max(64, n))
-    if plan == "tutorial":
-        kwargs["plan"] = jct.tutorial_plan
+    if plan != "best":
+        tp, pp = (int(part[2:]) for part in plan.split("-"))
+        kwargs["plan"] = jct.fixed_plan(tp, pp)
     return jct.sweep(model, _REFERENCE_TOKENS, EXPLORER_GPUS, **kwargs)
 
 
@@ -40,7 +44,7 @@ def _scaled(e: jct.Estimate, k: float) -> jct.Estimate:
 
 
 def explorer_view(model="Llama 3 70B", tokens_t=2.0, gpus=1024, accelerator="H100 (DGX H100)",
-                  plan="best (searched)", checkpoint="sync", failures="textbook"):
+                  plan="best", checkpoint="sync", failures="textbook"):
     """``(estimate, sweep, label)`` for the explorer's controls (``tokens_t``: trillions of tokens).
 
     Every term of an estimate is proportional to the token count (steps, stalls per segment and failures all
@@ -79,15 +83,16 @@ def _summary(view) -> str:
 
 
 def jct_explorer() -> Explorer:
-    """Model, tokens, GPU count, accelerator, plan (best or the tutorial's), checkpoint strategy and failure
-    profile: the job's breakdown as a stacked bar and the crossover plot of that configuration."""
+    """Model, tokens, GPU count, accelerator, plan (the best, the tutorial's or another fixed TP x PP),
+    checkpoint strategy and failure profile: the job's breakdown as a stacked bar and the crossover plot of
+    that configuration."""
     return Explorer(
-        plots.jct_explorer_chart, figsize=(8.8, 3.6), compute=explorer_view, summary=_summary,
+        plots.JctExplorerFigure, figsize=(8.8, 3.6), compute=explorer_view, summary=_summary,
         model=dropdown(["Llama 3 8B", "Llama 3 70B", "Llama 3 405B"], "Llama 3 70B", "Model"),
         tokens_t=slider(0.1, 20, 2.0, "Tokens (trillions)", log=True),
         gpus=dropdown(list(EXPLORER_GPUS), 1024, "GPUs"),
         accelerator=dropdown(list(_NODES), "H100 (DGX H100)", "Accelerator"),
-        plan=dropdown(list(_PLANS), "best (searched)", "Plan"),
+        plan=dropdown(_PLANS, "best", "Plan"),
         checkpoint=dropdown({"synchronous": "sync", "asynchronous": "async"}, "sync", "Checkpoints"),
         failures=dropdown(list(_PROFILES), "textbook", "Failure profile"),
     )
