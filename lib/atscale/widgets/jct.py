@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 
-from .. import hardware, jct, models, plots
+from .. import hardware, jct, models, parallelism, plots
 from .. import reliability as rel
 from .. import units as u
 from . import Explorer, dropdown, slider
@@ -24,16 +24,34 @@ _PROFILES = {"textbook": "textbook", "Llama 3 fleet": "llama3"}
 _REFERENCE_TOKENS = 1e12  # every term is proportional to the token count: computed once, then scaled
 
 
+@functools.lru_cache(maxsize=256)
+def _best_plan(model: str, node: str, gpus: int, global_batch: int):
+    """The searched best layout for one GPU count (cached; a search takes ~50-100 ms), or the reason there is
+    none. It does not depend on the checkpoint strategy or the failure profile, so changing those reuses it."""
+    res = parallelism.search(model, jct.cluster_of(gpus, node), global_batch)
+    if not res.feasible_count:
+        return f"no feasible layout ({next(iter(res.reasons()), 'no layout')})"
+    return res.best()
+
+
+def _searched(model: str, node: str):
+    def layout(gpus: int, global_batch: int):
+        best = _best_plan(model, node, gpus, global_batch)
+        if isinstance(best, str):
+            raise ValueError(best)  # sweep reports it as infeasible at that count
+        return best
+
+    return layout
+
+
 @functools.lru_cache(maxsize=64)
 def _sweep(model: str, node: str, plan: str, strategy: str, failures: str) -> jct.Sweep:
-    """The configuration's sweep over :data:`EXPLORER_GPUS` at the reference token count (cached: the searches
-    for the best layout are what takes time, ~50-100 ms each)."""
-    kwargs = dict(node=hardware.node(node), checkpoint=jct.Checkpoint(strategy), failures=failures,
-                  global_batch=lambda n: max(64, n))
-    if plan != "best":
-        tp, pp = (int(part[2:]) for part in plan.split("-"))
-        kwargs["plan"] = jct.fixed_plan(tp, pp)
-    return jct.sweep(model, _REFERENCE_TOKENS, EXPLORER_GPUS, **kwargs)
+    """The configuration's sweep over :data:`EXPLORER_GPUS` at the reference token count (cached). With the best
+    layout, the searches are cached apart (:func:`_best_plan`): a new checkpoint strategy or failure profile
+    costs nine estimates (~50 ms), a new model, accelerator or layout nine searches (~0.5-1 s)."""
+    layout = _searched(model, node) if plan == "best" else jct.fixed_plan(*(int(p[2:]) for p in plan.split("-")))
+    return jct.sweep(model, _REFERENCE_TOKENS, EXPLORER_GPUS, node=hardware.node(node), plan=layout,
+                     checkpoint=jct.Checkpoint(strategy), failures=failures, global_batch=lambda n: max(64, n))
 
 
 def _scaled(e: jct.Estimate, k: float) -> jct.Estimate:
