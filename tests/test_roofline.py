@@ -216,3 +216,141 @@ def test_swiglu_fusion_example():
     assert unfused == pytest.approx(5 * t * f * 2) and fused == pytest.approx(3 * t * f * 2)
     bw = hw.H100_SXM.hbm_bandwidth
     assert unfused / bw == pytest.approx(701.1e-6, rel=1e-3) and fused / bw == pytest.approx(420.7e-6, rel=1e-3)
+
+
+# --- the book's measured roofline (one NVIDIA H200): calibration vs validation ---------------
+# Calibration: the copy bandwidth and the best square-GEMM rate set the measured roofs.
+# Validation: the m-sweep of [m, 8192] @ [8192, 8192] GEMMs, which the model predicts from the
+# roofs alone; nothing is fitted to the sweep.
+def test_measured_roofline_loads_with_shape_and_provenance():
+    meas = r.measured_roofline("H200 SXM")
+    assert r.measured_roofline(hw.H200_SXM) is meas  # cached, and accepts the catalog object
+    assert meas.gpu == "NVIDIA H200" and meas.accelerator == "H200 SXM"
+    prov = meas.provenance
+    assert prov["script"] == "tools/measure-roofline.py" and prov["passes"] == 5
+    assert prov["software"]["torch"].startswith("2.") and prov["software"]["cuda"]
+    assert prov["nvidia_smi"]["driver_version"] and prov["device_properties"]["multi_processor_count"] == 132
+    assert {"timing", "l2_flush", "traffic", "gpu_settings"} <= set(prov["method"])
+    assert all(c.get("relative_error_vs_fp64", 0) < 1e-2 for c in prov["checks"].values())
+    # The sweep: every power of two from 1 to 16,384 rows (and the midpoints), n = k = 8192.
+    assert meas.sweep_n == meas.sweep_k == 8192
+    assert {2**j for j in range(15)} <= set(meas.sweep_m.tolist()) and meas.sweep_m.size == 25
+    assert np.all(np.diff(meas.sweep_m) > 0)
+    for arr in (meas.sweep_m, meas.sweep_flops, meas.sweep_bytes, meas.sweep_time, meas.sweep_pass_spread):
+        assert arr.shape == meas.sweep_m.shape and not arr.flags.writeable
+    op = r.matmul(meas.sweep_m, 8192, 8192)
+    np.testing.assert_allclose(meas.sweep_flops, op.flops)
+    np.testing.assert_allclose(meas.sweep_bytes, op.bytes)
+    assert np.all(meas.sweep_time > 0) and meas.square_sizes.tolist() == [1024, 2048, 4096, 6144, 8192, 12288, 16384]
+    # Within-run noise: the per-pass medians of a sweep point differ by at most 10% of its median.
+    assert np.all(meas.sweep_pass_spread < 0.10)
+
+
+def test_measured_roofline_agrees_with_the_scripts_own_summary():
+    """The library's aggregation (median of every repetition) reproduces what the script printed."""
+    meas = r.measured_roofline()
+    printed = meas.provenance["summary_as_printed"]
+    assert meas.copy_bandwidth == pytest.approx(max(printed["memory_bytes_per_s"]["copy"].values()), rel=1e-9)
+    assert meas.matmul_flops == pytest.approx(max(printed["gemm_square_flops_per_s"]["gemm_square"].values()),
+                                              rel=1e-9)
+    np.testing.assert_allclose(meas.sweep_time, [printed["gemm_sweep"][str(m)]["time_s"] for m in meas.sweep_m],
+                               rtol=1e-9)
+
+
+def test_measured_ceilings_lie_below_the_datasheet():
+    meas, h200 = r.measured_roofline(), hw.H200_SXM
+    for bw in (meas.copy_bandwidth, meas.read_bandwidth, meas.write_bandwidth):
+        assert 0.5 * h200.hbm_bandwidth < bw < h200.hbm_bandwidth
+    assert 0.5 * h200.peak("bf16") < meas.matmul_flops < h200.peak("bf16")
+    assert np.all(meas.square_flops_per_s < h200.peak("bf16"))
+    assert np.all(meas.sweep_flops_per_s < h200.peak("bf16"))
+    assert np.all(meas.sweep_bytes_per_s < h200.hbm_bandwidth)
+    # The published best-shape matmul rate is an H100 SXM's (the same chip and clocks); the H200's
+    # measured ceiling is within 5% of it (0.3% in this run).
+    assert meas.matmul_flops == pytest.approx(hw.H100_SXM.measured("bf16"), rel=0.05)
+    # Large square GEMMs ran at the power limit with the SM clock lowered, and below the best shape.
+    assert meas.sampled("clocks.sm", "square") < meas.smi("clocks.max.sm")
+    assert meas.square_flops_per_s[-1] < meas.matmul_flops
+
+
+def test_repeat_run_reproduces_the_measurement():
+    """The second run (same script, same machine, a minute later) agrees within 10% per sweep point
+    (the within-run pass spread reaches 7%) and within 1% on the ceilings."""
+    a, b = r.measured_roofline(), r.measured_roofline(repeat=True)
+    assert b is not a and b.provenance["date_utc"] > a.provenance["date_utc"]
+    np.testing.assert_allclose(b.sweep_time, a.sweep_time, rtol=0.10)
+    assert b.copy_bandwidth == pytest.approx(a.copy_bandwidth, rel=0.01)
+    assert b.matmul_flops == pytest.approx(a.matmul_flops, rel=0.01)
+
+
+def test_roofline_model_against_the_measured_sweep():
+    """Validation of the roofline model, max(F/peak, Q/bandwidth), on the measured GEMM sweep.
+
+    Bounds, and where they come from:
+    * Datasheet ceilings: the model must never be pessimistic (error < 0 at every point): the
+      datasheet figures are the hardware's upper limits, so a roofline built on them is a lower
+      bound on time. This one follows from the model, not from the data.
+    * Measured ceilings: the model may be pessimistic by at most 5% anywhere (the calibration
+      searched only seven square shapes, and a sweep point can beat the best of them by the
+      run's noise; observed: +0.8% at m = 1,536) and optimistic by at most 50% anywhere
+      (a factor of 2 in time; observed: -41% at m = 192, at the knee).
+    * Measured ceilings away from the knee (m outside [m*/1.5, 1.5 m*]): optimistic by at most 20%.
+      Before the run we expected 15% at both ends; the memory-bound end missed that (-17% at
+      m = 1, the GEMMs stream the weights at 83-88% of the copy bandwidth), so the asserted bound
+      is the observed worst case rounded up to 20%: a guard against regressions in the data or
+      the code, not evidence that the model is better than that.
+    * The knee of the measured sweep lies within 15% of the model's m*, with either ceilings
+      (observed: 2% for the datasheet, 9% for the measured ceilings).
+    """
+    datasheet, measured = r.roofline_check(ceilings="datasheet"), r.roofline_check(ceilings="measured")
+    assert np.all(datasheet.error < 0)
+    assert np.all(measured.error <= 0.05) and np.all(measured.error >= -0.50)
+    away = (measured.m < measured.model_knee / 1.5) | (measured.m > measured.model_knee * 1.5)
+    assert away.sum() == 23 and np.all(measured.error[away] >= -0.20)
+    assert measured.worst[0] == 192  # the point just below the knee: neither roof is reached
+    for check in (datasheet, measured):
+        assert check.measured_knee == pytest.approx(check.model_knee, rel=0.15)
+        np.testing.assert_allclose(check.predicted_time, r.time_bound(
+            r.matmul(check.m, 8192, 8192), check.roof).overlapped)
+    assert datasheet.model_knee == pytest.approx(r.critical_tokens(8192, 8192, r.ridge_point("H200 SXM")))
+    # The memory-bound and compute-bound labels follow the ridge.
+    assert set(measured.bound[measured.m <= 128]) == {"memory"} and set(measured.bound[measured.m >= 256]) == {"compute"}
+
+
+@pytest.mark.parametrize(
+    "call, match",
+    [
+        (lambda: r.measured_roofline("H100 SXM"), "no measurement shipped"),
+        (lambda: r.measured_roofline(["H200 SXM"]), "no measurement shipped"),
+        (lambda: r.measured_roofline(repeat=1), "repeat=1 must be True or False"),
+        (lambda: r.roofline_check(ceilings="published"), "ceilings='published' must be one of"),
+        (lambda: r.roofline_check("H200 SXM"), "must be a MeasuredRoofline"),
+        (lambda: r.measured_roofline().sampled("clocks.sm", "decode"), "phase='decode': not sampled"),
+        (lambda: r.measured_roofline().smi("uuid"), "field='uuid'"),
+    ],
+)
+def test_measured_roofline_bad_input(call, match):
+    with pytest.raises(ValueError, match=match):
+        call()
+
+
+def test_measured_figures_draw_with_labelled_axes():
+    from atscale import plots
+
+    for fig in (plots.measured_sweep_chart(), plots.roofline_error_chart()):
+        ax = fig.axes[0]
+        assert "(" in ax.get_xlabel() and "(" in ax.get_ylabel() and ax.get_title()
+    with pytest.raises(ValueError, match="must be an atscale.roofline.MeasuredRoofline"):
+        plots.measured_sweep_chart("H200 SXM")
+
+
+def test_measurement_data_ships_with_the_package():
+    """Every file in atscale/data matches a package-data pattern of pyproject.toml."""
+    import fnmatch
+    import pathlib
+    import tomllib
+
+    root = pathlib.Path(__file__).resolve().parents[1]
+    patterns = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]["atscale"]
+    files = sorted((root / "lib" / "atscale" / "data").iterdir())
+    assert files and all(any(fnmatch.fnmatch(f"data/{f.name}", p) for p in patterns) for f in files)

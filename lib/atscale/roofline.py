@@ -13,7 +13,9 @@ intensity of the operations a transformer runs, then time bounds.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 
 import numpy as np
 
@@ -413,3 +415,273 @@ def layer_time(ops: dict[str, Op], accelerator, dtype: str = "bf16", *, measured
     if not isinstance(ops, dict) or not ops or not all(isinstance(op, Op) for op in ops.values()):
         raise ValueError(f"ops={v.show(ops)} must be a non-empty dict of atscale.roofline.Op (as layer_ops returns)")
     return LayerTime(tuple(time_bound(op, accelerator, dtype, measured=measured) for op in ops.values()))
+
+
+# --------------------------------------------------------------------------------------
+# The book's own measurement (one NVIDIA H200): calibration roofs and a validation sweep
+# --------------------------------------------------------------------------------------
+MEASUREMENTS = MappingProxyType({"H200 SXM": "roofline-nvidia-h200"})
+"""Catalog accelerator -> stem of its measurement files in ``atscale/data`` (``.csv.gz``: one row
+per timed repetition; ``.json``: provenance). Written by the book's measurement script,
+``tools/measure-roofline.py``; a second run of the same script on the same machine, a minute
+later, is stored as ``<stem>-repeat`` (:func:`measured_roofline` with ``repeat=True``)."""
+
+
+@dataclass(frozen=True, eq=False)
+class MeasuredRoofline:
+    """One GPU's measured roofline: calibration ceilings and a validation sweep (SI units).
+
+    **Calibration** (sets the roofs; never compared with the model):
+
+    * ``copy_bandwidth`` (bytes/s): device-to-device copy, bytes read + bytes written over the
+      median time, best over buffers of 1-8 GiB. This is the measured memory roof.
+    * ``read_bandwidth``, ``write_bandwidth`` (bytes/s): a sum over the buffer (read once;
+      best of a bf16 and an fp32 view) and a fill (written once), best over buffer sizes.
+    * ``matmul_flops`` (FLOP/s): ``2 s³`` over the median time of a square bf16 GEMM, best over
+      ``s`` in ``square_sizes``: the measured compute roof, the same best-shape rule as
+      Bekman's matmul shape search (``hardware``'s ``measured_matmul_flops``).
+    * ``square_sizes`` (elements), ``square_flops_per_s`` (FLOP/s, L2 flushed before each
+      repetition) and ``square_flops_per_s_back_to_back`` (FLOP/s, no flush: sustained).
+
+    **Validation** (the GEMM sweep the roofline model is tested on): ``C[m, n] = A[m, k] @ B[k, n]``
+    with ``n = k = sweep_n = sweep_k``; ``sweep_m`` (rows), ``sweep_flops`` (FLOP, ``2 m n k``),
+    ``sweep_bytes`` (bytes, ``2 (m k + k n + m n)``: each bf16 operand once), ``sweep_time``
+    (s, median over every repetition of every pass) and ``sweep_pass_spread`` (dimensionless:
+    ``(max − min) / median`` of the per-pass medians, the run's own noise).
+
+    ``provenance``: the script's metadata (GPU, driver, PyTorch/CUDA/cuBLAS versions, date,
+    method, ``nvidia-smi`` clock/power samples per phase), read-only. Arrays are read-only.
+    """
+
+    accelerator: str
+    gpu: str
+    date: str
+    copy_bandwidth: float
+    read_bandwidth: float
+    write_bandwidth: float
+    matmul_flops: float
+    square_sizes: np.ndarray
+    square_flops_per_s: np.ndarray
+    square_flops_per_s_back_to_back: np.ndarray
+    sweep_m: np.ndarray
+    sweep_n: int
+    sweep_k: int
+    sweep_flops: np.ndarray
+    sweep_bytes: np.ndarray
+    sweep_time: np.ndarray
+    sweep_pass_spread: np.ndarray
+    provenance: Mapping
+
+    @property
+    def roof(self) -> Roof:
+        """The measured roof: ``matmul_flops`` over ``copy_bandwidth``."""
+        return Roof(self.matmul_flops, self.copy_bandwidth, f"{self.accelerator} (measured)")
+
+    @property
+    def sweep_intensity(self) -> np.ndarray:
+        """Arithmetic intensity of each sweep GEMM, FLOP/byte (``sweep_flops / sweep_bytes``)."""
+        return self.sweep_flops / self.sweep_bytes
+
+    @property
+    def sweep_flops_per_s(self) -> np.ndarray:
+        """Achieved FLOP/s of each sweep GEMM (``sweep_flops / sweep_time``)."""
+        return self.sweep_flops / self.sweep_time
+
+    @property
+    def sweep_bytes_per_s(self) -> np.ndarray:
+        """Achieved traffic rate of each sweep GEMM, bytes/s (``sweep_bytes / sweep_time``)."""
+        return self.sweep_bytes / self.sweep_time
+
+    @property
+    def sweep_knee(self) -> float:
+        """Where the *measured* sweep turns from flat to rising, in rows (tokens), from the sweep alone.
+
+        The intersection of its two measured asymptotes: the fastest time any sweep GEMM took
+        (the weights streamed once, the memory-bound floor) and the compute line
+        ``2 m n k / P``, ``P`` the best FLOP/s any sweep GEMM achieved:
+        ``m_knee = t_min · P / (2 n k)``. Compare it with the model's :func:`critical_tokens`.
+        It uses no datasheet figure and no calibration ceiling.
+        """
+        return float(self.sweep_time.min() * self.sweep_flops_per_s.max() / (2.0 * self.sweep_n * self.sweep_k))
+
+    def sampled(self, field: str, phase: str) -> float:
+        """Median over the passes of ``phase`` ('memory', 'square' or 'sweep') of an ``nvidia-smi``
+        reading sampled during the run: ``'clocks.sm'`` (MHz), ``'clocks.mem'`` (MHz),
+        ``'power.draw'`` (W), ``'temperature.gpu'`` (°C). ``ValueError`` if it was not sampled."""
+        phases = self.provenance.get("nvidia_smi_during_run") or {}
+        values = [stats[field]["median"] for name, stats in phases.items()
+                  if name.startswith(f"{phase} pass") and field in stats]
+        if not values:
+            raise ValueError(f"field={field!r} phase={phase!r}: not sampled; sampled phases "
+                             f"{sorted({n.split(' pass')[0] for n in phases})}, fields "
+                             f"{sorted({f for s in phases.values() for f in s})}")
+        return float(np.median(values))
+
+    def smi(self, field: str) -> float:
+        """A static ``nvidia-smi`` reading with a unit, as a number: ``'clocks.max.sm'`` (MHz),
+        ``'power.limit'`` (W), ``'clocks.max.mem'`` (MHz), ... ``ValueError`` if absent."""
+        text = (self.provenance.get("nvidia_smi") or {}).get(field)
+        try:
+            return float(str(text).split()[0])
+        except (ValueError, IndexError):
+            raise ValueError(f"field={field!r}: no numeric nvidia-smi reading ({text!r})") from None
+
+    def __repr__(self):
+        return (f"MeasuredRoofline({self.gpu}, {self.date}: copy {self.copy_bandwidth / 1e12:.3f} TB/s, "
+                f"matmul {self.matmul_flops / 1e12:.1f} TFLOP/s, sweep of {self.sweep_m.size} GEMMs "
+                f"n = k = {self.sweep_n})")
+
+
+def _read_only(values, dtype=float) -> np.ndarray:
+    arr = np.array(values, dtype=dtype)
+    arr.setflags(write=False)
+    return arr
+
+
+_MEASURED_CACHE: dict = {}
+
+
+def measured_roofline(accelerator="H200 SXM", *, repeat: bool = False) -> MeasuredRoofline:
+    """The book's measured roofline of ``accelerator`` (:class:`MeasuredRoofline`), read from the
+    raw timings shipped in ``atscale/data`` (lazily, on first call; cached).
+
+    Source: this book's measurement script (``tools/measure-roofline.py``), run on one NVIDIA H200
+    (the provenance says which driver, software and date). Each point is the median over all
+    timed repetitions of all passes; CUDA events, L2 flushed before each repetition.
+    ``repeat=True`` returns the second run of the same script (same machine, a minute later),
+    for reproducibility checks. Only the accelerators in :data:`MEASUREMENTS` have one.
+    """
+    v.flag("repeat", repeat)
+    name = accelerator.name if isinstance(accelerator, hardware.Accelerator) else accelerator
+    if not isinstance(name, str) or name not in MEASUREMENTS:
+        raise ValueError(f"accelerator={v.show(accelerator)}: no measurement shipped; measured: {tuple(MEASUREMENTS)}")
+    key = (name, repeat)
+    if key not in _MEASURED_CACHE:
+        _MEASURED_CACHE[key] = _load_measurement(name, MEASUREMENTS[name] + ("-repeat" if repeat else ""))
+    return _MEASURED_CACHE[key]
+
+
+def _load_measurement(accelerator: str, stem: str) -> MeasuredRoofline:
+    import csv
+    import gzip
+    import json
+    from importlib.resources import files
+
+    data = files("atscale") / "data"
+    meta = json.loads((data / f"{stem}.json").read_text())
+    groups: dict = {}  # (experiment, size key) -> {pass: [times]}, plus the row's counts
+    with gzip.open(data / f"{stem}.csv.gz", "rt", newline="") as f:
+        for row in csv.DictReader(f):
+            exp = row["experiment"]
+            size = int(row["buffer_bytes"] or row["m"])
+            entry = groups.setdefault((exp, size), {"row": row, "passes": {}})
+            entry["passes"].setdefault(int(row["pass"]), []).append(float(row["time_s"]))
+
+    def median_time(exp, size):
+        times = [t for ts in groups[(exp, size)]["passes"].values() for t in ts]
+        return float(np.median(times))
+
+    def sizes(exp):
+        return sorted(s for e, s in groups if e == exp)
+
+    def best_rate(exps, counted):
+        return max(float(groups[(e, s)]["row"][counted]) / median_time(e, s) for e in exps for s in sizes(e))
+
+    square = sizes("gemm_square")
+    m = sizes("gemm_sweep")
+    rows = [groups[("gemm_sweep", x)]["row"] for x in m]
+    n, k = {int(r["n"]) for r in rows}, {int(r["k"]) for r in rows}
+    if len(n) != 1 or len(k) != 1:
+        raise ValueError(f"{stem}: the sweep must hold one n and one k, found n={sorted(n)} k={sorted(k)}")
+    spread = []
+    for x in m:
+        per_pass = [np.median(ts) for ts in groups[("gemm_sweep", x)]["passes"].values()]
+        spread.append((max(per_pass) - min(per_pass)) / median_time("gemm_sweep", x))
+    return MeasuredRoofline(
+        accelerator=accelerator,
+        gpu=meta["gpu"],
+        date=meta["date_utc"],
+        copy_bandwidth=best_rate(["copy"], "bytes"),
+        read_bandwidth=best_rate(["read_bf16", "read_fp32"], "bytes"),
+        write_bandwidth=best_rate(["write"], "bytes"),
+        matmul_flops=best_rate(["gemm_square"], "flops"),
+        square_sizes=_read_only(square, int),
+        square_flops_per_s=_read_only([2.0 * s**3 / median_time("gemm_square", s) for s in square]),
+        square_flops_per_s_back_to_back=_read_only([2.0 * s**3 / median_time("gemm_square_b2b", s) for s in square]),
+        sweep_m=_read_only(m, int),
+        sweep_n=n.pop(),
+        sweep_k=k.pop(),
+        sweep_flops=_read_only([float(r["flops"]) for r in rows]),
+        sweep_bytes=_read_only([float(r["bytes"]) for r in rows]),
+        sweep_time=_read_only([median_time("gemm_sweep", x) for x in m]),
+        sweep_pass_spread=_read_only(spread),
+        provenance=MappingProxyType(meta),
+    )
+
+
+@dataclass(frozen=True, eq=False)
+class RooflineCheck:
+    """The roofline model's prediction for each GEMM of a measured sweep, against the measurement.
+
+    ``predicted_time`` (s): ``max(F / π, Q / β)`` with the roof ``roof`` (datasheet or measured
+    ceilings); ``measured_time`` (s); ``error`` (dimensionless): ``predicted / measured − 1``,
+    negative where the model is optimistic (predicts a faster kernel than ran). ``bound`` names
+    the model's limiting roof per point ('compute' or 'memory'). ``model_knee`` (rows): the
+    model's :func:`critical_tokens` for ``n``, ``k`` at ``roof``'s ridge; ``measured_knee`` (rows):
+    :attr:`MeasuredRoofline.sweep_knee`. ``m`` (rows) and ``intensity`` (FLOP/byte) per point.
+    """
+
+    ceilings: str
+    roof: Roof
+    m: np.ndarray
+    intensity: np.ndarray
+    measured_time: np.ndarray
+    predicted_time: np.ndarray
+    bound: np.ndarray
+    model_knee: float
+    measured_knee: float
+
+    @property
+    def error(self) -> np.ndarray:
+        return self.predicted_time / self.measured_time - 1.0
+
+    @property
+    def worst(self) -> tuple[int, float]:
+        """``(m, error)`` of the point where ``|error|`` is largest."""
+        i = int(np.argmax(np.abs(self.error)))
+        return int(self.m[i]), float(self.error[i])
+
+    def __repr__(self):
+        m, err = self.worst
+        return (f"RooflineCheck({self.ceilings} ceilings: errors {self.error.min():+.1%} to {self.error.max():+.1%}, "
+                f"worst {err:+.1%} at m = {m}; knee model {self.model_knee:,.0f}, measured {self.measured_knee:,.0f})")
+
+
+CEILINGS = ("datasheet", "measured")
+"""The two roofs :func:`roofline_check` can test: the catalog's datasheet peak and bandwidth, or the
+measured ceilings (:attr:`MeasuredRoofline.roof`)."""
+
+
+def roofline_check(measurement: MeasuredRoofline | None = None, ceilings: str = "measured") -> RooflineCheck:
+    """Predict every GEMM of a measured sweep with the roofline model and compare (validation).
+
+    Each point's predicted time is ``max(2 m n k / π, 2 (m k + k n + m n) / β)``
+    (Williams, Waterman & Patterson 2009, eq. 1, as a time; :func:`matmul`, :func:`time_bound`),
+    with ``ceilings='datasheet'`` (the catalog's dense bf16 peak and HBM bandwidth) or
+    ``'measured'`` (the calibration ceilings of the same run: ``matmul_flops``, ``copy_bandwidth``).
+    No parameter is fitted to the sweep. Default ``measurement``: the H200's.
+    """
+    v.choice("ceilings", ceilings, CEILINGS)
+    if measurement is None:
+        measurement = measured_roofline()
+    if not isinstance(measurement, MeasuredRoofline):
+        raise ValueError(f"measurement={v.show(measurement)} must be a MeasuredRoofline (see measured_roofline)")
+    r = roof(measurement.accelerator, "bf16") if ceilings == "datasheet" else measurement.roof
+    op = matmul(measurement.sweep_m, measurement.sweep_n, measurement.sweep_k, 2.0, "sweep")
+    tb = time_bound(op, r)
+    return RooflineCheck(
+        ceilings=ceilings, roof=r, m=measurement.sweep_m, intensity=_read_only(op.intensity),
+        measured_time=measurement.sweep_time, predicted_time=_read_only(tb.overlapped),
+        bound=np.asarray(tb.bound), model_knee=float(critical_tokens(measurement.sweep_k, measurement.sweep_n,
+                                                                     r.ridge_point)),
+        measured_knee=measurement.sweep_knee)

@@ -9,7 +9,7 @@ from .. import hardware, models, roofline
 from . import INK, MUTED, PALETTE, house_style, log_axes, new_axes
 
 __all__ = ["roofline_chart", "gemm_intensity_chart", "ridge_history_chart", "peak_vs_measured_chart",
-           "operator_chart"]
+           "operator_chart", "measured_sweep_chart", "roofline_error_chart"]
 
 _INTENSITY_RANGE = (0.1, 10_000.0)
 
@@ -213,4 +213,79 @@ def operator_chart(accelerator="H100 SXM", dtype: str = "bf16", kind: str = "mat
     ax.set_ylabel(f"Attainable {dtype.upper()} (TFLOP/s)")
     ax.set_title(f"{acc.name}: {tb.bound}-bound, {y:,.1f} TFLOP/s attainable")
     ax.legend(loc="lower right")
+    return ax.figure
+
+
+_SWEEP_LABELS = {1: (5, -11), 16: (5, -11), 128: (-44, 3), 192: (5, -11), 1024: (5, -11),
+                 16384: (5, -11)}
+"""Which sweep points are labelled with their ``m``, and the label's offset (points)."""
+
+
+def _measurement(measurement):
+    if measurement is None:
+        return roofline.measured_roofline()
+    if not isinstance(measurement, roofline.MeasuredRoofline):
+        raise ValueError(f"measurement={measurement!r} must be an atscale.roofline.MeasuredRoofline "
+                         "(see roofline.measured_roofline)")
+    return measurement
+
+
+@house_style
+def measured_sweep_chart(measurement=None, *, ax=None):
+    """The measured GEMM sweep on the roofline: achieved TFLOP/s against FLOP/byte, with the
+    datasheet roof (solid) and the roof of the measured ceilings (dashed).
+
+    ``measurement``: a :class:`~atscale.roofline.MeasuredRoofline` (default: the book's H200).
+    Each point is one GEMM ``[m, k] @ [k, n]`` of the sweep, labelled with its ``m`` for a few.
+    """
+    meas = _measurement(measurement)
+    datasheet = roofline.roof(meas.accelerator, "bf16")
+    measured = meas.roof
+    ax = new_axes(ax)
+    lo, hi = 0.5, 10_000.0
+    _roof_line(ax, datasheet, PALETTE[5], f"datasheet roof ({datasheet.peak / 1e12:,.0f} TFLOP/s, "
+               f"{datasheet.bandwidth / 1e12:.2f} TB/s)", lo, hi)
+    _roof_line(ax, measured, PALETTE[0], f"measured ceilings ({measured.peak / 1e12:,.0f} TFLOP/s, "
+               f"{measured.bandwidth / 1e12:.2f} TB/s)", lo, hi, ls="--")
+    x, y = meas.sweep_intensity, meas.sweep_flops_per_s / 1e12
+    ax.scatter(x, y, s=26, color=PALETTE[3], edgecolors=INK, linewidths=0.5, zorder=4,
+               label=f"measured GEMMs, n = k = {meas.sweep_n:,}")
+    for m, xi, yi in zip(meas.sweep_m, x, y):
+        if m in _SWEEP_LABELS:
+            ax.annotate(f"m={m:,}", (xi, yi), textcoords="offset points", xytext=_SWEEP_LABELS[m], fontsize=7.5,
+                        color=MUTED)
+    ax.set_xlim(lo, hi)
+    ax.set_ylim(1, 3000)
+    log_axes(ax)
+    ax.set_xlabel("Arithmetic intensity (FLOP/byte)")
+    ax.set_ylabel("BF16 throughput (TFLOP/s)")
+    ax.set_title(f"A measured roofline: {meas.gpu}")
+    ax.legend(loc="upper left", fontsize=8)
+    return ax.figure
+
+
+@house_style
+def roofline_error_chart(measurement=None, *, ax=None):
+    """The roofline model's error on each GEMM of the measured sweep, against the rows ``m``:
+    ``predicted / measured − 1`` (%, negative = the model predicts a faster kernel than ran), with
+    the datasheet roof and with the measured ceilings; dotted verticals mark the knees (the model's
+    ``m*`` with measured ceilings and the knee of the measured sweep)."""
+    meas = _measurement(measurement)
+    ax = new_axes(ax)
+    for ceilings, colour, marker in (("datasheet", PALETTE[5], "o"), ("measured", PALETTE[0], "s")):
+        check = roofline.roofline_check(meas, ceilings)
+        ax.plot(check.m, 100 * check.error, marker=marker, ms=4, color=colour, label=f"{ceilings} ceilings")
+    knee_model = roofline.roofline_check(meas, "measured").model_knee
+    ax.axvline(knee_model, color=PALETTE[0], ls=":", lw=1.2)
+    ax.axvline(meas.sweep_knee, color=PALETTE[3], ls=":", lw=1.2)
+    ax.text(knee_model, 7, "model m* ", ha="right", va="bottom", fontsize=8, color=PALETTE[0])
+    ax.text(meas.sweep_knee, 7, " measured knee", ha="left", va="bottom", fontsize=8, color=PALETTE[3])
+    ax.axhline(0, color=INK, lw=0.8)
+    ax.set_xlim(0.7, 25_000)
+    ax.set_ylim(-60, 15)
+    log_axes(ax, y=False)
+    ax.set_xlabel(f"Rows m of the GEMM [m, {meas.sweep_k:,}] @ [{meas.sweep_k:,}, {meas.sweep_n:,}] (tokens)")
+    ax.set_ylabel("Model error, predicted / measured − 1 (%)")
+    ax.set_title("Where the roofline model is wrong")
+    ax.legend(loc="lower left", fontsize=8.5)
     return ax.figure
