@@ -354,3 +354,15 @@ def test_measurement_data_ships_with_the_package():
     patterns = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]["atscale"]
     files = sorted((root / "lib" / "atscale" / "data").iterdir())
     assert files and all(any(fnmatch.fnmatch(f"data/{f.name}", p) for p in patterns) for f in files)
+
+
+def test_roofline_check_takes_a_what_if_roof_and_reports_the_serial_bound():
+    meas = r.measured_roofline()
+    read = r.roofline_check(meas, r.Roof(meas.matmul_flops, meas.read_bandwidth, "read-only sum"))
+    copy = r.roofline_check(meas, "measured")
+    assert read.ceilings == "read-only sum" and copy.ceilings == "measured"
+    # A higher memory roof predicts faster memory-bound kernels: the error at m = 1 grows (more negative).
+    assert read.error[0] < copy.error[0] < 0 and read.model_knee < copy.model_knee
+    assert np.all(copy.serial_time >= copy.predicted_time)
+    # Not every kernel lies between the overlapped and serial bounds: at m = 1 it is slower than both.
+    assert meas.sweep_time[0] > copy.serial_time[0]

@@ -624,7 +624,8 @@ class RooflineCheck:
     """The roofline model's prediction for each GEMM of a measured sweep, against the measurement.
 
     ``predicted_time`` (s): ``max(F / π, Q / β)`` with the roof ``roof`` (datasheet or measured
-    ceilings); ``measured_time`` (s); ``error`` (dimensionless): ``predicted / measured − 1``,
+    ceilings); ``serial_time`` (s): ``F / π + Q / β``, the no-overlap bound of :class:`TimeBound`;
+    ``measured_time`` (s); ``error`` (dimensionless): ``predicted / measured − 1``,
     negative where the model is optimistic (predicts a faster kernel than ran). ``bound`` names
     the model's limiting roof per point ('compute' or 'memory'). ``model_knee`` (rows): the
     model's :func:`critical_tokens` for ``n``, ``k`` at ``roof``'s ridge; ``measured_knee`` (rows):
@@ -637,6 +638,7 @@ class RooflineCheck:
     intensity: np.ndarray
     measured_time: np.ndarray
     predicted_time: np.ndarray
+    serial_time: np.ndarray
     bound: np.ndarray
     model_knee: float
     measured_knee: float
@@ -662,26 +664,32 @@ CEILINGS = ("datasheet", "measured")
 measured ceilings (:attr:`MeasuredRoofline.roof`)."""
 
 
-def roofline_check(measurement: MeasuredRoofline | None = None, ceilings: str = "measured") -> RooflineCheck:
+def roofline_check(measurement: MeasuredRoofline | None = None, ceilings: str | Roof = "measured") -> RooflineCheck:
     """Predict every GEMM of a measured sweep with the roofline model and compare (validation).
 
     Each point's predicted time is ``max(2 m n k / π, 2 (m k + k n + m n) / β)``
     (Williams, Waterman & Patterson 2009, eq. 1, as a time; :func:`matmul`, :func:`time_bound`),
-    with ``ceilings='datasheet'`` (the catalog's dense bf16 peak and HBM bandwidth) or
-    ``'measured'`` (the calibration ceilings of the same run: ``matmul_flops``, ``copy_bandwidth``).
-    No parameter is fitted to the sweep. Default ``measurement``: the H200's.
+    with ``ceilings='datasheet'`` (the catalog's dense bf16 peak and HBM bandwidth),
+    ``'measured'`` (the calibration ceilings of the same run: ``matmul_flops``, ``copy_bandwidth``)
+    or any :class:`Roof` (a what-if: another bandwidth, another peak; ``RooflineCheck.ceilings``
+    is then the roof's name). No parameter is fitted to the sweep. Default ``measurement``: the H200's.
     """
-    v.choice("ceilings", ceilings, CEILINGS)
+    if not isinstance(ceilings, Roof):
+        v.choice("ceilings", ceilings, CEILINGS)
     if measurement is None:
         measurement = measured_roofline()
     if not isinstance(measurement, MeasuredRoofline):
         raise ValueError(f"measurement={v.show(measurement)} must be a MeasuredRoofline (see measured_roofline)")
-    r = roof(measurement.accelerator, "bf16") if ceilings == "datasheet" else measurement.roof
+    if isinstance(ceilings, Roof):
+        r, ceilings = ceilings, ceilings.name or "custom"
+    else:
+        r = roof(measurement.accelerator, "bf16") if ceilings == "datasheet" else measurement.roof
     op = matmul(measurement.sweep_m, measurement.sweep_n, measurement.sweep_k, 2.0, "sweep")
     tb = time_bound(op, r)
     return RooflineCheck(
         ceilings=ceilings, roof=r, m=measurement.sweep_m, intensity=_read_only(op.intensity),
         measured_time=measurement.sweep_time, predicted_time=_read_only(tb.overlapped),
+        serial_time=_read_only(tb.serial),
         bound=np.asarray(tb.bound), model_knee=float(critical_tokens(measurement.sweep_k, measurement.sweep_n,
                                                                      r.ridge_point)),
         measured_knee=measurement.sweep_knee)
