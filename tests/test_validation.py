@@ -17,11 +17,14 @@ from typing import Callable
 import numpy as np
 import pytest
 
+from atscale import accuracy as acc
 from atscale import check as C
 from atscale import collectives as co
 from atscale import hardware as hw
+from atscale import jct
 from atscale import memory as me
 from atscale import models as mo
+from atscale import parallelism as par
 from atscale import reliability as rel
 from atscale import roofline as rf
 from atscale import units as u
@@ -34,7 +37,10 @@ M70 = mo.LLAMA3_70B
 @dataclass(frozen=True)
 class Spec:
     """``fn(**{**base, param: value})``; ``kind``: 'positive' (> 0), 'nonneg' (>= 0), 'count' (whole >= 1),
-    'count0' (whole >= 0), 'prob' ([0, 1]); ``inf_ok``: infinity is meaningful there."""
+    'count0' (whole >= 0), 'prob' ([0, 1]); ``inf_ok``: infinity is meaningful there; ``none_ok``: ``None``
+    is documented as 'the default' there; ``xfail``: a known gap of a module this suite may not fix (the
+    reason, naming the missing check), for every bad value but those in ``xfail_except``, strict: the
+    mark must go as soon as the check is in."""
 
     fn: Callable
     base: dict
@@ -42,6 +48,9 @@ class Spec:
     kind: str
     inf_ok: bool = False
     label: str = field(default="")
+    none_ok: bool = False
+    xfail: str = ""
+    xfail_except: tuple = ()
 
     @property
     def id(self):
@@ -69,6 +78,54 @@ def _scenario(**kw):
 
 
 REL = dict(work=1e6, interval=3600.0, checkpoint_time=60.0, mtbf=1e5, restart_time=300.0)
+
+# parallelism: the running example's layout, and a small cluster where a search takes ~30 ms
+EVAL = dict(model=M70, cluster=EX.cluster, tp=8, pp=4, dp=32, micro_batch=1, global_batch=1024)
+CL8 = jct.cluster_of(8)
+
+
+def _search_with(**kw):
+    """``search`` on 8 GPUs with one candidate list given as a single value (the row's parameter)."""
+    (name, value), = kw.items()
+    return par.search("Llama 3 8B", CL8, 64, **{name: (value,)})
+
+
+def _run(**kw):
+    import dataclasses
+
+    return dataclasses.replace(par.CALIBRATION_RUNS[0], **kw)
+
+
+# jct: a given plan skips the search (an estimate then takes ~10 ms)
+CL64 = jct.cluster_of(64)
+JPLAN = Plan(tp=8, dp=8, global_batch=64, zero_stage=1)
+JEST = dict(model="Llama 3 8B", tokens=1e10, cluster=CL64, plan=JPLAN)
+JSWEEP = dict(model="Llama 3 8B", tokens=1e10, gpu_counts=(64,), plan=lambda n, gb: JPLAN, global_batch=64)
+JSENS = dict(model="Llama 3 8B", tokens=1e10, cluster=CL8, global_batch=64)
+
+
+def _sweep_at(gpu_counts):
+    return jct.sweep("Llama 3 8B", 1e10, [gpu_counts], plan=lambda n, gb: JPLAN, global_batch=64)
+
+
+def _deadline_among(candidates):
+    return jct.gpus_for_deadline("Llama 3 8B", 1e10, 1e7, candidates=[candidates])
+
+
+def _sensitivity_factor(**kw):
+    """``sensitivity`` with one factor pair's low end set to the row's value."""
+    (name, value), = kw.items()
+    return jct.sensitivity(**JSENS, **{name: (value, 2.0)})
+
+
+def _loss_over(window):
+    return jct.estimate(**JEST).loss_over(window)
+
+
+def _comparison(**kw):
+    base = dict(group="Hardware", what="x", quantity="q (s)", model=1.0, published=1.0, role="validation",
+                kind="estimate", band=(-0.1, 0.1), leaves_out="", source="s")
+    return acc.Comparison(**{**base, **kw})
 
 SPECS = [
     # units
@@ -176,6 +233,69 @@ SPECS = [
     Spec(rel.spares_needed, {"num_nodes": 128, "node_mttf": 1e7, "repair_time": 86400.0}, "num_nodes", "count"),
     Spec(rel.spares_needed, {"num_nodes": 128, "node_mttf": 1e7, "repair_time": 86400.0}, "repair_time", "nonneg"),
     Spec(rel.spares_needed, {"num_nodes": 128, "node_mttf": 1e7, "repair_time": 86400.0}, "coverage", "prob"),
+    # parallelism
+    *(Spec(f, {"pp": 4, "micro_batches": 8}, p, "count")
+      for f in (par.bubble_fraction, par.bubble_fraction_of_total) for p in ("pp", "micro_batches", "virtual_stages")),
+    *(Spec(par.layers_per_stage, {"num_layers": 80, "pp": 4}, p, "count") for p in ("num_layers", "pp")),
+    Spec(par.compute_efficiency, {"model": M70, "tp": 8}, "tp", "count"),
+    Spec(par.amdahl_speedup, {"serial_fraction": 0.05, "gpus": 8}, "serial_fraction", "prob"),
+    Spec(par.amdahl_speedup, {"serial_fraction": 0.05, "gpus": 8}, "gpus", "count", inf_ok=True),
+    Spec(par.rank_groups, {"plan": EX.plan}, "gpus_per_node", "count"),
+    *(Spec(par.pipeline_timeline, {"pp": 4, "micro_batches": 8, "schedule": "interleaved", "virtual_stages": 2}, p,
+           "count") for p in ("pp", "micro_batches", "virtual_stages")),
+    Spec(par.pipeline_timeline, {"pp": 4, "micro_batches": 8}, "backward_ratio", "positive"),
+    *(Spec(par.evaluate, EVAL, p, "count") for p in ("tp", "pp", "dp", "micro_batch", "global_batch")),
+    Spec(par.evaluate, {**EVAL, "schedule": "interleaved"}, "virtual_stages", "count"),
+    Spec(par.evaluate, EVAL, "zero_stage", "count0"),
+    Spec(par.evaluate, EVAL, "dp_overlap", "prob"),
+    Spec(par.evaluate, EVAL, "seq_length", "count", none_ok=True),
+    Spec(par.step_time, {"model": M70, "cluster": EX.cluster, "plan": EX.plan}, "seq_length", "count", none_ok=True),
+    Spec(par.step_time, {"model": M70, "cluster": EX.cluster, "plan": EX.plan}, "dp_overlap", "prob"),
+    Spec(par.search, {"model": "Llama 3 8B", "cluster": CL8, "global_batch": 64}, "global_batch", "count"),
+    Spec(par.search, {"model": "Llama 3 8B", "cluster": CL8, "global_batch": 64}, "dp_overlap", "prob"),
+    Spec(par.search, {"model": "Llama 3 8B", "cluster": CL8, "global_batch": 64}, "seq_length", "count",
+         none_ok=True),
+    *(Spec(_search_with, {}, p, k, label="search") for p, k in (("micro_batches", "count"), ("zero_stages", "count0"),
+                                                                  ("virtual_stages", "count"))),
+    Spec(_run, {}, "published", "positive", label="Run"),
+    Spec(_run, {}, "dp_overlap", "prob", label="Run"),
+    Spec(_run, {}, "seq_length", "count", label="Run", none_ok=True),
+    # jct
+    Spec(jct.estimate, JEST, "tokens", "positive"),
+    Spec(jct.estimate, JEST, "restart_time", "nonneg"),
+    Spec(jct.estimate, JEST, "dp_overlap", "prob"),
+    Spec(jct.estimate, JEST, "seq_length", "count", none_ok=True),
+    Spec(jct.estimate, {**JEST, "plan": None, "cluster": CL8}, "global_batch", "count", none_ok=True),
+    *(Spec(jct.Checkpoint, {}, p, "positive", none_ok=p in ("interval", "size"))
+      for p in ("write_bandwidth", "host_bandwidth", "interval", "size")),
+    Spec(jct.cluster_of, {"gpus": 64}, "gpus", "count"),
+    Spec(jct.tutorial_plan, {"gpus": 64, "global_batch": 64}, "gpus", "count"),
+    Spec(jct.tutorial_plan, {"gpus": 64, "global_batch": 64}, "global_batch", "count", none_ok=True),
+    Spec(jct.sweep, JSWEEP, "tokens", "positive"),
+    Spec(jct.sweep, {**JSWEEP, "plan": None, "gpu_counts": (8,)}, "global_batch", "count"),
+    Spec(_sweep_at, {"gpu_counts": 64}, "gpu_counts", "count", label="sweep", xfail_except=("negative", "zero"),
+         xfail="jct.sweep converts gpu_counts with int() first (2.5 -> 2, True -> 1, '12' -> 12, NaN/None: "
+               "int()'s own error): needs _validate.count('gpu_counts', ...) per element"),
+    *(Spec(jct.reliability_terms, {k: REL[k] for k in ("work", "interval", "checkpoint_time", "mtbf")}, p, k)
+      for p, k in (("work", "positive"), ("interval", "positive"), ("checkpoint_time", "nonneg"), ("mtbf", "positive"),
+                   ("restart_time", "nonneg"), ("durable_lag", "nonneg"))),
+    Spec(jct.gpus_for_deadline, {"model": "Llama 3 8B", "tokens": 1e10, "deadline": 1e7}, "tokens", "positive"),
+    Spec(jct.gpus_for_deadline, {"model": "Llama 3 8B", "tokens": 1e10, "deadline": 1e7}, "deadline", "positive"),
+    Spec(_deadline_among, {"candidates": 64}, "candidates", "count", label="gpus_for_deadline",
+         xfail="jct.gpus_for_deadline converts candidates with int() (2.5 -> 2, True -> 1, '12' -> 12) and never "
+               "names 'candidates': needs _validate.count('candidates', ...) per element"),
+    Spec(jct.sensitivity, JSENS, "tokens", "positive"),
+    Spec(jct.sensitivity, JSENS, "restart_time", "nonneg"),
+    Spec(jct.sensitivity, JSENS, "global_batch", "count"),
+    *(Spec(_sensitivity_factor, {}, p, "positive", label="sensitivity",
+           xfail=f"jct.sensitivity does not check its factor pair {p}=(low, high): NaN/inf efficiency silently "
+                 "become the cap 1.0, a restart factor of 0 and batch factors <= 0 are accepted, others fail "
+                 "naming another parameter or with a TypeError; needs _validate.positive per factor")
+      for p in ("efficiency", "mtbf", "restart", "bandwidth", "batch")),
+    Spec(jct.scaled_profile, {"profile": rel.TEXTBOOK_PROFILE, "factor": 2.0}, "factor", "positive"),
+    Spec(_loss_over, {"window": 30 * 86400.0}, "window", "positive", label="Estimate.loss_over"),
+    # accuracy
+    *(Spec(_comparison, {}, p, "positive", label="Comparison") for p in ("model", "published")),
 ]
 
 
@@ -186,7 +306,7 @@ NONE_MEANS_DEFAULT = ("ffn_hidden_size", "seq_length", "global_batch")
 def _bad_values(spec: Spec):
     """(label, value) pairs that must be refused for this kind of parameter."""
     bad = [("nan", float("nan")), ("str", "12"), ("complex", 1 + 2j), ("np-nan", np.float32("nan"))]
-    if spec.param not in NONE_MEANS_DEFAULT:
+    if spec.param not in NONE_MEANS_DEFAULT and not spec.none_ok:
         bad.append(("none", None))
     if not spec.inf_ok:
         bad.append(("inf", float("inf")))
@@ -201,12 +321,19 @@ def _bad_values(spec: Spec):
     return bad
 
 
-CASES = [pytest.param(s, v, id=f"{s.id}-{label}") for s in SPECS for label, v in _bad_values(s)]
+def _marks(spec: Spec, label: str):
+    if spec.xfail and label not in spec.xfail_except:
+        return [pytest.mark.xfail(strict=True, reason=spec.xfail)]
+    return []
+
+
+CASES = [pytest.param(s, v, id=f"{s.id}-{label}", marks=_marks(s, label)) for s in SPECS for label, v in _bad_values(s)]
 
 
 @pytest.mark.parametrize("spec, value", CASES)
 def test_bad_input_is_refused_naming_the_parameter(spec, value):
-    with pytest.raises(ValueError, match=re.escape(spec.param)):
+    # the parameter as a whole word: 'restart' must not pass on a message about 'restart_time'
+    with pytest.raises(ValueError, match=rf"(?<!\w){re.escape(spec.param)}(?!\w)"):
         spec.fn(**{**spec.base, spec.param: value})
 
 
@@ -276,6 +403,137 @@ def test_named_defects(call, match):
         call()
 
 
+def _search8():
+    return par.search("Llama 3 8B", CL8, 64)
+
+
+def _sweep2():
+    return jct.sweep("Llama 3 8B", 1e10, (64, 128), plan=lambda n, gb: Plan(tp=8, dp=n // 8, global_batch=128),
+                     global_batch=128)
+
+
+@pytest.mark.parametrize("call, match", [
+    # parallelism: names, flags, objects and shapes
+    (lambda: par.evaluate(**{**EVAL, "schedule": "zigzag"}), "schedule"),
+    (lambda: par.evaluate(**{**EVAL, "recompute": "some"}), "recompute"),
+    (lambda: par.evaluate(**{**EVAL, "sequence_parallel": "no"}), "sequence_parallel"),  # was True (truthy)
+    (lambda: par.evaluate(**{**EVAL, "sequence_parallel": 1}), "sequence_parallel"),
+    (lambda: par.evaluate(**{**EVAL, "flash_attention": "yes"}), "flash_attention"),
+    (lambda: par.evaluate(**{**EVAL, "memory_check": None}), "memory_check"),
+    (lambda: par.evaluate(**{**EVAL, "dtype": "fp99"}), "dtype"),
+    (lambda: par.evaluate(**{**EVAL, "optimizer_name": "lion"}), "optimizer"),
+    (lambda: par.evaluate(**{**EVAL, "model": "GPT-9"}), "model"),
+    (lambda: par.evaluate(**{**EVAL, "cluster": 1024}), "cluster"),
+    (lambda: par.evaluate(**{**EVAL, "tp": [8, 8], "pp": [4, 4, 4]}), "tp"),
+    (lambda: par.evaluate(**{**EVAL, "tp": np.array([8, 2.5])}), "tp"),
+    (lambda: par.evaluate(**{**EVAL, "zero_stage": 4}), "zero_stage"),
+    (lambda: par.evaluate(**{**EVAL, "seq_length": "8192"}), "seq_length"),  # was float('8192')
+    (lambda: par.step_time(M70, EX.cluster, "TP=8"), "plan"),
+    (lambda: par.step_time(M70, EX.cluster, Plan(tp=8, pp=4, dp=32)), "global_batch"),
+    (lambda: par.step_time(M70, EX.cluster, EX.plan, flash_attention=1), "flash_attention"),
+    (lambda: par.compute_efficiency("GPT-9", 8), "model"),  # was AttributeError
+    (lambda: par.bubble_fraction([4, 8], [8, 16, 32]), "pp"),
+    (lambda: par.amdahl_speedup([0.1, 0.2], [8, 16, 32]), "serial_fraction"),
+    (lambda: par.search("Llama 3 8B", 8, 64), "cluster"),
+    (lambda: par.search("Llama 3 8B", CL8, 64, schedules=("zigzag",)), "schedules"),
+    (lambda: par.search("Llama 3 8B", CL8, 64, schedules=()), "schedules"),
+    (lambda: par.search("Llama 3 8B", CL8, 64, recomputes=["all"]), "recomputes"),
+    (lambda: par.search("Llama 3 8B", CL8, 64, sequence_parallel=(0, 1)), "sequence_parallel"),
+    (lambda: par.search("Llama 3 8B", CL8, 64, micro_batches=()), "micro_batches"),
+    (lambda: par.search("Llama 3 8B", CL8, 64, zero_stages=(0, 4)), "zero_stages"),
+    (lambda: _search8().plan(10**6), "i="),  # was IndexError
+    (lambda: _search8().plan(-1), "i="),  # was the last row, silently
+    (lambda: _search8().plan(1.5), "i="),
+    (lambda: par.pipeline_timeline(4, 8, "zigzag"), "schedule"),
+    (lambda: par.pipeline_timeline(4, 8, "1f1b", 2), "virtual_stages"),
+    (lambda: par.pipeline_timeline(4, 6, "interleaved", 2), "micro_batches"),
+    (lambda: par.rank_groups("TP=8"), "plan"),
+    (lambda: par.calibrate(()), "runs"),
+    (lambda: par.calibrate([1, 2]), "runs"),
+    (lambda: par.calibrate(par.CALIBRATION_RUNS[:1], e_grid=[0.8, 1.5]), "e_grid"),
+    (lambda: par.calibrate(par.CALIBRATION_RUNS[:1], w_grid=[np.nan]), "w_grid"),
+    (lambda: par.calibrate(par.CALIBRATION_RUNS[:1], h_grid=[-1.0]), "h_grid"),
+    (lambda: _run(role="training"), "role"),
+    (lambda: _run(metric="tflops"), "metric"),
+    (lambda: _run(plan=Plan(tp=8)), "plan"),
+    (lambda: _run(model="GPT-3 175B"), "model"),
+    (lambda: _run(optimizer_name="lion"), "optimizer"),
+    (lambda: _run(flash_attention="yes"), "flash_attention"),
+    # accuracy
+    (lambda: _comparison(group="Network"), "group"),
+    (lambda: _comparison(role="fit"), "role"),
+    (lambda: _comparison(kind="guess"), "kind"),
+    (lambda: _comparison(band=(0.1, -0.1)), "band"),
+    (lambda: _comparison(band=(float("nan"), 0.1)), "band"),
+    (lambda: _comparison(band=0.1), "band"),  # was TypeError
+    (lambda: _comparison(band=("a", "b")), "band"),  # was TypeError
+    (lambda: _comparison(what=None), "what"),
+    (lambda: _comparison(known_miss="no"), "known_miss"),
+    (lambda: _comparison(model=float("inf")), "model"),  # was accepted
+    (lambda: acc.summary("fit"), "role"),
+    (lambda: acc.summary(kind="guess"), "kind"),
+    (lambda: acc.summary(group="Network"), "group"),
+    (lambda: acc.summary(group=np.array(["Memory"])), "group"),
+    (lambda: acc.summary(items=[1, 2]), "items"),  # was AttributeError
+    (lambda: acc.summary(items=5), "items"),
+    (lambda: acc.summary(items=[]), "no comparisons"),
+    (lambda: acc.table("Network"), "group"),
+    (lambda: acc.table("Memory", detail="yes"), "detail"),
+    # jct: what it already refuses
+    (lambda: jct.Checkpoint("weekly"), "strategy"),
+    (lambda: jct.Checkpoint(["sync"]), "strategy"),
+    (lambda: jct.estimate(**{**JEST, "model": "GPT-9"}), "model"),
+    (lambda: jct.estimate(**{**JEST, "cluster": 64}), "cluster"),
+    (lambda: jct.estimate(**{**JEST, "plan": "best"}), "plan"),
+    (lambda: jct.estimate(**{**JEST, "plan": Plan(tp=8, dp=8)}), "global_batch"),
+    (lambda: jct.estimate(**JEST, checkpoint="sync"), "checkpoint"),
+    (lambda: jct.estimate(**JEST, failures="weekly"), "failures"),
+    (lambda: jct.estimate(**JEST, failures=3), "failures"),
+    (lambda: jct.estimate(**JEST, dtype="fp99"), "dtype"),
+    (lambda: jct.estimate(**JEST, global_batch=32), "global_batch"),
+    (lambda: jct.cluster_of(64, node="DGX X"), "node"),
+    (lambda: jct.cluster_of(64, fabric="carrier pigeon"), "fabric"),
+    (lambda: jct.cluster_of(64, fabric=3), "fabric"),
+    (lambda: jct.tutorial_plan(12), "gpus"),
+    (lambda: jct.sweep("Llama 3 8B", 1e10, ()), "gpu_counts"),
+    (lambda: jct.sweep("Llama 3 8B", 1e10, (64,), plan=JPLAN), "plan"),
+    (lambda: jct.sweep("Llama 3 8B", 1e10, (64,), global_batch="x"), "global_batch"),
+    (lambda: jct.crossover([]), "result"),
+    (lambda: jct.crossover(_sweep2(), "latency"), "against"),
+    (lambda: jct.sync_wall(None), "result"),
+    (lambda: _sweep2().term("latency"), "name"),
+    (lambda: _sweep2().fraction(["total"]), "name"),
+    (lambda: jct.gpus_for_deadline("Llama 3 8B", 1e10, 1e7, node="DGX X"), "node"),
+    (lambda: jct.sensitivity("Llama 3 8B", 1e10, 8), "cluster"),
+    (lambda: jct.sensitivity(**JSENS, checkpoint="async"), "checkpoint"),
+    (lambda: jct.estimate(**JEST).loss_over("x"), "window"),
+    # jct: known gaps (jct.py is not this suite's to fix); strict, so each mark goes when the check is in
+    *(pytest.param(call, match, marks=pytest.mark.xfail(strict=True, reason=reason)) for call, match, reason in (
+        (lambda: jct.cluster_of(64, node=3), "node", "cluster_of: a node that is neither a Node nor a name gives "
+                                                     "AttributeError ('int' has no attribute 'gpus')"),
+        (lambda: jct.sweep("Llama 3 8B", 1e10, 64), "gpu_counts", "sweep: a scalar gpu_counts gives TypeError "
+                                                                   "('int' object is not iterable)"),
+        (lambda: jct.crossover(_sweep2(), 3), "against", "crossover: a non-name, non-sequence against gives "
+                                                           "TypeError"),
+        (lambda: jct.crossover(_sweep2(), ()), "against", "crossover: an empty against is accepted (a loss of 0: "
+                                                            "reliability 'overtakes' at the first count)"),
+        (lambda: jct.gpus_for_deadline("Llama 3 8B", 1e10, 1e7, candidates=[]), "candidates",
+         "gpus_for_deadline: empty candidates return (None, None), as if no count met the deadline"),
+        (lambda: jct.gpus_for_deadline("Llama 3 8B", 1e10, 1e7, candidates=64), "candidates",
+         "gpus_for_deadline: a scalar candidates gives TypeError"),
+        (lambda: jct.scaled_profile("textbook", 2.0), "profile", "scaled_profile: a profile name gives "
+                                                                 "AttributeError ('str' has no attribute 'name')"),
+        (lambda: jct.sensitivity(**JSENS, efficiency=(0.9,)), "efficiency", "sensitivity: a factor pair of one "
+                                                                             "gives IndexError"),
+        (lambda: jct.sensitivity(**JSENS, efficiency=0.9), "efficiency", "sensitivity: a scalar factor gives "
+                                                                          "TypeError"),
+    )),
+])
+def test_named_defects_of_parallelism_jct_and_accuracy(call, match):
+    with pytest.raises(ValueError, match=match):
+        call()
+
+
 def test_model_names_are_accepted_like_accelerator_names():
     assert rf.layer_ops("Llama 3 70B", 1).keys() == rf.layer_ops(M70, 1).keys()
     assert me.breakdown("Llama 3 70B", "H100 SXM", EX.plan) == me.breakdown(M70, "H100 SXM", EX.plan)
@@ -316,6 +574,47 @@ def test_nothing_hangs_it_is_refused_up_front(call, match):
     with pytest.raises(ValueError, match=match):
         call()
     assert time.perf_counter() - start < 1.0
+
+
+@pytest.mark.parametrize("call, match", [
+    (lambda: par.rank_groups(Plan(tp=8, dp=2**30)), "ranks"),  # was np.arange(2**33): 64 GB per array
+    (lambda: par.search("Llama 3 8B", CL8, 64, micro_batches=range(1, 100_001)), "layouts"),
+    (lambda: par.search(M70, EX.cluster, 1024, virtual_stages=range(2, 10_002)), "layouts"),
+    (lambda: par.pipeline_timeline(10_000, 10_000), "passes"),
+])
+def test_parallelism_refuses_what_would_run_for_minutes(call, match):
+    start = time.perf_counter()
+    with pytest.raises(ValueError, match=match):
+        call()
+    assert time.perf_counter() - start < 1.0
+
+
+@pytest.mark.parametrize("call", [
+    lambda: par.search("Llama 3 405B", jct.cluster_of(2**40), 2**40),  # a trillion GPUs: ~12k layouts as always
+    lambda: par.step_time(M70, jct.cluster_of(2**30), Plan(tp=8, pp=8, dp=2**24, global_batch=2**24)),
+    lambda: par.bubble_fraction(2**40, 2**60),
+    lambda: jct.estimate("Llama 3 405B", 1e13, jct.cluster_of(2**30)),  # no feasible layout: an answer
+    lambda: jct.estimate("Llama 3 8B", 1e30, CL64, JPLAN),
+    lambda: jct.estimate("Llama 3 8B", 1e13, CL64, seq_length=10**9),
+    lambda: jct.estimate("Llama 3 405B", 1e13, jct.cluster_of(16_384), global_batch=2**40),
+    lambda: jct.sweep("Llama 3 8B", 1e13, (8, 2**30)),
+])
+def test_huge_gpu_and_token_counts_finish_fast(call):
+    start = time.perf_counter()
+    call()
+    assert time.perf_counter() - start < 2.0  # ~0.1-0.2 s each on a quiet machine
+
+
+@pytest.mark.xfail(strict=True, reason="jct.estimate: tokens beyond ~3e297 overflow the minimum (FLOPs x tokens) "
+                                       "to inf and the total to NaN while feasible stays True; needs a bound on "
+                                       "tokens (or a finite check of the minimum) refusing it naming 'tokens'")
+def test_jct_token_overflow_is_refused_not_a_feasible_nan():
+    try:
+        e = jct.estimate("Llama 3 8B", 1e300, CL64, JPLAN)
+    except ValueError as exc:
+        assert "tokens" in str(exc)
+        return
+    assert not e.feasible or math.isfinite(e.total)
 
 
 def test_spares_needed_is_fast_for_large_fleets():

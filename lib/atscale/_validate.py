@@ -142,6 +142,20 @@ def flag(name: str, value) -> bool:
     return bool(value)
 
 
+def flags(name: str, value):
+    """A bool or an array of bools (NumPy's included), as a bool ndarray; anything else (``1``, ``"no"``,
+    ``None``) is a ``ValueError`` naming ``name`` (``np.asarray(x, dtype=bool)`` would take any of them)."""
+    if isinstance(value, (bool, np.bool_)):
+        return np.asarray(value)
+    try:
+        arr = np.asarray(value)
+    except Exception:
+        arr = None
+    if arr is None or arr.dtype.kind != "b" or arr.size == 0:
+        raise ValueError(f"{name}={show(value)} must be True or False (or an array of them)")
+    return arr
+
+
 def seed(name: str, value):
     """A random seed as ``numpy.random.default_rng`` takes it: ``None``, a whole number >= 0, or a NumPy
     ``Generator``, ``BitGenerator`` or ``SeedSequence`` (passed through)."""

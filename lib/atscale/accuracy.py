@@ -32,6 +32,8 @@ import functools
 import statistics
 from dataclasses import dataclass
 
+from . import _validate as _v
+
 __all__ = ["Comparison", "Summary", "comparisons", "summary", "table", "summary_table", "sources_table", "GROUPS",
            "COLLECTIVES_TOLERANCE", "STEP_TIME_TOLERANCE", "PEAK_OVER_MEASURED_MAX"]
 
@@ -84,17 +86,21 @@ class Comparison:
     known_miss: bool = False
 
     def __post_init__(self):
-        if self.group not in GROUPS:
-            raise ValueError(f"group={self.group!r} must be one of {GROUPS}")
-        if self.role not in ("calibration", "validation"):
-            raise ValueError(f"role={self.role!r} must be 'calibration' or 'validation'")
-        if self.kind not in ("estimate", "upper bound"):
-            raise ValueError(f"kind={self.kind!r} must be 'estimate' or 'upper bound'")
-        if not (self.published > 0 and self.model > 0):
-            raise ValueError(f"model={self.model!r} and published={self.published!r} must be positive")
-        lo, hi = self.band
+        _v.choice("group", self.group, GROUPS)
+        _v.choice("role", self.role, ("calibration", "validation"))
+        _v.choice("kind", self.kind, ("estimate", "upper bound"))
+        for name in ("what", "quantity", "leaves_out", "source"):
+            if not isinstance(getattr(self, name), str):
+                raise ValueError(f"{name}={_v.show(getattr(self, name))} must be a string")
+        for name in ("model", "published"):
+            object.__setattr__(self, name, _v.positive(name, getattr(self, name), scalar=True))
+        if isinstance(self.band, (str, bytes)) or not hasattr(self.band, "__len__") or len(self.band) != 2:
+            raise ValueError(f"band={_v.show(self.band)} must be a pair (low, high) of relative errors")
+        lo, hi = (_v.number("band", x, scalar=True) for x in self.band)
         if not lo < hi:
             raise ValueError(f"band={self.band!r} must be (low, high) with low < high")
+        object.__setattr__(self, "band", (lo, hi))
+        object.__setattr__(self, "known_miss", _v.flag("known_miss", self.known_miss))
 
     @property
     def error(self) -> float:
@@ -232,12 +238,16 @@ def summary(role: str | None = None, *, kind: str | None = "estimate", group: st
     """Summary statistics of the comparisons with this ``role``, ``kind`` and ``group`` (``None``: any).
 
     By default only estimates: an upper bound's error is headroom by design, not a miss."""
-    if role not in (None, "calibration", "validation"):
-        raise ValueError(f"role={role!r} must be None, 'calibration' or 'validation'")
-    if kind not in (None, "estimate", "upper bound"):
-        raise ValueError(f"kind={kind!r} must be None, 'estimate' or 'upper bound'")
-    if group not in (None, *GROUPS):
-        raise ValueError(f"group={group!r} must be None or one of {GROUPS}")
+    _v.choice("role", role, (None, "calibration", "validation"))
+    _v.choice("kind", kind, (None, "estimate", "upper bound"))
+    _v.choice("group", group, (None, *GROUPS))
+    if items is not None:
+        try:
+            items = tuple(items)
+        except TypeError:
+            raise ValueError(f"items={_v.show(items)} must be None or a sequence of Comparison") from None
+        if not all(isinstance(c, Comparison) for c in items):
+            raise ValueError(f"items={_v.show(items)} must be None or a sequence of Comparison")
     sel = [c for c in (comparisons() if items is None else items)
            if (role is None or c.role == role) and (kind is None or c.kind == kind)
            and (group is None or c.group == group)]
@@ -267,8 +277,8 @@ def table(group: str, *, detail: bool = False):
     and the tolerance the book claims; with ``detail=True`` what the model leaves out and the source."""
     from .tables import Table
 
-    if group not in GROUPS:
-        raise ValueError(f"group={group!r} must be one of {GROUPS}")
+    _v.choice("group", group, GROUPS)
+    detail = _v.flag("detail", detail)
     rows = []
     for c in comparisons():
         if c.group != group:

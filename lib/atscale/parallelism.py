@@ -53,7 +53,7 @@ __all__ = [
     "SEQUENCE_PARALLEL_COMM_FACTOR", "bubble_fraction", "bubble_fraction_of_total", "layers_per_stage",
     "compute_efficiency", "StepTime", "step_time", "evaluate", "SearchResult", "search", "Run", "MEGATRON_TABLE1_RUNS",
     "KORTHIKANTI_TABLE5_RUNS", "OTHER_RUNS", "CALIBRATION_RUNS", "VALIDATION_RUNS", "calibrate", "amdahl_speedup",
-    "rank_groups", "Timeline", "pipeline_timeline",
+    "rank_groups", "Timeline", "pipeline_timeline", "MAX_SEARCH_LAYOUTS", "MAX_RANKS",
 ]
 
 # --------------------------------------------------------------------------------------
@@ -126,10 +126,9 @@ def bubble_fraction(pp, micro_batches, virtual_stages=1):
     (2021), sec. 2.2.1-2.2.2. Classic misreading: this is bubble over *useful* time; the bubble's share
     of the *total* pipeline time is :func:`bubble_fraction_of_total`. Vectorised; dimensionless.
     """
-    p, m, v = (np.asarray(x, dtype=float) for x in (pp, micro_batches, virtual_stages))
-    if np.any(p < 1) or np.any(m < 1) or np.any(v < 1):
-        raise ValueError(f"pp={pp!r}, micro_batches={micro_batches!r} and virtual_stages={virtual_stages!r} "
-                         "must be >= 1")
+    p, m, v = (_v.count(name, value, scalar=False) for name, value in
+               (("pp", pp), ("micro_batches", micro_batches), ("virtual_stages", virtual_stages)))
+    p, m, v = (np.asarray(x, dtype=float) for x in _v.broadcast(pp=p, micro_batches=m, virtual_stages=v))
     result = (p - 1) / (v * m)
     return float(result) if result.ndim == 0 else result
 
@@ -155,9 +154,8 @@ def layers_per_stage(num_layers: int, pp):
     model charges every stage ``ceil(l / p)`` layers of time (the others idle for the difference), and
     checks memory on the first stage (the fullest and the one holding most micro-batches). Vectorised.
     """
-    p = np.asarray(pp)
-    if np.any(p < 1):
-        raise ValueError(f"pp={pp!r} must be >= 1")
+    num_layers = _v.count("num_layers", num_layers)
+    p = np.asarray(_v.count("pp", pp, scalar=False))
     result = -(-num_layers // p)
     return int(result) if np.ndim(result) == 0 else result
 
@@ -171,8 +169,8 @@ def compute_efficiency(model: models.TransformerConfig, tp):
     not a derivation: it says wide per-GPU matrices run near the ceiling and narrow ones do not.
     Vectorised over ``tp``.
     """
-    h = model.hidden_size
-    w = h / np.asarray(tp, dtype=float)
+    h = models.model(model).hidden_size
+    w = h / np.asarray(_v.count("tp", tp, scalar=False), dtype=float)
     return COMPUTE_EFFICIENCY_MAX * w / (w + COMPUTE_HALF_WIDTH) * h / (h + COMPUTE_HALF_HIDDEN)
 
 
@@ -297,31 +295,30 @@ def evaluate(model, cluster: hardware.Cluster, *, tp, pp, dp, micro_batch, globa
     peak = acc.peak(dtype)
     ceiling = acc.measured(dtype) or 0.8 * peak
     opt = memory.optimizer(optimizer_name)
-    s = float(model.seq_length if seq_length is None else seq_length)
-    if not s >= 1:
-        raise ValueError(f"seq_length={seq_length!r} must be >= 1")
+    s = float(model.seq_length if seq_length is None else _v.count("seq_length", seq_length))
+    tp, pp, dp, micro_batch, global_batch, virtual_stages = (
+        _v.count(name, value, scalar=False) for name, value in
+        (("tp", tp), ("pp", pp), ("dp", dp), ("micro_batch", micro_batch), ("global_batch", global_batch),
+         ("virtual_stages", virtual_stages)))
+    zero_stage = _v.count("zero_stage", zero_stage, low=0, high=3, scalar=False)
+    dp_overlap = _v.number("dp_overlap", dp_overlap, low=0, high=1)
+    sequence_parallel = _v.flags("sequence_parallel", sequence_parallel)
+    flash_attention = _v.flag("flash_attention", flash_attention)
+    memory_check = _v.flag("memory_check", memory_check)
 
-    sched = np.vectorize(lambda x: _SCHEDULE_CODE[x] if x in _SCHEDULE_CODE else -1, otypes=[int])(
+    sched = np.vectorize(lambda x: _SCHEDULE_CODE.get(x, -1) if isinstance(x, str) else -1, otypes=[int])(
         np.asarray(schedule, dtype=object))
-    reco = np.vectorize(lambda x: _RECOMPUTE_CODE[x] if x in _RECOMPUTE_CODE else -1, otypes=[int])(
+    reco = np.vectorize(lambda x: _RECOMPUTE_CODE.get(x, -1) if isinstance(x, str) else -1, otypes=[int])(
         np.asarray(recompute, dtype=object))
     if np.any(sched < 0):
-        raise ValueError(f"schedule={schedule!r} must be among {SCHEDULES}")
+        raise ValueError(f"schedule={_v.show(schedule)} must be among {SCHEDULES}")
     if np.any(reco < 0):
-        raise ValueError(f"recompute={recompute!r} must be among {RECOMPUTE}")
-    arrays = np.broadcast_arrays(*(np.asarray(x) for x in (tp, pp, dp, micro_batch, global_batch, zero_stage,
-                                                           virtual_stages)),
-                                 sched, reco, np.asarray(sequence_parallel, dtype=bool), np.asarray(dp_overlap, float))
+        raise ValueError(f"recompute={_v.show(recompute)} must be among {RECOMPUTE}")
+    arrays = _v.broadcast(tp=tp, pp=pp, dp=dp, micro_batch=micro_batch, global_batch=global_batch,
+                          zero_stage=zero_stage, virtual_stages=virtual_stages, schedule=sched, recompute=reco,
+                          sequence_parallel=sequence_parallel, dp_overlap=dp_overlap)
     shape = arrays[0].shape
     tp, pp, dp, b, gb, zs, v, sched, reco, sp, ovl = (np.array(a).reshape(-1) for a in arrays)
-    for name, x in (("tp", tp), ("pp", pp), ("dp", dp), ("micro_batch", b), ("global_batch", gb),
-                    ("virtual_stages", v)):
-        if np.any(x < 1) or np.any(x != np.floor(x)):
-            raise ValueError(f"{name} must be whole numbers >= 1 (got {x.ravel()[:5]!r}...)")
-    if np.any((zs < 0) | (zs > 3)):
-        raise ValueError(f"zero_stage={zero_stage!r} must be 0, 1, 2 or 3")
-    if np.any((ovl < 0) | (ovl > 1)):
-        raise ValueError(f"dp_overlap={dp_overlap!r} must be in [0, 1]")
     tp, pp, dp, b, gb, v = (x.astype(float) for x in (tp, pp, dp, b, gb, v))
     v = np.where(sched == _SCHEDULE_CODE["interleaved"], v, 1.0)
 
@@ -538,6 +535,7 @@ class SearchResult:
 
     def plan(self, i: int = 0) -> Plan:
         """The :class:`Plan` of row ``i`` (0: the best)."""
+        i = _v.count("i", i, low=0, high=len(self) - 1, unit="a row of the search")
         t = self.table
         sched = str(t["schedule"][i])
         return Plan(tp=int(t["tp"][i]), pp=int(t["pp"][i]), dp=int(t["dp"][i]), micro_batch=int(t["micro_batch"][i]),
@@ -566,6 +564,23 @@ class SearchResult:
         return dict(sorted(out.items(), key=lambda kv: -kv[1]))
 
 
+MAX_SEARCH_LAYOUTS = 500_000
+"""The most layouts :func:`search` evaluates at once (about 3 s and 2 GB of arrays; the default candidate
+lists give ~12,000 for any cluster); longer candidate lists are refused rather than left to run."""
+
+
+def _names(name: str, value, options) -> tuple:
+    """A non-empty tuple of names from ``options`` (one name alone is a tuple of one)."""
+    values = (value,) if isinstance(value, str) else value
+    try:
+        values = tuple(values)
+    except TypeError:
+        raise ValueError(f"{name}={_v.show(value)} must be a sequence of names from {options}") from None
+    if not values:
+        raise ValueError(f"{name}={_v.show(value)} must not be empty; names from {options}")
+    return tuple(_v.choice(name, x, options) for x in values)
+
+
 def _divisors_pow2(n: int, limit: int) -> list[int]:
     return [d for d in range(1, min(n, limit) + 1) if n % d == 0]
 
@@ -584,15 +599,30 @@ def search(model, cluster: hardware.Cluster, global_batch: int, *, seq_length=No
     evaluated at once, vectorised (:func:`evaluate`); no Python loop over layouts.
     """
     model = models.model(model)
+    if not isinstance(cluster, hardware.Cluster):
+        raise ValueError(f"cluster={cluster!r} must be an atscale.hardware.Cluster")
     n = cluster.num_gpus
-    if isinstance(global_batch, bool) or not isinstance(global_batch, (int, np.integer)) or global_batch < 1:
-        raise ValueError(f"global_batch={global_batch!r} must be a whole number of sequences >= 1")
+    global_batch = _v.count("global_batch", global_batch, unit="sequences")
+    micro_batches, virtual_stages = (tuple(int(x) for x in np.ravel(_v.count(name, value, scalar=False)))
+                                     for name, value in (("micro_batches", micro_batches),
+                                                         ("virtual_stages", virtual_stages)))
+    zero_stages = tuple(int(x) for x in np.ravel(_v.count("zero_stages", zero_stages, low=0, high=3, scalar=False)))
+    schedules, recomputes = (_names(name, value, options) for name, value, options in
+                             (("schedules", schedules, SCHEDULES), ("recomputes", recomputes, RECOMPUTE)))
+    sequence_parallel = tuple(bool(x) for x in np.ravel(_v.flags("sequence_parallel", sequence_parallel)))
     tps = _divisors_pow2(n, 2 * cluster.node.gpus)
     pps = _divisors_pow2(n, model.num_layers)
     sched_v = [(s, 1) for s in schedules if s != "interleaved"]
     if "interleaved" in schedules:
         sched_v += [("interleaved", v) for v in virtual_stages]
     combos = [(t, p, n // (t * p)) for t in tps for p in pps if n % (t * p) == 0]
+    layouts = (len(combos) * len(micro_batches) * len(zero_stages) * len(sched_v) * len(recomputes)
+               * len(sequence_parallel))
+    if layouts > MAX_SEARCH_LAYOUTS:
+        raise ValueError(f"{layouts:,} layouts to evaluate ({len(combos)} TP x PP x DP splits x {len(micro_batches)} "
+                         f"micro_batches x {len(zero_stages)} zero_stages x {len(sched_v)} schedules x "
+                         f"{len(recomputes)} recomputes x {len(sequence_parallel)} sequence_parallel); at most "
+                         f"{MAX_SEARCH_LAYOUTS:,}: give shorter candidate lists")
     grid = np.array(list(itertools.product(range(len(combos)), micro_batches, zero_stages, range(len(sched_v)),
                                            range(len(recomputes)), sequence_parallel)), dtype=np.int64)
     combos_a = np.array(combos, dtype=np.int64)
@@ -657,10 +687,21 @@ class Run:
     memory_check: bool = True
 
     def __post_init__(self):
-        if self.role not in ("calibration", "validation"):
-            raise ValueError(f"role={self.role!r} must be 'calibration' or 'validation'")
-        if self.metric not in ("hardware_flops_per_gpu", "mfu", "hfu"):
-            raise ValueError(f"metric={self.metric!r} must be 'hardware_flops_per_gpu', 'mfu' or 'hfu'")
+        _v.choice("role", self.role, ("calibration", "validation"))
+        _v.choice("metric", self.metric, ("hardware_flops_per_gpu", "mfu", "hfu"))
+        if not isinstance(self.model, models.TransformerConfig):
+            raise ValueError(f"model={self.model!r} must be an atscale.models.TransformerConfig")
+        if not isinstance(self.cluster, hardware.Cluster):
+            raise ValueError(f"cluster={self.cluster!r} must be an atscale.hardware.Cluster")
+        if not isinstance(self.plan, Plan) or self.plan.global_batch is None:
+            raise ValueError(f"plan={self.plan!r} must be an atscale.plan.Plan with a global_batch")
+        object.__setattr__(self, "published", _v.positive("published", self.published, scalar=True))
+        object.__setattr__(self, "dp_overlap", _v.number("dp_overlap", self.dp_overlap, low=0, high=1, scalar=True))
+        if self.seq_length is not None:
+            object.__setattr__(self, "seq_length", _v.count("seq_length", self.seq_length))
+        memory.optimizer(self.optimizer_name)  # a ValueError naming the known layouts
+        for name in ("flash_attention", "memory_check"):
+            object.__setattr__(self, name, _v.flag(name, getattr(self, name)))
 
     def step(self) -> StepTime:
         return step_time(self.model, self.cluster, self.plan, optimizer_name=self.optimizer_name,
@@ -784,6 +825,11 @@ def calibrate(runs=CALIBRATION_RUNS, *, e_grid=np.linspace(0.60, 1.0, 41), w_gri
     minute and a half); the tests check that no neighbouring grid point fits better.
     """
     global COMPUTE_EFFICIENCY_MAX, COMPUTE_HALF_WIDTH, COMPUTE_HALF_HIDDEN
+    runs = tuple(runs) if not isinstance(runs, Run) else (runs,)
+    if not runs or not all(isinstance(r, Run) for r in runs):
+        raise ValueError(f"runs={_v.show(runs)} must be a non-empty sequence of atscale.parallelism.Run")
+    e_grid = np.ravel(_v.number("e_grid", e_grid, low=0, low_open=True, high=1))
+    w_grid, h_grid = (np.ravel(_v.nonnegative(name, grid)) for name, grid in (("w_grid", w_grid), ("h_grid", h_grid)))
     saved = COMPUTE_EFFICIENCY_MAX, COMPUTE_HALF_WIDTH, COMPUTE_HALF_HIDDEN
     best = (np.inf, None, None, None)
     try:
@@ -805,11 +851,17 @@ def calibrate(runs=CALIBRATION_RUNS, *, e_grid=np.linspace(0.60, 1.0, 41), w_gri
 def amdahl_speedup(serial_fraction, gpus):
     """Amdahl's law: ``1 / (f + (1 - f)/N)``, the speedup on ``N`` GPUs when a fraction ``f`` of the
     single-GPU time cannot be parallelised (Amdahl 1967). Vectorised; dimensionless."""
-    f, n = np.asarray(serial_fraction, dtype=float), np.asarray(gpus, dtype=float)
-    if np.any((f < 0) | (f > 1)) or np.any(n < 1):
-        raise ValueError(f"serial_fraction={serial_fraction!r} must be in [0, 1] and gpus={gpus!r} >= 1")
-    result = 1 / (f + (1 - f) / n)
+    f = _v.number("serial_fraction", serial_fraction, low=0, high=1)
+    n = _v.number("gpus", gpus, low=1, integer=True, allow_inf=True)  # infinitely many: the limit 1 / f
+    f, n = (np.asarray(x, dtype=float) for x in _v.broadcast(serial_fraction=f, gpus=n))
+    with np.errstate(divide="ignore"):  # f = 0 and n = inf: an infinite speedup, as the law says
+        result = 1 / (f + (1 - f) / n)
     return float(result) if result.ndim == 0 else result
+
+
+MAX_RANKS = 2**24
+"""The most ranks :func:`rank_groups` lists (16.8 million: four int64 arrays of 134 MB, about a second); a
+plan beyond it is refused rather than left to exhaust memory."""
 
 
 def rank_groups(plan: Plan, gpus_per_node: int = 8):
@@ -822,6 +874,10 @@ def rank_groups(plan: Plan, gpus_per_node: int = 8):
     """
     if not isinstance(plan, Plan):
         raise ValueError(f"plan={plan!r} must be an atscale.plan.Plan")
+    gpus_per_node = _v.count("gpus_per_node", gpus_per_node)
+    if plan.gpus > MAX_RANKS:
+        raise ValueError(f"plan={plan.describe()} has {plan.gpus:,} ranks; rank_groups lists at most {MAX_RANKS:,} "
+                         "(four integer arrays indexed by rank)")
     r = np.arange(plan.gpus)
     return r % plan.tp, (r // plan.tp) % plan.dp, r // (plan.tp * plan.dp), r // gpus_per_node
 
@@ -924,8 +980,7 @@ def pipeline_timeline(pp: int, micro_batches: int, schedule: str = "1f1b", virtu
         raise ValueError(f"pp={pp} x micro_batches={micro_batches} x virtual_stages={virtual_stages} means "
                          f"{passes:,} passes to simulate; at most {MAX_SIMULATED_PASSES:,} are drawn "
                          "(bubble_fraction gives the answer for any size)")
-    if schedule not in SCHEDULES:
-        raise ValueError(f"schedule={schedule!r} must be one of {SCHEDULES}")
+    _v.choice("schedule", schedule, SCHEDULES)
     if schedule != "interleaved" and virtual_stages != 1:
         raise ValueError(f"virtual_stages={virtual_stages} needs schedule='interleaved'")
     if schedule == "interleaved" and micro_batches % pp:
