@@ -5,10 +5,13 @@ This is the book's measurement script for the roofline chapter. It needs a machi
 NVIDIA GPU, PyTorch with CUDA, and (optionally) ``nvidia-smi``; it does not import ``atscale``
 and needs nothing else. Run it from the repository root:
 
-    python3 tools/measure-roofline.py --out DIR            # about one minute on an H200
+    python3 tools/measure-roofline.py --out DIR --passes 5   # ~15 s of measurement on an H200
 
-and copy what it writes into ``lib/atscale/data/`` to ship the measurement with the library
-(``atscale.roofline.measured_roofline`` reads it). It writes, in ``DIR``:
+(the shipped H200 data were taken with ``--passes 5``; the CUDA start-up and the PyTorch import
+add a few seconds). To ship a measurement with the library, compress the CSV with ``gzip -n -9``
+and copy it and the JSON into ``lib/atscale/data/`` (``atscale.roofline.measured_roofline`` reads
+them; ``atscale.roofline.MEASUREMENTS`` maps a catalog accelerator to the files' stem). It
+writes, in ``DIR``:
 
 * ``roofline-<gpu>.csv``: one row per timed repetition (the raw data, nothing averaged):
   ``experiment, pass, rep, m, n, k, buffer_bytes, bytes, flops, time_s``.
