@@ -570,7 +570,7 @@ def _load_measurement(accelerator: str, stem: str) -> MeasuredRoofline:
     data = files("atscale") / "data"
     meta = json.loads((data / f"{stem}.json").read_text())
     groups: dict = {}  # (experiment, size key) -> {pass: [times]}, plus the row's counts
-    with gzip.open(data / f"{stem}.csv.gz", "rt", newline="") as f:
+    with (data / f"{stem}.csv.gz").open("rb") as raw, gzip.open(raw, "rt", newline="") as f:
         for row in csv.DictReader(f):
             exp = row["experiment"]
             size = int(row["buffer_bytes"] or row["m"])
