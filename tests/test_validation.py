@@ -273,24 +273,17 @@ SPECS = [
     Spec(jct.tutorial_plan, {"gpus": 64, "global_batch": 64}, "global_batch", "count", none_ok=True),
     Spec(jct.sweep, JSWEEP, "tokens", "positive"),
     Spec(jct.sweep, {**JSWEEP, "plan": None, "gpu_counts": (8,)}, "global_batch", "count"),
-    Spec(_sweep_at, {"gpu_counts": 64}, "gpu_counts", "count", label="sweep", xfail_except=("negative", "zero"),
-         xfail="jct.sweep converts gpu_counts with int() first (2.5 -> 2, True -> 1, '12' -> 12, NaN/None: "
-               "int()'s own error): needs _validate.count('gpu_counts', ...) per element"),
+    Spec(_sweep_at, {"gpu_counts": 64}, "gpu_counts", "count", label="sweep"),
     *(Spec(jct.reliability_terms, {k: REL[k] for k in ("work", "interval", "checkpoint_time", "mtbf")}, p, k)
       for p, k in (("work", "positive"), ("interval", "positive"), ("checkpoint_time", "nonneg"), ("mtbf", "positive"),
                    ("restart_time", "nonneg"), ("durable_lag", "nonneg"))),
     Spec(jct.gpus_for_deadline, {"model": "Llama 3 8B", "tokens": 1e10, "deadline": 1e7}, "tokens", "positive"),
     Spec(jct.gpus_for_deadline, {"model": "Llama 3 8B", "tokens": 1e10, "deadline": 1e7}, "deadline", "positive"),
-    Spec(_deadline_among, {"candidates": 64}, "candidates", "count", label="gpus_for_deadline",
-         xfail="jct.gpus_for_deadline converts candidates with int() (2.5 -> 2, True -> 1, '12' -> 12) and never "
-               "names 'candidates': needs _validate.count('candidates', ...) per element"),
+    Spec(_deadline_among, {"candidates": 64}, "candidates", "count", label="gpus_for_deadline"),
     Spec(jct.sensitivity, JSENS, "tokens", "positive"),
     Spec(jct.sensitivity, JSENS, "restart_time", "nonneg"),
     Spec(jct.sensitivity, JSENS, "global_batch", "count"),
-    *(Spec(_sensitivity_factor, {}, p, "positive", label="sensitivity",
-           xfail=f"jct.sensitivity does not check its factor pair {p}=(low, high): NaN/inf efficiency silently "
-                 "become the cap 1.0, a restart factor of 0 and batch factors <= 0 are accepted, others fail "
-                 "naming another parameter or with a TypeError; needs _validate.positive per factor")
+    *(Spec(_sensitivity_factor, {}, p, "positive", label="sensitivity")
       for p in ("efficiency", "mtbf", "restart", "bandwidth", "batch")),
     Spec(jct.scaled_profile, {"profile": rel.TEXTBOOK_PROFILE, "factor": 2.0}, "factor", "positive"),
     Spec(_loss_over, {"window": 30 * 86400.0}, "window", "positive", label="Estimate.loss_over"),
@@ -507,27 +500,17 @@ def _sweep2():
     (lambda: jct.sensitivity("Llama 3 8B", 1e10, 8), "cluster"),
     (lambda: jct.sensitivity(**JSENS, checkpoint="async"), "checkpoint"),
     (lambda: jct.estimate(**JEST).loss_over("x"), "window"),
-    # jct: known gaps (jct.py is not this suite's to fix); strict, so each mark goes when the check is in
-    *(pytest.param(call, match, marks=pytest.mark.xfail(strict=True, reason=reason)) for call, match, reason in (
-        (lambda: jct.cluster_of(64, node=3), "node", "cluster_of: a node that is neither a Node nor a name gives "
-                                                     "AttributeError ('int' has no attribute 'gpus')"),
-        (lambda: jct.sweep("Llama 3 8B", 1e10, 64), "gpu_counts", "sweep: a scalar gpu_counts gives TypeError "
-                                                                   "('int' object is not iterable)"),
-        (lambda: jct.crossover(_sweep2(), 3), "against", "crossover: a non-name, non-sequence against gives "
-                                                           "TypeError"),
-        (lambda: jct.crossover(_sweep2(), ()), "against", "crossover: an empty against is accepted (a loss of 0: "
-                                                            "reliability 'overtakes' at the first count)"),
-        (lambda: jct.gpus_for_deadline("Llama 3 8B", 1e10, 1e7, candidates=[]), "candidates",
-         "gpus_for_deadline: empty candidates return (None, None), as if no count met the deadline"),
-        (lambda: jct.gpus_for_deadline("Llama 3 8B", 1e10, 1e7, candidates=64), "candidates",
-         "gpus_for_deadline: a scalar candidates gives TypeError"),
-        (lambda: jct.scaled_profile("textbook", 2.0), "profile", "scaled_profile: a profile name gives "
-                                                                 "AttributeError ('str' has no attribute 'name')"),
-        (lambda: jct.sensitivity(**JSENS, efficiency=(0.9,)), "efficiency", "sensitivity: a factor pair of one "
-                                                                             "gives IndexError"),
-        (lambda: jct.sensitivity(**JSENS, efficiency=0.9), "efficiency", "sensitivity: a scalar factor gives "
-                                                                          "TypeError"),
-    )),
+    # jct: gaps this suite found, now refused
+    (lambda: jct.cluster_of(64, node=3), "node"),
+    (lambda: jct.sweep("Llama 3 8B", 1e10, 64), "gpu_counts"),
+    (lambda: jct.crossover(_sweep2(), 3), "against"),
+    (lambda: jct.crossover(_sweep2(), ()), "against"),
+    (lambda: jct.gpus_for_deadline("Llama 3 8B", 1e10, 1e7, candidates=[]), "candidates"),
+    (lambda: jct.gpus_for_deadline("Llama 3 8B", 1e10, 1e7, candidates=64), "candidates"),
+    (lambda: jct.scaled_profile("textbook", 2.0), "profile"),
+    (lambda: jct.gpus_for_deadline("Llama 3 8B", 1e10, 1e7, plan=JPLAN), "plan"),
+    (lambda: jct.sensitivity(**JSENS, efficiency=(0.9,)), "efficiency"),
+    (lambda: jct.sensitivity(**JSENS, efficiency=0.9), "efficiency"),
 ])
 def test_named_defects_of_parallelism_jct_and_accuracy(call, match):
     with pytest.raises(ValueError, match=match):
@@ -605,9 +588,6 @@ def test_huge_gpu_and_token_counts_finish_fast(call):
     assert time.perf_counter() - start < 2.0  # ~0.1-0.2 s each on a quiet machine
 
 
-@pytest.mark.xfail(strict=True, reason="jct.estimate: tokens beyond ~3e297 overflow the minimum (FLOPs x tokens) "
-                                       "to inf and the total to NaN while feasible stays True; needs a bound on "
-                                       "tokens (or a finite check of the minimum) refusing it naming 'tokens'")
 def test_jct_token_overflow_is_refused_not_a_feasible_nan():
     try:
         e = jct.estimate("Llama 3 8B", 1e300, CL64, JPLAN)

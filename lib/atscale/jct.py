@@ -128,6 +128,22 @@ def _count(name, value):
     return int(value)
 
 
+def _counts(name, values) -> list[int]:
+    """A non-empty sequence of whole numbers >= 1 (GPU counts), each checked (no silent ``int()``)."""
+    if isinstance(values, (str, bytes)) or not isinstance(values, (list, tuple, range, np.ndarray)):
+        raise ValueError(f"{name}={values!r} must be a sequence of GPU counts, e.g. (512, 1024)")
+    if len(values) == 0:
+        raise ValueError(f"{name} must not be empty")
+    return [_count(f"{name}[{i}]", v) for i, v in enumerate(values)]
+
+
+def _factor_pair(name, value) -> tuple[float, float]:
+    """A (low, high) pair of positive finite multipliers for :func:`sensitivity`."""
+    if isinstance(value, (str, bytes)) or not isinstance(value, (list, tuple, np.ndarray)) or len(value) != 2:
+        raise ValueError(f"{name}={value!r} must be a pair (low, high) of positive factors, e.g. (0.5, 2.0)")
+    return _positive(f"{name}[0]", value[0]), _positive(f"{name}[1]", value[1])
+
+
 # --------------------------------------------------------------------------------------
 # Inputs
 # --------------------------------------------------------------------------------------
@@ -182,6 +198,8 @@ def cluster_of(gpus: int, node: hardware.Node | str = hardware.DGX_H100,
                fabric: hardware.Fabric | str = DEFAULT_FABRIC) -> hardware.Cluster:
     """A cluster of ``gpus`` GPUs on ``node`` machines (by object or catalog name) joined by ``fabric``."""
     node = hardware.node(node) if isinstance(node, str) else node
+    if not isinstance(node, hardware.Node):
+        raise ValueError(f"node={node!r} must be an atscale.hardware.Node or a node name in the catalog")
     fabric = hardware.fabric(fabric) if isinstance(fabric, str) else fabric
     return hardware.Cluster.of_gpus(node, gpus, fabric)
 
@@ -450,6 +468,8 @@ def estimate(model, tokens, cluster: hardware.Cluster, plan: Plan | None = None,
 
     steps = tokens / (plan.global_batch * s)
     minimum = models.training_flops_per_token(model, s) * tokens / (gpus * cluster.accelerator.peak(dtype))
+    if not math.isfinite(minimum * steps) or not math.isfinite(step.total * steps):
+        raise ValueError(f"tokens={tokens!r} is too large: the job's FLOPs or step count overflow a float")
     compute = step.compute * steps
     comm = {k: getattr(step, k) * steps for k in ("tp_comm", "pp_comm", "dp_comm")}
     failure_free = step.total * steps
@@ -512,9 +532,7 @@ def sweep(model, tokens, gpu_counts=SWEEP_GPUS, *, node=hardware.DGX_H100, fabri
     e.g. ``lambda n: n``). ``plan``: ``None`` (the best layout at each count), or a function
     ``(gpus, global_batch) -> Plan`` such as :func:`tutorial_plan`. Other keywords go to :func:`estimate`.
     """
-    counts = [_count("gpu_counts[]", int(n)) for n in gpu_counts]
-    if not counts:
-        raise ValueError("gpu_counts must not be empty")
+    counts = _counts("gpu_counts", gpu_counts)
     if plan is not None and not callable(plan):
         raise ValueError(f"plan={plan!r} must be None or a function (gpus, global_batch) -> Plan")
     out = []
@@ -543,7 +561,11 @@ def crossover(result: Sweep, against=("communication", "bubble")) -> float | Non
     """
     if not isinstance(result, Sweep):
         raise ValueError(f"result={result!r} must be an atscale.jct.Sweep")
-    against = (against,) if isinstance(against, str) else tuple(against)
+    if isinstance(against, str):
+        against = (against,)
+    if not isinstance(against, (list, tuple)) or not against:
+        raise ValueError(f"against={against!r} must be a term name or a non-empty sequence of names of {TERMS}")
+    against = tuple(against)
     for name in against:
         if name not in TERMS:
             raise ValueError(f"against={against!r}: {name!r} is not one of {TERMS}")
@@ -598,6 +620,9 @@ def gpus_for_deadline(model, tokens, deadline, *, node=hardware.DGX_H100, fabric
     """
     deadline = _positive("deadline", deadline, unit="seconds")
     steps = _count("steps", steps)
+    if "plan" in kwargs:
+        raise ValueError("plan: gpus_for_deadline searches the best layout at each GPU count; for a fixed layout "
+                         "call estimate() at the counts it fits")
     g = node.gpus if isinstance(node, hardware.Node) else hardware.node(node).gpus
 
     def meets(n):
@@ -605,7 +630,7 @@ def gpus_for_deadline(model, tokens, deadline, *, node=hardware.DGX_H100, fabric
         return e if e.feasible and e.total <= deadline else None
 
     if candidates is not None:
-        for n in sorted({int(c) for c in candidates}):
+        for n in sorted(set(_counts("candidates", candidates))):
             if (e := meets(n)) is not None:
                 return n, e
         return None, None
@@ -626,6 +651,9 @@ def gpus_for_deadline(model, tokens, deadline, *, node=hardware.DGX_H100, fabric
 
 def scaled_profile(profile: rel.FailureProfile, factor: float) -> rel.FailureProfile:
     """``profile`` with every component's MTTF multiplied by ``factor`` (so the MTBF too)."""
+    if not isinstance(profile, rel.FailureProfile):
+        raise ValueError(f"profile={profile!r} must be an atscale.reliability.FailureProfile "
+                         f"(e.g. atscale.reliability.TEXTBOOK_PROFILE)")
     factor = _positive("factor", factor)
     return rel.FailureProfile(f"{profile.name} x{factor:g} MTTF",
                               tuple(dataclasses.replace(c, mttf=c.mttf * factor) for c in profile.components),
@@ -665,8 +693,11 @@ def sensitivity(model, tokens, cluster: hardware.Cluster, *, checkpoint: Checkpo
     the global batch's, which is searched again. The factors multiply: the calibrated
     :data:`atscale.parallelism.COMPUTE_EFFICIENCY_MAX` (capped at 1; temporarily set, not thread-safe), the
     failure profile's MTTFs, the restart time, the checkpoint write bandwidth and the global batch; the
-    data-parallel overlap is moved between 0 and 1.
+    data-parallel overlap is moved between 0 and 1. Each factor argument is a pair ``(low, high)`` of
+    positive numbers.
     """
+    efficiency, mtbf, restart, bandwidth, batch = (_factor_pair(n, v) for n, v in (
+        ("efficiency", efficiency), ("mtbf", mtbf), ("restart", restart), ("bandwidth", bandwidth), ("batch", batch)))
     profile = _profile(failures)
     base = estimate(model, tokens, cluster, checkpoint=checkpoint, failures=profile, restart_time=restart_time,
                     global_batch=global_batch)
