@@ -205,6 +205,109 @@ def test_reliability_explorers():
     assert t.error is None or t.error.startswith("infeasible")
 
 
+def test_u_curve_view_is_the_library_s_numbers_on_a_window_that_moves_in_quarter_decades():
+    from atscale.widgets import reliability as wr
+
+    mtbf = P.cluster_mtbf(1024)
+    view = wr.u_curve_view(1024, 60.0, 600.0)
+    young = r.young_interval(60.0, mtbf)
+    assert view.mtbf == mtbf and view.young == young and view.daly == r.daly_interval(60.0, mtbf)
+    h = view.intervals / u.hour
+    # 2.5 decades of hours on a quarter-decade grid, holding the old window young/12 .. 12 young
+    assert np.log10(h[-1] / h[0]) == pytest.approx(2.5)
+    assert 4 * np.log10(h[0]) == pytest.approx(round(4 * np.log10(h[0])), abs=1e-9)
+    assert view.intervals[0] <= young / 12 and view.intervals[-1] >= young * 12
+    np.testing.assert_allclose(view.waste.total, r.waste(view.intervals, 60.0, mtbf, 600.0).total, rtol=1e-12)
+    np.testing.assert_allclose(view.exact, 1 - r.goodput_exact(view.intervals, 60.0, mtbf, 600.0), rtol=1e-12)
+    assert view.daly_goodput == pytest.approx(r.goodput_exact(view.daly, 60.0, mtbf, 600.0))
+    # the seeded simulation (60 runs of 40 intervals each) lies near the exact expectation at these settings
+    assert view.sim_intervals.size == 9
+    exact = 1 - r.goodput_exact(view.sim_intervals, 60.0, mtbf, 600.0)
+    assert np.all(np.abs(view.sim_waste - exact) < 0.02)
+    assert not view.first_order_infeasible
+    # where the first-order waste reaches 100% at Young's interval the view says so
+    assert wr.u_curve_view(16_384, 1800.0, 7200.0).first_order_infeasible
+    with pytest.raises(ValueError, match="profile='unknown'"):
+        wr.u_curve_view(profile="unknown")
+    with pytest.raises(ValueError, match="infeasible"):  # a checkpoint longer than twice the MTBF
+        wr.u_curve_view(16_384, 20_000.0)
+
+
+def test_timeline_view_is_the_library_s_seeded_run():
+    from atscale.widgets import reliability as wr
+
+    mtbf = P.cluster_mtbf(1024)
+    view = wr.timeline_view(1024, 1.0, 60.0, 900.0)
+    assert view.events == r.timeline(3 * u.day, u.hour, 60.0, mtbf, 900.0, seed=9, max_events=1_500)
+    assert view.expected_goodput == pytest.approx(r.goodput_exact(u.hour, 60.0, mtbf, 900.0))
+    with pytest.raises(ValueError, match="^infeasible timeline, not drawn: .*checkpoint_time"):
+        wr.timeline_view(16_384, 12.0, 1800.0, 7200.0)
+
+
+def test_timeline_rows_keep_every_second():
+    from atscale.plots.reliability import _row_spans
+    from atscale.widgets import reliability as wr
+
+    # a span across two row boundaries is cut into three pieces, all on their rows, total length kept
+    row, x, w = _row_spans([10.0, 50.0], [20.0, 250.0], 100.0)
+    assert sorted(zip(row, x, w)) == [(0.0, 10.0, 10.0), (0.0, 50.0, 50.0), (1.0, 0.0, 100.0), (2.0, 0.0, 50.0)]
+    events = wr.timeline_view(16_384, 0.5, 900.0, 7200.0).events  # a 16-day run: rows of 2 days
+    for kind in ("work", "lost", "restart"):
+        s = np.array([e.start for e in events if e.kind == kind])
+        e_ = np.array([e.end for e in events if e.kind == kind])
+        row, x, w = _row_spans(s, e_, 2 * u.day)
+        assert w.sum() == pytest.approx((e_ - s).sum()) and np.all((x >= 0) & (x + w <= 2 * u.day + 1e-6))
+
+
+def test_reliability_live_figures_refuse_what_they_cannot_draw():
+    from atscale import plots
+    from atscale.widgets import reliability as wr
+
+    u_fig, t_fig = plots.UCurveExplorerFigure(), plots.TimelineExplorerFigure()
+    for fig, other in ((u_fig, wr.timeline_view()), (t_fig, wr.u_curve_view()), (u_fig, None), (t_fig, (1, 2))):
+        with pytest.raises(ValueError, match="view must be a"):
+            fig.png(other)
+    assert u_fig.png(wr.u_curve_view())[:4] == t_fig.png(wr.timeline_view())[:4] == b"\x89PNG"
+
+
+def test_reliability_live_figures_draw_few_backgrounds():
+    # A slider's positions reuse a handful of rasterised backgrounds (the layouts: x window in quarter decades, y
+    # limit from a ladder), which is what keeps a redraw cheap; the restart time does not move the optimum, so
+    # its backgrounds share one x window.
+    from atscale import widgets
+
+    for control, low, high in (("checkpoint_time", 5, 1800), ("restart_time", 10, 7200)):
+        e = widgets.u_curve_explorer()
+        for value in np.geomspace(low, high, 25):
+            e.update(**{control: float(value)})
+            assert e.error is None
+        assert len(e._live._backgrounds) <= 12, control
+    assert len({key[:2] for key in e._live._backgrounds}) == 1
+    t = widgets.timeline_explorer()
+    for hours in np.geomspace(0.1, 12, 25):
+        t.update(interval_hours=float(hours))
+        assert t.error is None
+    assert len(t._live._backgrounds) <= 2
+
+
+def test_reliability_live_figure_titles_say_what_is_drawn():
+    from atscale import plots
+    from atscale.widgets import reliability as wr
+
+    view = wr.timeline_view(16_384, 0.5, 900.0, 7200.0)
+    fig = plots.TimelineExplorerFigure()
+    fig.png(view)
+    n = sum(e.kind == "lost" for e in view.events)
+    days = view.events[-1].end / u.day
+    assert fig.title.get_text() == f"16,384 GPUs: 3 days of work in {days:.2f} days, {n} failures"
+    assert fig.ax.get_xlabel() == "Hour within each row of 2 days (h)" and len(fig.ax.get_yticks()) <= 14
+    u_fig = plots.UCurveExplorerFigure()
+    u_fig.png(wr.u_curve_view(16_384, 1800.0, 7200.0))
+    assert u_fig.infeasible.get_visible() and "infeasible" in u_fig.infeasible.get_text()
+    assert u_fig.title.get_text() == "16,384 GPUs, MTBF 2.1 h"
+    assert u_fig.ax.get_xlabel() == "Checkpoint interval (h)" and u_fig.ax.get_ylabel() == "Wall-clock time wasted (%)"
+
+
 def test_simulation_with_work_per_trial():
     mtbf, delta = 20 * u.hour, 60.0
     taus = np.repeat([600.0, 3600.0, 4 * 3600.0], 2000)

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
+import matplotlib as mpl
 import numpy as np
 from matplotlib.ticker import MaxNLocator
 
 from .. import reliability as rel
 from .. import units as u
-from . import INK, MUTED, PALETTE, house_style, log_axes, new_axes
+from . import INK, MARGINS, MUTED, PALETTE, STYLE, LiveFigure, house_style, log_axes, new_axes
 
 __all__ = ["mtbf_sweep_chart", "u_curve_chart", "timeline_chart", "first_order_breakdown_chart",
-           "profile_comparison_chart"]
+           "profile_comparison_chart", "UCurveExplorerFigure", "TimelineExplorerFigure"]
 
 
 @house_style
@@ -249,3 +250,250 @@ def profile_comparison_chart(*, ax=None):
     ax.figure.subplots_adjust(left=0.24)
     ax.grid(axis="y", visible=False)
     return ax.figure
+
+
+# --------------------------------------------------------------------------------------
+# The chapter's explorers, drawn in two layers (see :class:`atscale.plots.LiveFigure`)
+# --------------------------------------------------------------------------------------
+_U_Y_LADDER = (5, 10, 15, 20, 25, 30, 40, 50, 60, 80, 100)
+"""Upper limits (%) of the U-curve explorer's y axis: the smallest that holds the old rule's limit is used, so
+only a handful of backgrounds are ever drawn."""
+
+_TITLE_OFFSET = 6 / 72  # inches above the axes, as matplotlib's default title pad (6 points)
+
+
+def _title(ax, fig):
+    """A title-like text above ``ax`` whose content can change without redrawing the background."""
+    from matplotlib.transforms import ScaledTranslation
+
+    return ax.text(0.5, 1.0, "", transform=ax.transAxes + ScaledTranslation(0, _TITLE_OFFSET, fig.dpi_scale_trans),
+                   ha="center", va="baseline", fontsize=mpl.rcParams["axes.titlesize"],
+                   fontweight=mpl.rcParams["axes.titleweight"], color=INK)
+
+
+def _require(view, cls_name, fields):
+    if type(view).__name__ != cls_name or any(not hasattr(view, f) for f in fields):
+        raise ValueError(f"view must be a {cls_name} (as computed by atscale.widgets.reliability), "
+                         f"not {type(view).__name__}")
+
+
+class UCurveExplorerFigure(LiveFigure):
+    """The U-curve explorer's figure: wasted fraction of wall-clock time (%) against the checkpoint interval
+    (hours, log axis).
+
+    Lines: first-order checkpoint writes (blue), first-order rework + restarts (orange), their sum (black; left
+    out where the first-order waste reaches 100%, and the whole curve replaced by a note saying so when it does at
+    every interval), the exact expectation (dashed, Daly 2006 eq. 13). Points: the seeded Monte Carlo. Vertical
+    lines: Young's (solid, labelled) and Daly's (dotted) intervals. Draws a
+    :class:`atscale.widgets.reliability.UCurveView`: its intervals span the x axis (they move in quarter decades,
+    so the axis does too), and the y limit is taken from :data:`_U_Y_LADDER`.
+    """
+
+    def __init__(self, figsize=(6.4, 4.0)):
+        super().__init__(figsize)
+        from matplotlib.ticker import MaxNLocator
+
+        with mpl.rc_context(STYLE):
+            self.fig.subplots_adjust(**MARGINS)
+            ax = self.ax = self.fig.add_subplot()
+            d = self.dynamic
+            self.writes, = ax.plot([], [], color=PALETTE[0], lw=1.2)
+            self.rework, = ax.plot([], [], color=PALETTE[1], lw=1.2)
+            self.total, = ax.plot([], [], color=INK, label="total, first order")
+            self.exact, = ax.plot([], [], color=PALETTE[3], ls="--", label="total, exact (Daly)")
+            self.sim, = ax.plot([], [], ls="none", marker="o", ms=22 ** 0.5, mew=0, color=PALETTE[3], zorder=3)
+            self.young = ax.axvline(1.0, color=PALETTE[2], lw=1.0)
+            self.daly = ax.axvline(1.0, color=PALETTE[2], lw=1.0, ls=":")
+            for artist in (self.writes, self.rework, self.total, self.exact, self.sim, self.young, self.daly):
+                d(artist)
+            self.writes_label = d(ax.text(1, 0, " writes", color=PALETTE[0], fontsize=8, va="top"))
+            self.rework_label = d(ax.text(1, 0, "rework + restarts ", color=PALETTE[1], fontsize=8, ha="right",
+                                          va="bottom"))
+            self.young_label = d(ax.text(1, 0.03, "", transform=ax.get_xaxis_transform(), fontsize=8,
+                                         va="bottom", color=PALETTE[2]))
+            self.infeasible = d(ax.text(0.97, 0.34, "", transform=ax.transAxes, ha="right", va="top", fontsize=7.5,
+                                        color=INK))
+            self.title = d(_title(ax, self.fig))
+            ax.set_xlabel("Checkpoint interval (h)")
+            ax.set_ylabel("Wall-clock time wasted (%)")
+            self._y_locator = MaxNLocator(5)  # every tick is ~2 ms of a full draw
+        self._applied = None
+        self._legend = None
+        self._line_top = 1.0
+
+    def _parts(self, view):
+        _require(view, "UCurveView", ("intervals", "waste", "exact", "young", "daly", "mtbf"))
+        h = np.asarray(view.intervals, dtype=float) / u.hour
+        total = np.asarray(view.waste.total, dtype=float)
+        return h, total
+
+    def layout(self, view):
+        """(x limits in hours, y limit in %, which key entries): applied to the axes when it changes."""
+        h, total = self._parts(view)
+        middle = (view.intervals >= view.young / 12 * (1 - 1e-9)) & (view.intervals <= view.young * 12 * (1 + 1e-9))
+        top = float(np.nanmax(100 * np.minimum(total[middle], 1)))
+        wanted = min(100.0, max(5.0, 1.1 * float(100 * total[middle].min()) * 4, 0.4 * top))
+        ytop = next((y for y in _U_Y_LADDER if wanted <= y), _U_Y_LADDER[-1])
+        feasible = total < 1
+        # The key goes to the top centre when the curves leave it empty (the U's floor is low), else to the middle
+        # right, where the waste is high everywhere and the curves fill the top.
+        centre = (h >= h[0] * (h[-1] / h[0]) ** 0.28) & (h <= h[0] * (h[-1] / h[0]) ** 0.72)
+        peak = max(float(np.max(np.where(feasible, total, 0)[centre])), float(np.max(view.exact[centre])))
+        key = (round(float(h[0]), 12), round(float(h[-1]), 12), ytop, bool(feasible.any()),
+               bool(100 * peak <= 0.72 * ytop), bool(np.size(view.sim_intervals)))
+        if key != self._applied:
+            with mpl.rc_context(STYLE):
+                ax = self.ax
+                ax.set_xscale("linear")  # log_axes reads the limits first: set them on a linear axis
+                ax.set_xlim(h[0], h[-1])
+                log_axes(ax, y=False)
+                ax.set_ylim(0, ytop)
+                ax.yaxis.set_major_locator(self._y_locator)
+                if self._legend is not None:
+                    self._legend.remove()
+                handles = ([self.total] if key[3] else []) + [self.exact]
+                labels = (["total, first order"] if key[3] else []) + ["total, exact (Daly)"]
+                if key[5]:
+                    handles.append(self.sim)
+                    labels.append(f"simulation ({view.trials_per_point} runs each)")
+                # where the waste is high everywhere the curves fill the top: the key goes to the empty middle right
+                self._legend = ax.legend(handles, labels, loc="upper center" if key[4] else "center right",
+                                         fontsize=7.5, frameon=True, facecolor="white", edgecolor="none",
+                                         framealpha=0.85)  # the vertical lines pass behind it
+            self._applied = key
+            # Dynamic artists are drawn over the background, key included: the vertical lines stop below a key at
+            # the top (where they would cross it; the optimum is always near the middle of the axis).
+            self._line_top = 0.8 if key[4] else 1.0
+        return key
+
+    def update(self, view):
+        h, total = self._parts(view)
+        w = view.waste
+        self.writes.set_data(h, 100 * np.asarray(w.checkpoint))
+        self.rework.set_data(h, 100 * np.asarray(w.rework + w.restart))
+        feasible = total < 1
+        self.total.set_data(h, np.where(feasible, 100 * total, np.nan))
+        self.exact.set_data(h, 100 * np.asarray(view.exact))
+        self.sim.set_data(np.asarray(view.sim_intervals) / u.hour, 100 * np.asarray(view.sim_waste))
+        logh = np.log(h)
+        for label, at, ys in ((self.writes_label, view.young / 8, w.checkpoint),
+                              (self.rework_label, view.young * 6, w.rework + w.restart)):
+            x = at / u.hour
+            label.set_position((x, 100 * float(np.interp(np.log(x), logh, np.asarray(ys)))))
+        young, daly = view.young / u.hour, view.daly / u.hour
+        self.young.set_data([young, young], [0, self._line_top])
+        self.daly.set_data([daly, daly], [0, self._line_top])
+        self.young_label.set_position((young * 1.05, 0.03))
+        self.young_label.set_text(f"Young {u.fmt_time(view.young)}")
+        self.infeasible.set_visible(not feasible.any())
+        self.infeasible.set_text(f"total, first order: infeasible\n(≥ 100% at every interval; "
+                                 f"R/M = {view.restart_time / view.mtbf:.0%})")
+        # A short title: δ and R are in the controls and the summary.
+        self.title.set_text(f"{view.gpus:,} GPUs, MTBF {u.fmt_time(view.mtbf)}")
+
+
+_TIMELINE_KINDS = ("work", "lost", "restart")  # drawn as bars; checkpoints as ticks, failures as crosses
+
+
+def _row_spans(starts, ends, row_len):
+    """Split spans (seconds) at row boundaries: arrays (row, start within the row, width), seconds."""
+    rows, xs, widths = [], [], []
+    s, e = np.asarray(starts, dtype=float), np.asarray(ends, dtype=float)
+    while s.size:
+        keep = s < e - 1e-9
+        s, e = s[keep], e[keep]
+        row = np.floor(s / row_len)
+        cut = np.minimum(e, (row + 1) * row_len)
+        rows.append(row)
+        xs.append(s - row * row_len)
+        widths.append(cut - s)
+        s, e = cut, e
+        more = s < e - 1e-9
+        s, e = s[more], e[more]
+    if not rows:
+        return np.zeros(0), np.zeros(0), np.zeros(0)
+    return np.concatenate(rows), np.concatenate(xs), np.concatenate(widths)
+
+
+class TimelineExplorerFigure(LiveFigure):
+    """The timeline explorer's figure: one simulated run as rows of wall-clock time (one day per row, or several
+    days per row so that there are at most :data:`TIMELINE_MAX_ROWS`), hours on the x axis: useful work (green),
+    checkpoint stalls (blue ticks: a 60 s stall is under a pixel), work lost to failures (red), restarts (orange),
+    failures (crosses). The title gives the GPU count, the run's length in days and its failures. Draws a
+    :class:`atscale.widgets.reliability.TimelineView`; the layout is the number of rows and days per row.
+    """
+
+    def __init__(self, figsize=(6.4, 3.6)):
+        super().__init__(figsize)
+        with mpl.rc_context(STYLE):
+            self.fig.subplots_adjust(**{**MARGINS, "bottom": 0.25})  # room for the key under the axis
+            ax = self.ax = self.fig.add_subplot()
+            self.bars = {k: self.dynamic(ax.broken_barh([], (0, 0), facecolors=_KIND_COLOURS[k], label=k))
+                         for k in _TIMELINE_KINDS}
+            self.ticks = self.dynamic(ax.vlines([], [], [], colors=_KIND_COLOURS["checkpoint"], lw=0.9,
+                                                label="checkpoint", zorder=3))
+            self.failures, = ax.plot([], [], ls="none", marker="x", ms=30 ** 0.5, mew=1.5, color=INK, zorder=4,
+                                     label="failure")
+            self.dynamic(self.failures)
+            self.title = self.dynamic(_title(ax, self.fig))
+            handles = [self.bars["work"], self.ticks, self.bars["lost"], self.bars["restart"], self.failures]
+            ax.legend(handles, [h.get_label() for h in handles], loc="upper center", bbox_to_anchor=(0.5, -0.14),
+                      ncols=5, fontsize=8)
+            ax.grid(axis="y", visible=False)
+        self._applied = None
+
+    @staticmethod
+    def _geometry(view):
+        _require(view, "TimelineView", ("events", "gpus", "work"))
+        if not view.events:
+            raise ValueError("view has no events to draw")
+        end = view.events[-1].end
+        days_per_row = max(1, int(np.ceil(end / u.day / TIMELINE_MAX_ROWS)))
+        rows = int(np.ceil(end / (days_per_row * u.day)))
+        return end, days_per_row, rows
+
+    def layout(self, view):
+        """(rows, days per row): the y ticks, the x axis and the left margin; applied when it changes."""
+        from matplotlib.ticker import AutoLocator, MaxNLocator
+
+        _end, days_per_row, rows = self._geometry(view)
+        key = (rows, days_per_row)
+        if key != self._applied:
+            with mpl.rc_context(STYLE):
+                ax = self.ax
+                self.fig.subplots_adjust(left=0.17 if days_per_row > 1 else MARGINS["left"])
+                ax.set_xlim(0, 24 * days_per_row)
+                ax.set_ylim(rows - 0.5, -0.5)
+                if days_per_row == 1:
+                    ax.set_yticks(range(rows), [f"day {i + 1}" for i in range(rows)])
+                    ax.set_xlabel("Hour of the day (h)")
+                    ax.xaxis.set_major_locator(AutoLocator())
+                else:
+                    ax.set_yticks(range(rows), [f"days {i * days_per_row + 1}-{(i + 1) * days_per_row}"
+                                                for i in range(rows)])
+                    ax.set_xlabel(f"Hour within each row of {days_per_row} days (h)")
+                    ax.xaxis.set_major_locator(MaxNLocator(8, integer=True))
+            self._applied = key
+        return key
+
+    def update(self, view):
+        end, days_per_row, _rows = self._geometry(view)
+        row_len = days_per_row * u.day
+        kinds = np.array([e.kind for e in view.events])
+        starts = np.array([e.start for e in view.events])
+        ends = np.array([e.end for e in view.events])
+        for kind, bars in self.bars.items():
+            row, x, w = _row_spans(starts[kinds == kind], ends[kinds == kind], row_len)
+            x, w = x / u.hour, w / u.hour
+            y0, y1 = row - 0.35, row + 0.35
+            bars.set_verts(np.stack([np.stack([x, y0], -1), np.stack([x, y1], -1), np.stack([x + w, y1], -1),
+                                     np.stack([x + w, y0], -1)], axis=1))
+        ck = starts[kinds == "checkpoint"]
+        row = ck // row_len
+        x = (ck - row * row_len) / u.hour
+        self.ticks.set_segments(np.stack([np.stack([x, row - 0.35], -1), np.stack([x, row + 0.35], -1)], axis=1))
+        fail = ends[kinds == "lost"]
+        self.failures.set_data((fail % row_len) / u.hour, fail // row_len)
+        n = int(fail.size)
+        self.title.set_text(f"{view.gpus:,} GPUs: {view.work / u.day:g} days of work in "
+                            f"{end / u.day:.2f} days, {n} failure{'s' if n != 1 else ''}")
