@@ -291,3 +291,46 @@ def test_memory_explorer_computes_once_and_never_changes_the_layout_silently(mon
     # Sequence parallelism needs TP > 1: the explorer says so instead of turning it off.
     e.update(tp=1)
     assert e.error is not None and "sequence_parallel" in e.error and "tp > 1" in e.error
+
+
+def test_memory_explorer_figure_draws_the_breakdown_on_a_laddered_frame():
+    from atscale import plots, units
+    from atscale.plots.memory import _rung
+
+    assert [_rung(x) for x in (1.0, 1.01, 94.05, 100.0, 199.3, 850.0, 0.07)] == [1.0, 1.25, 100.0, 100.0, 200.0,
+                                                                               1000.0, 0.08]
+    fig = plots.MemoryExplorerFigure()
+    fits = M.breakdown(m.LLAMA3_70B, "H100 SXM", RUNNING_EXAMPLE.plan, optimizer_name=M.RUNNING_EXAMPLE_OPTIMIZER)
+    assert fig.png(fits)[:8] == b"\x89PNG\r\n\x1a\n"
+    top = fig.ax.get_ylim()[1]
+    need = max(fits.total, fits.capacity) / 1e9
+    assert need < top <= need * 1.1 * 1.25 and fig.ax.get_ylabel() == "Memory per GPU (GB)"
+    # The bar is stacked to scale (GB), the values are written with their prefix, the title says it fits.
+    heights = [r.get_height() for r in fig.bars]
+    assert heights == pytest.approx([v / 1e9 for v in fits.parts().values()])
+    assert fig.bars[-1].get_y() + heights[-1] == pytest.approx(fits.total / 1e9)
+    assert fig.total.get_text() == units.fmt_bytes(fits.total)
+    assert fig.values["activations"].get_text() == units.fmt_bytes(fits.activations)
+    assert fig.cap_line.get_ydata()[0] == pytest.approx(fits.capacity / 1e9)
+    assert fig.title.get_text().endswith(": fits") and fig.title.get_color() != "#b00020"
+    # Infeasible: labelled as such (red, by how much); a huge bar moves the axis to TB.
+    over = M.breakdown(m.LLAMA3_405B, "H100 SXM", tp=1, pp=1, dp=1, micro_batch=16, seq_length=32768)
+    fig.png(over)
+    assert not over.fits and fig.title.get_text().endswith(f"over by {units.fmt_bytes(over.overflow)}")
+    assert fig.title.get_color() == "#b00020" and fig.ax.get_ylabel() == "Memory per GPU (TB)"
+    assert fig.ax.get_ylim()[1] >= over.total / 1e9
+    # Back to the first state: the same picture as a fresh figure's.
+    assert fig.png(fits) == plots.MemoryExplorerFigure().png(fits)
+
+
+def test_memory_explorer_figure_refuses_what_is_not_a_breakdown():
+    from atscale import plots
+
+    fig = plots.MemoryExplorerFigure()
+    with pytest.raises(ValueError, match="draws a memory.Breakdown, got dict"):
+        fig.png({"weights": 1e9})
+    bad = M.Breakdown(weights=float("nan"), gradients=0.0, optimizer=0.0, activations=0.0, capacity=80e9)
+    with pytest.raises(ValueError, match="finite parts >= 0"):
+        fig.png(bad)
+    with pytest.raises(ValueError, match="capacity > 0"):
+        fig.png(M.Breakdown(weights=1.0, gradients=0.0, optimizer=0.0, activations=0.0, capacity=0.0))

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import matplotlib as mpl
 import numpy as np
 
 from .. import hardware, memory, models
-from . import INK, MUTED, PALETTE, house_style, log_axes, new_axes
+from .. import units as u
+from . import INK, MARGINS, MUTED, PALETTE, STYLE, LiveFigure, house_style, log_axes, new_axes
 
 __all__ = ["bytes_per_param_chart", "zero_stages_chart", "activation_strategies_chart", "memory_breakdown_chart",
-           "memory_wall_chart", "max_model_size_chart"]
+           "memory_wall_chart", "max_model_size_chart", "MemoryExplorerFigure"]
 
 _PART_COLOURS = {"weights": PALETTE[0], "gradients": PALETTE[1], "optimizer state": PALETTE[2],
                  "activations": PALETTE[4]}
@@ -178,3 +180,102 @@ def max_model_size_chart(measurements=memory.ZERO_TABLE2, *, ax=None):
     ax.set_title("Largest model on 32 GB V100s: model vs measured")
     ax.legend(loc="upper left", fontsize=8.5)
     return ax.figure
+
+
+_Y_RUNGS = (1.0, 1.25, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 8.0)
+"""Mantissas of the memory explorer's upper y limits (GB): a few backgrounds per decade."""
+
+
+def _rung(value: float) -> float:
+    """The smallest ``m * 10**k`` (``m`` in :data:`_Y_RUNGS`) at least ``value`` (> 0)."""
+    k = np.floor(np.log10(value))
+    for m in (*_Y_RUNGS, 10.0):
+        top = float(m * 10.0**k)
+        if top >= value * (1 - 1e-12):
+            return top
+    return float(10.0 ** (k + 1))  # pragma: no cover - 10.0 above covers it
+
+
+class MemoryExplorerFigure(LiveFigure):
+    """The memory explorer's figure: one configuration's per-GPU memory (a :func:`atscale.memory.breakdown`
+    result, bytes, drawn in GB) as a bar stacked from weights, gradients, optimizer state and activations, against
+    the dashed line of the accelerator's usable HBM (:attr:`~atscale.hardware.Accelerator.usable_memory`), with
+    each part and the total written in a column on the right. The title names the model and the layout and says
+    whether it fits or by how much it is over (in red: the configuration is infeasible). The axis is labelled
+    in GB, or in TB from a limit of 10,000 GB; the written values carry their own decimal prefix.
+
+    The y axis starts at 0 GB and ends at a value from a fixed ladder (1, 1.25, 1.5, 2, 2.5, 3, 4, 5, 6, 8 times
+    a power of ten) just above the larger of the total and the capacity, so the frame changes only when the
+    bar or the line would leave it, and only a few backgrounds are ever drawn.
+    """
+
+    _PARTS = ("weights", "gradients", "optimizer state", "activations")
+
+    def __init__(self, figsize=(6.4, 4.0)):
+        super().__init__(figsize)
+        from matplotlib.ticker import FuncFormatter
+
+        with mpl.rc_context(STYLE):
+            ax = self.ax = self.fig.add_subplot()
+            self.fig.subplots_adjust(**MARGINS)
+            ax.set_xlim(-1.1, 1.6)
+            ax.set_xticks([])
+            self._scale = 1.0  # GB per unit of the y axis's labels (1 GB, or 1000 GB = 1 TB for a huge bar)
+            ax.yaxis.set_major_formatter(FuncFormatter(lambda y, _pos: f"{y / self._scale:,.6g}"))
+            ax.grid(axis="x", visible=False)
+            colours = [_PART_COLOURS[p] for p in self._PARTS]
+            bars = ax.bar(np.zeros(4), np.ones(4), bottom=np.arange(4), width=0.5, color=colours)
+            self.bars = [self.dynamic(r) for r in bars]
+            self.dynamic(ax.spines["bottom"])  # over the bars' feet, as in a whole drawing
+            self.cap_line = self.dynamic(ax.axhline(1, xmax=0.54, color=INK, ls="--", lw=1.2))  # short of the labels
+            self.cap_text = self.dynamic(ax.text(-1.05, 1, "", va="bottom", fontsize=9))
+            # A key in a fixed column, top to bottom in stack order: the names are static, the values change.
+            self.values = {}
+            for i, (name, colour) in enumerate(zip(self._PARTS[::-1], colours[::-1])):
+                y = 0.9 - 0.09 * i
+                ax.text(0.56, y, f"■ {name}", color=colour, transform=ax.transAxes, fontsize=9, va="center")
+                self.values[name] = self.dynamic(ax.text(0.99, y, "", color=colour, transform=ax.transAxes,
+                                                         fontsize=9, va="center", ha="right"))
+            y = 0.9 - 0.09 * len(self._PARTS)
+            ax.text(0.56, y, "total", color=INK, transform=ax.transAxes, fontsize=9, va="center", fontweight="bold")
+            self.total = self.dynamic(ax.text(0.99, y, "", color=INK, transform=ax.transAxes, fontsize=9,
+                                              va="center", ha="right", fontweight="bold"))
+            self.title = self.dynamic(ax.set_title("", y=1.01))  # explicit y: no automatic placement
+
+    @classmethod
+    def _check(cls, b):
+        if not isinstance(b, memory.Breakdown):
+            raise ValueError(f"MemoryExplorerFigure draws a memory.Breakdown, got {type(b).__name__}")
+        parts = b.parts()
+        if tuple(parts) != cls._PARTS:
+            raise ValueError(f"a breakdown's parts must be {cls._PARTS}, got {tuple(parts)}")
+        values = np.array(list(parts.values()) + [b.capacity], dtype=float)
+        if not np.all(np.isfinite(values)) or np.any(values < 0) or not b.capacity > 0:
+            raise ValueError(f"a breakdown needs finite parts >= 0 and a capacity > 0 bytes, got {b!r}")
+        return np.array(list(parts.values())) / 1e9
+
+    def layout(self, b):
+        """The upper y limit (GB) from the ladder, just above the larger of the total and the capacity."""
+        heights = self._check(b)
+        top = _rung(max(b.capacity / 1e9, heights.sum()) * 1.1)
+        self.ax.set_ylim(0, top)
+        self._scale = 1000.0 if top >= 10_000 else 1.0  # the axis is drawn in GB; its labels in GB or TB
+        self.ax.set_ylabel(f"Memory per GPU ({'TB' if self._scale > 1 else 'GB'})")
+        return top
+
+    def update(self, b):
+        heights = self._check(b)
+        for r, bottom, height in zip(self.bars, np.concatenate(([0.0], np.cumsum(heights)[:-1])), heights):
+            r.set_y(bottom)
+            r.set_height(height)
+        cap = b.capacity / 1e9
+        self.cap_line.set_ydata([cap, cap])
+        self.cap_text.set_y(cap)
+        self.cap_text.set_text(f"usable HBM {u.fmt_bytes(b.capacity)}")
+        for name, value in b.parts().items():
+            self.values[name].set_text(u.fmt_bytes(value))
+        self.total.set_text(u.fmt_bytes(b.total))
+        verdict = "fits" if b.fits else f"over by {u.fmt_bytes(b.overflow)}"
+        layout = f", {b.plan.describe()}" if b.plan is not None else ""
+        self.title.set_text(f"{b.model}{layout}: {verdict}")
+        self.title.set_color(INK if b.fits else "#b00020")

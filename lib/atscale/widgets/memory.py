@@ -27,7 +27,7 @@ def memory_explorer() -> Explorer:
     """
     ex, plan = RUNNING_EXAMPLE, RUNNING_EXAMPLE.plan
     return Explorer(
-        plots.memory_breakdown_chart,
+        plots.MemoryExplorerFigure,
         compute=_breakdown,
         summary=_summary,
         model=dropdown(["Llama 3 8B", "Llama 3 70B", "Llama 3 405B", "GPT-3 175B"], ex.model.name, "Model"),
