@@ -209,7 +209,7 @@ def test_u_curve_view_is_the_library_s_numbers_on_a_window_that_moves_in_quarter
     from atscale.widgets import reliability as wr
 
     mtbf = P.cluster_mtbf(1024)
-    view = wr.u_curve_view(1024, 60.0, 600.0)
+    view = r.u_curve(1024, 60.0, 600.0)
     young = r.young_interval(60.0, mtbf)
     assert view.mtbf == mtbf and view.young == young and view.daly == r.daly_interval(60.0, mtbf)
     h = view.intervals / u.hour
@@ -226,11 +226,11 @@ def test_u_curve_view_is_the_library_s_numbers_on_a_window_that_moves_in_quarter
     assert np.all(np.abs(view.sim_waste - exact) < 0.02)
     assert not view.first_order_infeasible
     # where the first-order waste reaches 100% at Young's interval the view says so
-    assert wr.u_curve_view(16_384, 1800.0, 7200.0).first_order_infeasible
+    assert r.u_curve(16_384, 1800.0, 7200.0).first_order_infeasible
     with pytest.raises(ValueError, match="profile='unknown'"):
-        wr.u_curve_view(profile="unknown")
+        r.u_curve(profile="unknown")
     with pytest.raises(ValueError, match="infeasible"):  # a checkpoint longer than twice the MTBF
-        wr.u_curve_view(16_384, 20_000.0)
+        r.u_curve(16_384, 20_000.0)
 
 
 def test_timeline_view_is_the_library_s_seeded_run():
@@ -264,10 +264,10 @@ def test_reliability_live_figures_refuse_what_they_cannot_draw():
     from atscale.widgets import reliability as wr
 
     u_fig, t_fig = plots.UCurveExplorerFigure(), plots.TimelineExplorerFigure()
-    for fig, other in ((u_fig, wr.timeline_view()), (t_fig, wr.u_curve_view()), (u_fig, None), (t_fig, (1, 2))):
+    for fig, other in ((u_fig, wr.timeline_view()), (t_fig, r.u_curve()), (u_fig, None), (t_fig, (1, 2))):
         with pytest.raises(ValueError, match="view must be a"):
             fig.png(other)
-    assert u_fig.png(wr.u_curve_view())[:4] == t_fig.png(wr.timeline_view())[:4] == b"\x89PNG"
+    assert u_fig.png(r.u_curve())[:4] == t_fig.png(wr.timeline_view())[:4] == b"\x89PNG"
 
 
 def test_reliability_live_figures_draw_few_backgrounds():
@@ -302,7 +302,7 @@ def test_reliability_live_figure_titles_say_what_is_drawn():
     assert fig.title.get_text() == f"16,384 GPUs: 3 days of work in {days:.2f} days, {n} failures"
     assert fig.ax.get_xlabel() == "Hour within each row of 2 days (h)" and len(fig.ax.get_yticks()) <= 14
     u_fig = plots.UCurveExplorerFigure()
-    u_fig.png(wr.u_curve_view(16_384, 1800.0, 7200.0))
+    u_fig.png(r.u_curve(16_384, 1800.0, 7200.0))
     assert u_fig.infeasible.get_visible() and "infeasible" in u_fig.infeasible.get_text()
     assert u_fig.title.get_text() == "16,384 GPUs, MTBF 2.1 h"
     assert u_fig.ax.get_xlabel() == "Checkpoint interval (h)" and u_fig.ax.get_ylabel() == "Wall-clock time wasted (%)"

@@ -196,6 +196,11 @@ SPECS = [
     # reliability
     Spec(rel.series_mttf, {"mttf": [1e5, 2e5], "count": [1, 2]}, "mttf", "positive", inf_ok=True),
     Spec(rel.series_mttf, {"mttf": [1e5, 2e5], "count": [1, 2]}, "count", "nonneg"),
+    *(Spec(rel.u_curve, {"gpus": 64}, p, k) for p, k in (("checkpoint_time", "positive"),
+                                                          ("restart_time", "nonneg"), ("trials_per_point", "count"))),
+    *(Spec(rel.timeline_run, {"gpus": 64, "work": 86400.0, "interval": 3600.0, "checkpoint_time": 60.0}, p, k)
+      for p, k in (("interval", "positive"), ("checkpoint_time", "nonneg"), ("restart_time", "nonneg"),
+                   ("work", "positive"))),
     Spec(rel.fleet_mtbf, {"node_mttf": 1e6, "num_nodes": 8}, "node_mttf", "positive"),
     Spec(rel.fleet_mtbf, {"node_mttf": 1e6, "num_nodes": 8}, "num_nodes", "count"),
     Spec(rel.Component, {"name": "GPU", "mttf": 1e8, "per_node": 8}, "mttf", "positive"),

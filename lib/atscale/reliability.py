@@ -800,3 +800,106 @@ def spares_needed(num_nodes, node_mttf, repair_time, coverage=0.99):
     log_pmf = -mean + k * math.log(mean) - np.concatenate(([0.0], np.cumsum(np.log(k[1:]))))
     cdf = np.cumsum(np.exp(log_pmf))
     return int(np.argmax(cdf >= coverage)) if np.any(cdf >= coverage) else int(k[-1])
+
+
+# --------------------------------------------------------------------------------------
+# The chapter's explorers: one computed state each (drawn by atscale.plots, summarised by atscale.widgets)
+# --------------------------------------------------------------------------------------
+def _profile_arg(profile) -> FailureProfile:
+    if isinstance(profile, FailureProfile):
+        return profile
+    if isinstance(profile, str) and profile in PROFILES:
+        return PROFILES[profile]
+    raise ValueError(f"profile={profile!r} is not one of {list(PROFILES)} (or a FailureProfile)")
+
+
+@dataclass(frozen=True)
+class UCurve:
+    """Expected waste against the checkpoint interval for one cluster (seconds; fractions of wall-clock time).
+
+    ``intervals``: the checkpoint intervals, 2.5 decades around Young's interval rounded to a quarter decade of
+    hours (so a figure's axis moves in steps); ``waste``: the first-order breakdown there (:func:`waste`, Young
+    1974 / Daly 2006 sec. 2); ``exact``: the exact expected waste, ``1 - goodput_exact`` (Daly 2006, eq. 13);
+    ``sim_intervals``, ``sim_waste``: the seeded Monte Carlo's mean waste at up to nine intervals
+    (:func:`simulate`, ``trials_per_point`` runs each of 40 intervals of work); ``young``, ``daly``: the two
+    optimal intervals; ``daly_goodput``: the exact expected goodput at Daly's interval;
+    ``first_order_infeasible``: the first-order waste at Young's interval reaches 100%.
+    """
+
+    gpus: int
+    profile: str
+    checkpoint_time: float
+    restart_time: float
+    mtbf: float
+    young: float
+    daly: float
+    intervals: np.ndarray
+    waste: Waste
+    exact: np.ndarray
+    sim_intervals: np.ndarray
+    sim_waste: np.ndarray
+    trials_per_point: int
+    daly_goodput: float
+    first_order_infeasible: bool
+
+
+U_CURVE_POINTS = 101
+"""Intervals per U-curve (a quarter decade per 10 points)."""
+
+
+def u_curve(gpus=1024, checkpoint_time=60.0, restart_time=600.0, profile=TEXTBOOK_PROFILE.name, *,
+            trials_per_point: int = 60, seed: int = 0) -> UCurve:
+    """The wasted-time U-curve of ``gpus`` GPUs with ``profile`` (a :class:`FailureProfile` or a name in
+    :data:`PROFILES`): first-order and exact waste over the intervals around Young's, the seeded simulation and
+    the optimal intervals (see :class:`UCurve`; seconds in, seconds out)."""
+    prof = _profile_arg(profile)
+    mtbf = prof.cluster_mtbf(gpus)
+    young = young_interval(checkpoint_time, mtbf)
+    daly = daly_interval(checkpoint_time, mtbf)
+    trials_per_point = v.count("trials_per_point", trials_per_point)
+    centre = np.round(4 * np.log10(young / u.hour)) / 4  # quarter decades of hours: a few axes only
+    taus = 10.0 ** (centre + np.linspace(-1.25, 1.25, U_CURVE_POINTS)) * u.hour
+    w = waste(taus, checkpoint_time, mtbf, restart_time)
+    exact = 1 - goodput_exact(taus, checkpoint_time, mtbf, restart_time)
+    points = np.geomspace(young / 8, young * 8, 9)
+    # Simulate only where a run finishes quickly: a segment of s MTBFs is tried e^s times on average (e^2 = 7.4 at
+    # the limit), each failure adding a restart; beyond, one call took seconds. The exact curve covers the rest.
+    points = points[(points + checkpoint_time) / mtbf <= 2.0] if restart_time / mtbf <= 2.0 else points[:0]
+    wasted = np.zeros(0)
+    if points.size:
+        per_trial = np.repeat(points, trials_per_point)
+        sim = simulate(40 * per_trial, per_trial, checkpoint_time, mtbf, restart_time,
+                       trials=points.size * trials_per_point, seed=seed)
+        wasted = 1 - sim.goodput.reshape(points.size, trials_per_point).mean(axis=1)
+    return UCurve(int(gpus), prof.name, float(checkpoint_time), float(restart_time), float(mtbf), float(young),
+                  float(daly), taus, w, exact, points, wasted, trials_per_point,
+                  float(goodput_exact(daly, checkpoint_time, mtbf, restart_time)),
+                  bool(waste(young, checkpoint_time, mtbf, restart_time).total >= 1))
+
+
+@dataclass(frozen=True)
+class TimelineRun:
+    """One seeded simulated run (:func:`timeline`) of ``work`` seconds of useful work on ``gpus`` GPUs:
+    its ``events``, the cluster ``mtbf`` (seconds) and the exact ``expected_goodput`` at this interval
+    (Daly 2006, eq. 13; a fraction)."""
+
+    gpus: int
+    work: float
+    interval: float
+    checkpoint_time: float
+    restart_time: float
+    mtbf: float
+    events: tuple
+    expected_goodput: float
+
+
+def timeline_run(gpus=1024, interval=3600.0, checkpoint_time=60.0, restart_time=900.0, *, work=3 * 86400.0,
+                 seed=9, profile=TEXTBOOK_PROFILE.name, max_events: int = 100_000) -> TimelineRun:
+    """One simulated run for drawing (seconds): :func:`timeline` on the cluster MTBF of ``gpus`` GPUs with
+    ``profile``. ``seed=9`` gives, at the defaults, a run with three failures, close to the expected 2.3 (a
+    typical picture, not a lucky one). A run needing more than ``max_events`` events is refused
+    (``ValueError``, naming what to change)."""
+    mtbf = _profile_arg(profile).cluster_mtbf(gpus)
+    events = timeline(work, interval, checkpoint_time, mtbf, restart_time, seed=seed, max_events=max_events)
+    return TimelineRun(int(gpus), float(work), float(interval), float(checkpoint_time), float(restart_time),
+                       float(mtbf), events, float(goodput_exact(interval, checkpoint_time, mtbf, restart_time)))

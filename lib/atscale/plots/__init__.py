@@ -19,6 +19,7 @@ dark themes.
 from __future__ import annotations
 
 import functools
+from collections import OrderedDict
 
 import matplotlib as mpl
 import numpy as np
@@ -143,7 +144,11 @@ class LiveFigure:
     * :meth:`update` ``(result)``: set the dynamic artists' data for ``result``.
 
     :meth:`png` returns the PNG bytes for a result. The figure belongs to the instance (never to pyplot).
+    At most :attr:`max_backgrounds` backgrounds are kept (about 1 MB each), the least recently used
+    dropped first.
     """
+
+    max_backgrounds = 16
 
     def __init__(self, figsize=(6.4, 4.0)):
         from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -152,7 +157,7 @@ class LiveFigure:
         self.fig = Figure(figsize=figsize, dpi=STYLE["figure.dpi"], facecolor=STYLE["figure.facecolor"])
         self.canvas = FigureCanvasAgg(self.fig)
         self._dynamic: list = []
-        self._backgrounds: dict = {}
+        self._backgrounds: OrderedDict = OrderedDict()
 
     def dynamic(self, artist):
         """Register ``artist`` as changing with the result (drawn on every update, never in the background);
@@ -178,6 +183,9 @@ class LiveFigure:
             if key not in self._backgrounds:
                 self.canvas.draw()
                 self._backgrounds[key] = self.canvas.copy_from_bbox(self.fig.bbox)
+                while len(self._backgrounds) > self.max_backgrounds:
+                    self._backgrounds.popitem(last=False)
+            self._backgrounds.move_to_end(key)
             self.canvas.restore_region(self._backgrounds[key])
             self.update(result)
             renderer = self.canvas.get_renderer()

@@ -271,10 +271,9 @@ def _title(ax, fig):
                    fontweight=mpl.rcParams["axes.titleweight"], color=INK)
 
 
-def _require(view, cls_name, fields):
-    if type(view).__name__ != cls_name or any(not hasattr(view, f) for f in fields):
-        raise ValueError(f"view must be a {cls_name} (as computed by atscale.widgets.reliability), "
-                         f"not {type(view).__name__}")
+def _require(view, cls):
+    if not isinstance(view, cls):
+        raise ValueError(f"view must be an atscale.reliability.{cls.__name__}, not {type(view).__name__}")
 
 
 class UCurveExplorerFigure(LiveFigure):
@@ -285,7 +284,7 @@ class UCurveExplorerFigure(LiveFigure):
     out where the first-order waste reaches 100%, and the whole curve replaced by a note saying so when it does at
     every interval), the exact expectation (dashed, Daly 2006 eq. 13). Points: the seeded Monte Carlo. Vertical
     lines: Young's (solid, labelled) and Daly's (dotted) intervals. Draws a
-    :class:`atscale.widgets.reliability.UCurveView`: its intervals span the x axis (they move in quarter decades,
+    :class:`atscale.reliability.UCurve`: its intervals span the x axis (they move in quarter decades,
     so the axis does too), and the y limit is taken from :data:`_U_Y_LADDER`.
     """
 
@@ -322,7 +321,7 @@ class UCurveExplorerFigure(LiveFigure):
         self._line_top = 1.0
 
     def _parts(self, view):
-        _require(view, "UCurveView", ("intervals", "waste", "exact", "young", "daly", "mtbf"))
+        _require(view, rel.UCurve)
         h = np.asarray(view.intervals, dtype=float) / u.hour
         total = np.asarray(view.waste.total, dtype=float)
         return h, total
@@ -420,7 +419,7 @@ class TimelineExplorerFigure(LiveFigure):
     days per row so that there are at most :data:`TIMELINE_MAX_ROWS`), hours on the x axis: useful work (green),
     checkpoint stalls (blue ticks: a 60 s stall is under a pixel), work lost to failures (red), restarts (orange),
     failures (crosses). The title gives the GPU count, the run's length in days and its failures. Draws a
-    :class:`atscale.widgets.reliability.TimelineView`; the layout is the number of rows and days per row.
+    :class:`atscale.reliability.TimelineRun`; the layout is the number of rows and days per row.
     """
 
     def __init__(self, figsize=(6.4, 3.6)):
@@ -444,7 +443,7 @@ class TimelineExplorerFigure(LiveFigure):
 
     @staticmethod
     def _geometry(view):
-        _require(view, "TimelineView", ("events", "gpus", "work"))
+        _require(view, rel.TimelineRun)
         if not view.events:
             raise ValueError("view has no events to draw")
         end = view.events[-1].end
