@@ -135,7 +135,7 @@ def test_figures_draw_with_labelled_axes():
 
     ops = list(r.layer_ops(m.LLAMA3_70B, 1, 8192).values()) + [r.adam_update(70e9)]
     figs = [plots.roofline_chart(ops=ops, measured=True), plots.gemm_intensity_chart(),
-            plots.ridge_history_chart(), plots.peak_vs_measured_chart(), plots.operator_chart()]
+            plots.ridge_history_chart(), plots.peak_vs_measured_chart()]
     for fig in figs:
         ax = fig.axes[0]
         assert "(" in ax.get_ylabel() and ax.get_title()
@@ -144,8 +144,46 @@ def test_figures_draw_with_labelled_axes():
     assert any(t.startswith("Adam update (0.43 FLOP/B)") for t in legend)
     with pytest.raises(ValueError, match="array sizes"):
         plots.roofline_chart(ops=[r.matmul(np.array([1, 2]), 3, 4)])
+
+
+def test_place_reads_the_roofline():
+    p = r.place(r.matmul(4096, 4096, 4096), "H100 SXM")
+    assert p.bound == "compute" and p.attainable == pytest.approx(989.4e12)
+    assert p.measured.peak == pytest.approx(792.1e12) and p.roof.ridge_point == pytest.approx(295.3, rel=1e-3)
+    adam = r.place(r.adam_update(70e9), "H200 SXM")
+    assert adam.bound == "memory" and adam.measured is None  # no measured matmul rate in the catalog
+    assert adam.attainable == pytest.approx(4.8e12 * 12 / 28)
+    assert adam.time.overlapped == pytest.approx(70e9 * 28 / 4.8e12)
+    assert r.place(r.elementwise(10), r.Roof(1e12, 1e9)).measured is None  # a what-if roof
+    with pytest.raises(ValueError, match="array sizes"):
+        r.place(r.matmul(np.array([1, 2]), 3, 4), "H100 SXM")
+    with pytest.raises(ValueError, match="must be an atscale.roofline.Op"):
+        r.place("matmul", "H100 SXM")
+    with pytest.raises(ValueError, match="not supported by A100 SXM 80GB"):
+        r.place(r.matmul(8, 8, 8), "A100 SXM 80GB", "fp8")
+
+
+def test_roofline_explorer_figure():
+    from atscale import plots
+    from atscale.widgets import roofline as wr
+
+    fig = plots.RooflineExplorerFigure()
+    png = fig.png(wr.roofline_view())
+    assert png[:4] == b"\x89PNG"
+    ax = fig.ax
+    assert ax.get_xlabel() == "Arithmetic intensity (FLOP/byte)" and ax.get_ylabel() == "Attainable BF16 (TFLOP/s)"
+    assert ax.get_title() == "H100 SXM: compute-bound, 989.4 TFLOP/s attainable"
+    assert ax.get_ylim() == (0.1, 2000.0)  # 1-2-5 ladder: the first value >= twice the 989.4 TFLOP/s peak
+    assert [t.get_text() for t in fig.key_both.get_texts()] == ["peak (ridge 295 FLOP/B)",
+                                                                "measured matmul (ridge 236 FLOP/B)"]
+    fig.png(wr.roofline_view("H200 SXM", "fp64", "elementwise add", 1e6))  # no measured roof; off the axis
+    assert not fig.measured_line.get_visible() and fig.key_peak.get_visible() and not fig.key_both.get_visible()
+    assert ax.get_ylabel() == "Attainable FP64 (TFLOP/s)" and ax.get_ylim() == (0.01, 200.0)
+    assert fig.point.get_marker() == "<" and fig.label.get_text() == "x + y\n0.042 FLOP/B, off scale"
+    with pytest.raises(ValueError, match="must be an atscale.roofline.Placement"):
+        fig.png(r.matmul(8, 8, 8))
     with pytest.raises(ValueError, match="kind='fft'"):
-        plots.operator_chart(kind="fft")
+        wr.roofline_view(kind="fft")
 
 
 def test_roofline_explorer_names_the_bound_and_shows_errors():

@@ -379,6 +379,56 @@ def time_bound(op: Op, accelerator, dtype: str = "bf16", *, measured: bool = Fal
 
 
 @dataclass(frozen=True)
+class Placement:
+    """Where one (scalar) operation lands on one accelerator's roofline, as :func:`place` computes it.
+
+    ``op``: the :class:`Op`; ``dtype``: the data type of the compute roof; ``roof``: the datasheet
+    roof (dense peak, FLOP/s; HBM bandwidth, bytes/s); ``measured``: the roof with the published
+    measured matmul rate as its flat part, or ``None`` where none is published; ``time``: the
+    :class:`TimeBound` on the datasheet roof (seconds).
+    """
+
+    op: Op
+    dtype: str
+    roof: Roof
+    measured: Roof | None
+    time: TimeBound
+
+    @property
+    def intensity(self) -> float:
+        """The op's arithmetic intensity (FLOP/byte)."""
+        return float(self.op.intensity)
+
+    @property
+    def attainable(self) -> float:
+        """Attainable FLOP/s on the datasheet roof, ``min(π, β · I)`` (Williams, Waterman & Patterson
+        2009, eq. 1)."""
+        return float(min(self.roof.peak, self.roof.bandwidth * self.intensity))
+
+    @property
+    def bound(self) -> str:
+        """``"compute"`` or ``"memory"``: the larger term of :attr:`time`."""
+        return self.time.bound
+
+
+def place(op: Op, accelerator, dtype: str = "bf16") -> Placement:
+    """Place a scalar ``op`` on ``accelerator``'s roofline for ``dtype``: the datasheet roof, the
+    measured matmul roof where one is published, the time bounds and the attainable rate
+    (:class:`Placement`). ``accelerator``: a catalog name, an :class:`~atscale.hardware.Accelerator`
+    or a :class:`Roof` (a what-if; it has no measured roof). Sources as :func:`attainable_flops` and
+    :func:`time_bound`."""
+    if not isinstance(op, Op):
+        raise ValueError(f"op={v.show(op)} must be an atscale.roofline.Op")
+    if np.ndim(op.flops) or np.ndim(op.bytes):
+        raise ValueError(f"op {op.name!r} has array sizes; place() takes a scalar op")
+    peak_roof = roof(accelerator, dtype)
+    measured = None
+    if not isinstance(accelerator, Roof) and v.accelerator_arg("accelerator", accelerator).measured(dtype):
+        measured = roof(accelerator, dtype, measured=True)
+    return Placement(op, dtype, peak_roof, measured, time_bound(op, peak_roof))
+
+
+@dataclass(frozen=True)
 class LayerTime:
     """Time bounds of a sequence of operations (one layer), each run as its own kernel.
 

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import matplotlib as mpl
 import numpy as np
 from matplotlib.ticker import MaxNLocator
 
 from .. import hardware, models, roofline
-from . import INK, MUTED, PALETTE, house_style, log_axes, new_axes
+from . import INK, MARGINS, MUTED, PALETTE, STYLE, LiveFigure, house_style, log_axes, new_axes
 
 __all__ = ["roofline_chart", "gemm_intensity_chart", "ridge_history_chart", "peak_vs_measured_chart",
-           "operator_chart", "measured_sweep_chart", "roofline_error_chart"]
+           "RooflineExplorerFigure", "measured_sweep_chart", "roofline_error_chart"]
 
 _INTENSITY_RANGE = (0.1, 10_000.0)
 
@@ -160,60 +161,109 @@ def peak_vs_measured_chart(dtype: str = "bf16", *, ax=None):
     return ax.figure
 
 
-OPERATORS = ("matmul (square)", "matmul (tokens x 8192 x 8192)", "elementwise add", "layer norm",
-             "attention (naive)", "attention (fused)", "Adam update")
+_LADDER_STEPS = (1.0, 2.0, 5.0)
+_HEADROOM = 2.0
+"""The explorer's upper y limit is the first 1-2-5 value at least this many times the peak."""
+_Y_SPAN = 2e4
+"""The explorer's y axis spans this factor (a little over four decades, as :func:`roofline_chart`)."""
 
 
-def operator(kind: str, size: float, dtype: str = "bf16") -> roofline.Op:
-    """One of :data:`OPERATORS` at ``size`` (matrix side, tokens, sequence length or
-    parameters, as the kind implies), in ``dtype`` — the operator menu of the explorer."""
-    bpe = hardware.bytes_per_element(dtype)
-    size = float(size)
-    if kind == "matmul (square)":
-        return roofline.matmul(size, size, size, bpe, f"matmul {size:,.0f}³")
-    if kind == "matmul (tokens x 8192 x 8192)":
-        return roofline.matmul(size, 8192, 8192, bpe, f"matmul {size:,.0f}x8192x8192")
-    if kind == "elementwise add":
-        return roofline.elementwise(size, bytes_per_element=bpe, name="x + y")
-    if kind == "layer norm":
-        return roofline.layer_norm(size, 8192, bpe)
-    if kind in ("attention (naive)", "attention (fused)"):
-        return roofline.attention_scores(1, 64, size, 128, bpe, fused=kind.endswith("(fused)"))
-    if kind == "Adam update":
-        return roofline.adam_update(size)
-    raise ValueError(f"kind={kind!r} is not one of {OPERATORS}")
+def _ladder_top(value: float) -> float:
+    """The smallest 1-2-5 x 10^k value that is at least ``value`` (> 0)."""
+    decade = 10.0 ** np.floor(np.log10(value))
+    return float(next((m * decade for m in _LADDER_STEPS if m * decade >= value * (1 - 1e-12)), 10 * decade))
 
 
-@house_style
-def operator_chart(accelerator="H100 SXM", dtype: str = "bf16", kind: str = "matmul (square)",
-                   size: float = 4096, *, ax=None):
-    """One operator on one accelerator's roofline (peak and, if published, measured roof),
-    with its bound, attainable rate and time in the title."""
-    op = operator(kind, size, dtype)
-    acc = hardware.accelerator(accelerator)
-    peak_roof = roofline.roof(acc, dtype)
-    ax = new_axes(ax)
-    lo, hi = _INTENSITY_RANGE
-    _roof_line(ax, peak_roof, PALETTE[0], f"peak (ridge {peak_roof.ridge_point:,.0f} FLOP/B)", lo, hi)
-    if acc.measured_matmul_flops.get(dtype):
-        mr = roofline.roof(acc, dtype, measured=True)
-        _roof_line(ax, mr, PALETTE[0], f"measured matmul (ridge {mr.ridge_point:,.0f} FLOP/B)", lo, hi, ls="--")
-    x = float(np.clip(op.intensity, lo, hi))
-    y = roofline.attainable_flops(peak_roof, op.intensity) / 1e12
-    tb = roofline.time_bound(op, peak_roof)
-    ax.scatter([x], [y], s=60, color=PALETTE[3], zorder=4, edgecolors="white", linewidths=0.8)
-    right = x > 100  # keep the label inside the axes: write it to the left of points on the right
-    label = f"{op.intensity:,.0f}" if op.intensity >= 10 else f"{op.intensity:.2g}"
-    ax.annotate(f"{op.name}\n{label} FLOP/B", (x, y), xytext=(-6 if right else 6, -24),
-                textcoords="offset points", fontsize=8.5, ha="right" if right else "left")
-    ax.set_xlim(lo, hi)
-    ax.set_ylim(peak_roof.peak / 1e12 / 1e4, peak_roof.peak / 1e12 * 2.5)
-    log_axes(ax)
-    ax.set_xlabel("Arithmetic intensity (FLOP/byte)")
-    ax.set_ylabel(f"Attainable {dtype.upper()} (TFLOP/s)")
-    ax.set_title(f"{acc.name}: {tb.bound}-bound, {y:,.1f} TFLOP/s attainable")
-    ax.legend(loc="lower right")
-    return ax.figure
+class RooflineExplorerFigure(LiveFigure):
+    """The roofline explorer's figure: one operation on one accelerator's roofline, attainable
+    TFLOP/s against arithmetic intensity (FLOP/byte), both log scales. The datasheet roof (dense
+    peak) is solid, the measured matmul roof dashed where one is published; the key gives their
+    ridge points; the operation is a dot on the datasheet roof at its intensity, labelled with its
+    name and intensity, and the title names the bound and the attainable rate.
+
+    Results are :class:`atscale.roofline.Placement` (:func:`atscale.roofline.place`). The x axis is
+    fixed (0.1-10,000 FLOP/byte); an operation outside it is drawn on the edge as an arrowhead
+    pointing the way it lies, at its true attainable rate, and labelled "off scale". The y axis
+    runs from its top, the first 1-2-5 value at least twice the peak, down by a factor of 20,000,
+    so one background serves every accelerator and data type with the same top.
+    """
+
+    def __init__(self, figsize=(6.4, 4.0)):
+        super().__init__(figsize)
+        from matplotlib.legend import Legend
+
+        lo, hi = _INTENSITY_RANGE
+        with mpl.rc_context(STYLE):
+            ax = self.ax = self.fig.add_subplot()
+            self.fig.subplots_adjust(**MARGINS)
+            ax.set_xlim(lo, hi)
+            ax.set_ylim(0.1, 1000.0)
+            log_axes(ax)
+            ax.set_xlabel("Arithmetic intensity (FLOP/byte)")
+            self.peak_line, = ax.plot([lo, hi], [1.0, 1.0], color=PALETTE[0])
+            self.measured_line, = ax.plot([lo, hi], [1.0, 1.0], color=PALETTE[0], ls="--")
+            self.point, = ax.plot([np.nan], [np.nan], ls="none", marker="o", ms=np.sqrt(60), color=PALETTE[3],
+                                  mec="white", mew=0.8, zorder=4, clip_on=False)
+            self.label = ax.annotate("", (1.0, 1.0), xytext=(6, -24), textcoords="offset points", fontsize=8.5,
+                                     annotation_clip=False)
+            # Two keys, one shown: with the measured roof and without (an entry that comes and goes).
+            self.key_both = Legend(ax, [self.peak_line, self.measured_line], ["peak", "measured"], loc="lower right")
+            self.key_peak = Legend(ax, [self.peak_line], ["peak"], loc="lower right")
+            for artist in (self.peak_line, self.measured_line, self.point, self.label, ax.title, self.key_both,
+                           self.key_peak):
+                self.dynamic(artist)
+
+    @staticmethod
+    def _check(result) -> roofline.Placement:
+        if not isinstance(result, roofline.Placement):
+            raise ValueError(f"result={result!r} must be an atscale.roofline.Placement (see roofline.place)")
+        return result
+
+    def layout(self, result):
+        """``(top, dtype)``: the y axis's upper limit (TFLOP/s, from the 1-2-5 ladder) and the data type
+        in its label; applied to the axes."""
+        p = self._check(result)
+        top = _ladder_top(_HEADROOM * p.roof.peak / 1e12)
+        if self.ax.get_ylim() != (top / _Y_SPAN, top):
+            self.ax.set_ylim(top / _Y_SPAN, top)
+            log_axes(self.ax, x=False)
+        self.ax.set_ylabel(f"Attainable {p.dtype.upper()} (TFLOP/s)")
+        return top, p.dtype
+
+    @staticmethod
+    def _roof_xy(r: roofline.Roof):
+        lo, hi = _INTENSITY_RANGE
+        ridge = r.ridge_point
+        xs = np.array([lo, ridge, hi] if lo < ridge < hi else [lo, hi])
+        return xs, np.minimum(r.peak, r.bandwidth * xs) / 1e12
+
+    def update(self, result):
+        p = self._check(result)
+        lo, hi = _INTENSITY_RANGE
+        self.peak_line.set_data(*self._roof_xy(p.roof))
+        has_measured = p.measured is not None
+        self.measured_line.set_visible(has_measured)
+        self.key_both.set_visible(has_measured)
+        self.key_peak.set_visible(not has_measured)
+        key = self.key_both if has_measured else self.key_peak
+        key.get_texts()[0].set_text(f"peak (ridge {p.roof.ridge_point:,.0f} FLOP/B)")
+        if has_measured:
+            self.measured_line.set_data(*self._roof_xy(p.measured))
+            key.get_texts()[1].set_text(f"measured matmul (ridge {p.measured.ridge_point:,.0f} FLOP/B)")
+        i = p.intensity
+        x = float(np.clip(i, lo, hi))
+        y = p.attainable / 1e12
+        self.point.set_data([x], [y])
+        inside = lo <= i <= hi
+        self.point.set_marker("o" if inside else "<" if i < lo else ">")
+        self.point.set_markersize(np.sqrt(60) if inside else 11)  # an arrowhead needs more ink than a dot
+        right = x > 100  # keep the label inside the axes: write it to the left of points on the right
+        value = f"{i:,.0f}" if i >= 10 else f"{i:.2g}"
+        self.label.xy = (x, y)
+        self.label.xyann = (-6 if right else 6, -24)
+        self.label.set_horizontalalignment("right" if right else "left")
+        self.label.set_text(f"{p.op.name}\n{value} FLOP/B{'' if inside else ', off scale'}")
+        self.ax.title.set_text(f"{p.roof.name}: {p.bound}-bound, {y:,.1f} TFLOP/s attainable")
 
 
 _SWEEP_LABELS = {1: (5, -11), 16: (5, -11), 128: (-44, 3), 192: (5, -11), 1024: (5, -11),
