@@ -146,3 +146,88 @@ def test_answer_keys_compute():
     assert len(keys) >= 5
     for k in keys:
         assert ANSWERS[k].compute() > 0
+
+
+def test_ring_step_is_one_step_of_the_schedule():
+    sends, counts = c.ring_schedule(5)
+    for s in (0, 3, 4, 7):
+        r = c.ring_step(5, s)
+        assert (r.ranks, r.step, r.steps) == (5, s, 8)
+        assert r.phase == ("reduce-scatter" if s < 4 else "all-gather")
+        assert np.array_equal(r.sends, sends[s]) and np.array_equal(r.counts, counts[s])
+        with pytest.raises(ValueError):
+            r.counts[0, 0] = 0  # a frozen result: its arrays are read-only too
+
+
+@pytest.mark.parametrize("call, name", [
+    (lambda: c.ring_step(4, 6), "step=6"),
+    (lambda: c.ring_step(4, -1), "step=-1"),
+    (lambda: c.ring_step(4, 1.5), "step=1.5"),
+    (lambda: c.ring_step(4, True), "step=True"),
+    (lambda: c.ring_step(1, 0), "ranks=1"),
+    (lambda: c.ring_step(257, 0), "ranks=257"),
+    (lambda: c.cost_curve(ranks=1), "ranks=1"),
+    (lambda: c.cost_curve(ranks=8.5), "ranks=8.5"),
+    (lambda: c.cost_curve(op="allreduce"), "op='allreduce'"),
+    (lambda: c.cost_curve(op="all-gather", algorithm="tree"), "algorithm='tree'"),
+    (lambda: c.cost_curve(link="RoCE 400G", algorithm="in-network"), "RoCE 400G"),
+    (lambda: c.cost_curve(link="Carrier pigeon"), "Carrier pigeon"),
+])
+def test_explorer_computations_refuse_bad_input(call, name):
+    with pytest.raises(ValueError, match=name.replace("(", r"\(")):
+        call()
+
+
+def test_cost_curve_is_the_model_over_sizes():
+    cc = c.cost_curve("all-reduce", 8, "NVLink 4", algorithm="nvls")
+    assert cc.algorithm == "in-network" and cc.link == "NVLink 4" and cc.line_rate == 450e9
+    assert cc.sizes[0] == 1 and cc.sizes[-1] == pytest.approx(1e11)
+    i = 30
+    t = c.collective_time("all-reduce", cc.sizes[i], 8, "NVLink 4", algorithm="in-network")
+    assert cc.seconds[i] == pytest.approx(t)
+    assert cc.bus[i] == pytest.approx(cc.sizes[i] * 2 * 7 / 8 / t)
+    assert cc.knee == pytest.approx(c.latency_bound_size("all-reduce", 8, "NVLink 4", algorithm="in-network"))
+    with pytest.raises(ValueError):
+        cc.bus[0] = 1.0
+
+
+def _pixels(png: bytes):
+    import io
+
+    from PIL import Image
+    return np.asarray(Image.open(io.BytesIO(png)).convert("RGB"))
+
+
+@pytest.mark.parametrize("ranks, step", [(2, 0), (4, 2), (8, 9), (8, 13)])
+def test_ring_explorer_draws_the_chapter_figure(ranks, step):
+    """The two-layer figure and the whole-figure chart are the same picture (pixel for pixel; the step numbers
+    chosen have as many digits as the step count, so the explorer's blank for a shorter number does not show)."""
+    import io
+
+    from atscale import plots
+    buffer = io.BytesIO()
+    plots.ring_step_chart(ranks, step).savefig(buffer, format="png")
+    live = plots.RingExplorerFigure()
+    live.png(c.ring_step(8, 3))  # another state first: nothing of it may remain
+    assert np.array_equal(_pixels(live.png(c.ring_step(ranks, step))), _pixels(buffer.getvalue()))
+
+
+def test_live_figures_refuse_what_they_cannot_draw():
+    from atscale import plots
+    ring, cost = plots.RingExplorerFigure(max_ranks=8), plots.CostExplorerFigure()
+    with pytest.raises(ValueError, match="RingStep"):
+        ring.png(c.cost_curve())
+    with pytest.raises(ValueError, match="at most 8"):
+        ring.png(c.ring_step(9, 0))
+    with pytest.raises(ValueError, match="CostCurve"):
+        cost.png(c.ring_step(4, 0))
+
+
+def test_cost_explorer_keeps_the_latency_bound_label_inside_the_figure():
+    from atscale import plots
+    fig = plots.CostExplorerFigure()
+    renderer = fig.canvas.get_renderer()
+    for link, ranks in (("NVLink 5", 1024), ("InfiniBand NDR", 2), ("NVLink 4", 8)):
+        fig.png(c.cost_curve("all-reduce", ranks, link))
+        box = fig.knee_text.get_window_extent(renderer)
+        assert fig.knee_text.get_visible() and 0 <= box.x0 and box.x1 <= fig.fig.bbox.x1, link

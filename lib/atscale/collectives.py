@@ -46,7 +46,8 @@ __all__ = [
     "bus_bandwidth_factor", "algorithm_bandwidth", "bus_bandwidth", "bytes_sent_per_rank", "steps",
     "collective_time", "latency_bound_size", "best_algorithm", "Hierarchical", "hierarchical_phases",
     "hierarchical_time", "Measurement", "CALIBRATION", "VALIDATION", "model_time", "fit_ring_latency",
-    "ring_schedule", "gradient_sync", "GradientSync", "exposed_time",
+    "ring_schedule", "RingStep", "ring_step", "CostCurve", "cost_curve", "COST_CURVE_SIZES", "gradient_sync",
+    "GradientSync", "exposed_time",
 ]
 
 OPS = ("all-reduce", "reduce-scatter", "all-gather", "all-to-all", "broadcast")
@@ -496,6 +497,91 @@ def ring_schedule(ranks: int):
             counts[dst, chunk] = received
         history[s] = counts
     return sends, history
+
+
+def _frozen(array) -> np.ndarray:
+    array = np.array(array)
+    array.setflags(write=False)
+    return array
+
+
+@dataclass(frozen=True)
+class RingStep:
+    """The state of a ring all-reduce after one of its steps (what the step-through figure draws).
+
+    Attributes:
+        ranks: ``n``, ranks in the ring.
+        step: the step just done, 0-based (``0 .. 2(n-1) - 1``).
+        steps: ``2(n-1)``, the steps of the whole all-reduce.
+        phase: ``"reduce-scatter"`` (steps ``0 .. n-2``) or ``"all-gather"`` (the rest).
+        sends: ``sends[r]``, the chunk rank ``r`` sent to rank ``r+1`` in this step (read-only array, ``n``).
+        counts: ``counts[r, c]``, how many ranks' contributions rank ``r``'s copy of chunk ``c`` holds after
+            this step; ``n`` means fully reduced (read-only array, ``n x n``).
+
+    Source: :func:`ring_schedule` (Patarasuk & Yuan 2009).
+    """
+
+    ranks: int
+    step: int
+    steps: int
+    phase: str
+    sends: np.ndarray
+    counts: np.ndarray
+
+
+def ring_step(ranks: int, step: int) -> RingStep:
+    """The :class:`RingStep` of a ring all-reduce of ``ranks`` ranks (2 to 256) after ``step`` (0-based, of
+    ``2(n-1)``): :func:`ring_schedule` at one step. Source: Patarasuk & Yuan (2009)."""
+    n = _v.count("ranks", ranks, low=2, high=256, unit="the schedule is drawn, so at most 256 ranks")
+    total = 2 * (n - 1)
+    s = _v.count("step", step, low=0, high=total - 1, unit=f"0-based; {n} ranks take 2(n-1) = {total} steps")
+    sends, counts = ring_schedule(n)
+    return RingStep(n, s, total, "reduce-scatter" if s < n - 1 else "all-gather", _frozen(sends[s]),
+                    _frozen(counts[s]))
+
+
+COST_CURVE_SIZES = _frozen(np.logspace(0, 11, 45))
+"""The message sizes of :func:`cost_curve`: 45 points from 1 B to 100 GB, evenly spaced in log (bytes)."""
+
+
+@dataclass(frozen=True)
+class CostCurve:
+    """Time and bus bandwidth of one collective against message size (what the cost explorer draws).
+
+    Attributes:
+        op, ranks, algorithm: the collective (``algorithm`` with its synonyms resolved), ``ranks`` >= 2.
+        link: the fabric's catalog name.
+        sizes: message sizes, bytes, as nccl-tests counts them (:data:`COST_CURVE_SIZES`; read-only).
+        seconds: :func:`collective_time` at each size, seconds (read-only).
+        bus: :func:`bus_bandwidth` at each size, bytes/s per direction (read-only).
+        line_rate: the fabric's nominal line rate, bytes/s per direction per GPU (the catalog's
+            ``Fabric.bandwidth``; the achievable fraction is :data:`LINK_MODELS`' ``efficiency``).
+        knee: :func:`latency_bound_size`, bytes (below it the collective is latency-bound).
+    """
+
+    op: str
+    ranks: int
+    algorithm: str
+    link: str
+    sizes: np.ndarray
+    seconds: np.ndarray
+    bus: np.ndarray
+    line_rate: float
+    knee: float
+
+
+def cost_curve(op: str = "all-reduce", ranks: int = 8, link="NVLink 4", *, algorithm: str = "ring") -> CostCurve:
+    """The :class:`CostCurve` of collective ``op`` on ``ranks`` GPUs (at least 2: a bus bandwidth needs
+    traffic) over ``link`` (a catalog fabric or its name) with ``algorithm``, over :data:`COST_CURVE_SIZES`.
+    The time is :func:`collective_time` (Hockney 1994; Thakur et al. 2005, Table 1), the bus bandwidth
+    nccl-tests' definition (:func:`bus_bandwidth`, ``doc/PERFORMANCE.md``)."""
+    n = _v.count("ranks", ranks, low=2, unit="a collective needs at least 2 ranks")
+    op, algorithm = _check_pair(op, algorithm)
+    fab = hardware.fabric(link)
+    t = collective_time(op, COST_CURVE_SIZES, n, fab, algorithm=algorithm)
+    bus = bus_bandwidth(op, COST_CURVE_SIZES, n, t)
+    return CostCurve(op, n, algorithm, fab.name, COST_CURVE_SIZES, _frozen(t), _frozen(bus), float(fab.bandwidth),
+                     float(latency_bound_size(op, n, fab, algorithm=algorithm)))
 
 
 # --------------------------------------------------------------------------------------

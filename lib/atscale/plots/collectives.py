@@ -2,46 +2,150 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+import matplotlib as mpl
 import numpy as np
 
 from .. import collectives as c
 from .. import hardware
 from .. import units as u
-from . import INK, MUTED, PALETTE, house_style, log_axes, new_axes
+from . import INK, MARGINS, MUTED, PALETTE, STYLE, LiveFigure, house_style, new_axes
 
-__all__ = ["ring_step_chart", "CostCurve", "cost_curve", "collective_cost_chart", "bus_bandwidth_chart",
+__all__ = ["ring_step_chart", "RingExplorerFigure", "CostExplorerFigure", "bus_bandwidth_chart",
            "latency_series_chart", "scaling_chart"]
+
+
+_RING_CMAP = "Blues"
+_RING_SHADE = 1.15
+"""Cells are shaded from white (0 contributions) to dark blue; the colour scale ends at this many times ``n``,
+so a fully reduced cell (``n``) is dark but not the darkest blue, and its white number stays readable."""
+_RING_DIGIT_SIZE = 6.5
+"""Height (points) of a cell's number, drawn as a marker: that of a 9-point digit."""
+_RING_XLABEL = "chunk (outlined: the chunk that rank sent to the next one in this step)"
+_RING_TITLE = "Step {step} of {steps} ({phase}): contributions held per chunk"
+_FIGURE_SPACE = "\u2007"  # as wide as a digit
+
+
+def _ring_artists(ax, size: int):
+    """The cells of a ``size`` × ``size`` ring grid: a mesh of shades, one marker line per count (the counts
+    1 .. ``size`` as digits: one stamped glyph per count is far cheaper to draw than a text per cell) and one
+    outline per rank. Cell (rank, chunk) is centred on (chunk, rank); cells beyond the ring shown lie outside
+    the axes and are clipped."""
+    from matplotlib.patches import Rectangle
+
+    edges = np.arange(size + 1) - 0.5
+    mesh = ax.pcolormesh(edges, edges, np.zeros((size, size)), cmap=_RING_CMAP, vmin=0, vmax=1)
+    digits = [ax.plot([], [], ls="none", marker=f"${k}$", ms=_RING_DIGIT_SIZE, mew=0, color=INK)[0]
+              for k in range(1, size + 1)]
+    outlines = [ax.add_patch(Rectangle((-0.45, rank - 0.45), 0.9, 0.9, fill=False, edgecolor=PALETTE[3],
+                                       linewidth=2)) for rank in range(size)]
+    return mesh, digits, outlines
+
+
+def _ring_show(artists, r: c.RingStep) -> None:
+    """Set :func:`_ring_artists` to the state ``r`` (at most as many ranks as the artists have)."""
+    mesh, digits, outlines = artists
+    n, size = r.ranks, len(outlines)
+    grid = np.zeros((size, size))
+    grid[:n, :n] = r.counts
+    mesh.set_array(grid)
+    mesh.set_clim(0, n * _RING_SHADE)
+    for k, line in enumerate(digits, start=1):
+        rows, cols = np.nonzero(r.counts == k)
+        line.set_data(cols, rows)
+        line.set_color("white" if k == n else INK)
+    for rank, outline in enumerate(outlines):
+        outline.set_visible(rank < n)
+        if rank < n:
+            outline.set_xy((r.sends[rank] - 0.45, rank - 0.45))
+
+
+def _ring_axes(ax, n: int) -> None:
+    ax.set_xlim(-0.5, n - 0.5)
+    ax.set_ylim(n - 0.5, -0.5)  # rank 0 on top
+    ax.set_xticks(range(n))
+    ax.set_yticks(range(n))
 
 
 @house_style
 def ring_step_chart(ranks: int = 4, step: int = 0, *, ax=None):
-    """A ring all-reduce after ``step`` (0-based) of its ``2(n-1)`` steps: ranks × chunks, shaded by
-    how many ranks' contributions each copy of a chunk holds; the chunk each rank sent is outlined."""
-    sends, counts = c.ring_schedule(ranks)
-    total = len(sends)
-    if isinstance(step, bool) or not 0 <= int(step) < total:
-        raise ValueError(f"step={step!r} must be between 0 and {total - 1} for {ranks} ranks (2(n-1) = {total} steps)")
-    step = int(step)
+    """A ring all-reduce after ``step`` (0-based) of its ``2(n-1)`` steps (:func:`atscale.collectives.ring_step`):
+    ranks × chunks, each cell shaded and numbered by how many ranks' contributions that copy of the chunk holds
+    (``n``: fully reduced); the chunk each rank sent in this step is outlined."""
+    r = c.ring_step(ranks, step)
     ax = new_axes(ax)
-    grid = counts[step]
-    ax.imshow(grid, cmap="Blues", vmin=0, vmax=ranks * 1.15, aspect="auto")
-    for r in range(ranks):
-        for ch in range(ranks):
-            ax.text(ch, r, f"{grid[r, ch]}", ha="center", va="center", fontsize=9,
-                    color="white" if grid[r, ch] == ranks else INK)
-    ax.scatter(sends[step], np.arange(ranks), s=900 if ranks <= 4 else 300, marker="s", facecolors="none",
-               edgecolors=PALETTE[3], linewidths=2)
-    phase = "reduce-scatter" if step < ranks - 1 else "all-gather"
+    _ring_show(_ring_artists(ax, r.ranks), r)
+    _ring_axes(ax, r.ranks)
     # An explicit y skips matplotlib's automatic title placement (bounding-box work on every redraw).
-    ax.set_title(f"Step {step + 1} of {total} ({phase}): contributions held per chunk", fontsize=10, y=1.02)
-    ax.set_xticks(range(ranks))
-    ax.set_yticks(range(ranks))
-    ax.set_xlabel("chunk (outlined: the chunk that rank sent to the next one in this step)")
+    ax.set_title(_RING_TITLE.format(step=r.step + 1, steps=r.steps, phase=r.phase), fontsize=10, y=1.02)
+    ax.set_xlabel(_RING_XLABEL)
     ax.set_ylabel("rank")
     ax.grid(False)
     return ax.figure
+
+
+class RingExplorerFigure(LiveFigure):
+    """The ring step-through's figure: a ring all-reduce after one step (a :class:`atscale.collectives.RingStep`),
+    ranks (rows) × chunks (columns), each cell shaded and numbered by how many ranks' contributions that rank's
+    copy of the chunk holds (dimensionless; ``n`` is fully reduced, white on dark blue); the chunk each rank sent
+    in this step is outlined; the title gives the step and the phase. The same picture as
+    :func:`ring_step_chart`, drawn in two layers: one background per ring size and phase (axes, ticks, labels,
+    the title but its step number), the cells, numbers, outlines and step number redrawn on it. Up to
+    ``max_ranks`` ranks.
+    """
+
+    def __init__(self, figsize=(6.4, 4.0), max_ranks: int = 8):
+        super().__init__(figsize)
+        self.max_ranks = int(max_ranks)
+        with mpl.rc_context(STYLE):
+            ax = self.ax = self.fig.add_subplot()
+            self.fig.subplots_adjust(**MARGINS)
+            self.artists = _ring_artists(ax, self.max_ranks)
+            mesh, digits, outlines = self.artists
+            # In a whole drawing's order: shades, outlines, numbers, then the spines over the shades' edges.
+            for artist in (mesh, *outlines, *digits, ax.spines["left"], ax.spines["bottom"]):
+                self.dynamic(artist)
+            # The title is static but for its step number, which is drawn right-aligned in a blank as wide as
+            # the step count's digits (digits are all as wide), on the title's baseline; its x is measured once
+            # per layout.
+            self.title = ax.set_title("", fontsize=10, y=1.02)  # explicit y: no automatic placement
+            self.step_number = self.dynamic(ax.text(0, 1.02, "", transform=self.title.get_transform(), ha="right",
+                                                    va="baseline", fontproperties=self.title.get_fontproperties()))
+            self._number_x: dict = {}
+            ax.set_xlabel(_RING_XLABEL)
+            ax.set_ylabel("rank")
+            ax.grid(False)
+
+    def _check(self, r):
+        if not isinstance(r, c.RingStep):
+            raise ValueError(f"RingExplorerFigure draws an atscale.collectives.RingStep, got {type(r).__name__}")
+        if r.ranks > self.max_ranks:
+            raise ValueError(f"ranks={r.ranks} is more than this figure draws (at most {self.max_ranks})")
+        return r.ranks
+
+    def layout(self, r):
+        """The ring size ``n`` and the phase: the axes span ``n`` × ``n`` cells (rank 0 on top), one tick per
+        rank and chunk; the title's text but its step number."""
+        n = self._check(r)
+        _ring_axes(self.ax, n)
+        blank = _FIGURE_SPACE * len(str(r.steps))
+        self.title.set_text(_RING_TITLE.format(step=blank, steps=r.steps, phase=r.phase))
+        key = (n, r.phase)
+        if key not in self._number_x:
+            renderer = self.canvas.get_renderer()
+            prop = self.title.get_fontproperties()
+
+            def width(text):
+                return renderer.get_text_width_height_descent(text, prop, ismath=False)[0]
+
+            axes_width = self.ax.get_position().width * self.fig.bbox.width  # pixels
+            self._number_x[key] = 0.5 + (width(f"Step {blank}") - width(self.title.get_text()) / 2) / axes_width
+        self.step_number.set_x(self._number_x[key])
+        return key
+
+    def update(self, r):
+        self._check(r)
+        _ring_show(self.artists, r)
+        self.step_number.set_text(f"{r.step + 1}")
 
 
 def _nice_ticks(top: float, target: int = 6) -> np.ndarray:
@@ -52,54 +156,91 @@ def _nice_ticks(top: float, target: int = 6) -> np.ndarray:
     return np.arange(0, top, step)
 
 
-@dataclass(frozen=True)
-class CostCurve:
-    """Time and bus bandwidth of one collective against message size (SI units)."""
-
-    op: str
-    ranks: int
-    link: str
-    algorithm: str
-    sizes: np.ndarray
-    seconds: np.ndarray
-    bus: np.ndarray
-    line_rate: float
-    knee: float
+_COST_RUNGS = (1.0, 1.2, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 8.0)
+_COST_HEADROOM = 1.12
+"""The cost explorer's y axis ends at the first ``_COST_RUNGS`` × 10^k GB/s at least this many times the
+larger of the line rate and the peak bus bandwidth (room for the line rate's label above its line)."""
 
 
-def cost_curve(op="all-reduce", ranks=8, algorithm="ring", link="NVLink 4", size=None) -> CostCurve:
-    """Compute the curve the cost explorer draws (``size``, if given, is the marked message)."""
-    sizes = np.logspace(0, 11, 45)
-    t = c.collective_time(op, sizes, ranks, link, algorithm=algorithm)
-    bus = c.bus_bandwidth(op, sizes, ranks, t) if ranks > 1 else np.zeros_like(sizes)
-    return CostCurve(op, int(ranks), hardware.fabric(link).name, algorithm, sizes, t, bus,
-                     hardware.fabric(link).bandwidth, float(c.latency_bound_size(op, ranks, link, algorithm=algorithm)))
+def _cost_top(peak_gbps: float) -> float:
+    wanted = peak_gbps * _COST_HEADROOM
+    decade = 10.0 ** np.floor(np.log10(wanted))
+    return float(next((m * decade for m in _COST_RUNGS if m * decade >= wanted * (1 - 1e-12)), 10 * decade))
 
 
-@house_style
-def collective_cost_chart(curve: CostCurve, *, ax=None):
-    """Bus bandwidth (left axis) against message size, with the line rate and the latency-bound knee."""
-    ax = new_axes(ax)
-    ax.plot(curve.sizes, curve.bus / u.GBps, color=PALETTE[0], label="bus bandwidth (model)")
-    ax.axhline(curve.line_rate / u.GBps, color=MUTED, ls="--", lw=1)
-    ax.text(1.5, curve.line_rate / u.GBps * 1.04, f"line rate {curve.line_rate / u.GBps:,.0f} GB/s", fontsize=8,
-            color=MUTED)
-    if np.isfinite(curve.knee):
-        ax.axvline(curve.knee, color=PALETTE[3], lw=1, ls=":")
-        ax.text(curve.knee * 1.3, curve.line_rate / u.GBps * 0.08, f"latency-bound below\n{u.fmt_bytes(curve.knee)}",
-                fontsize=8, color=PALETTE[3])
-    ax.set_xscale("log")
-    ax.set_xlim(1, 1e11)
-    top = max(curve.line_rate, float(np.max(curve.bus))) / u.GBps * 1.15
-    ax.set_ylim(0, top)
-    ax.set_yticks(_nice_ticks(top))  # fixed ticks: no locator work on each redraw
-    ax.set_xticks([1, 1e3, 1e6, 1e9, 1e11])
-    ax.set_xticklabels(["1 B", "1 kB", "1 MB", "1 GB", "100 GB"])
-    ax.minorticks_off()
-    ax.set_xlabel("message size (bytes, as nccl-tests counts it)")
-    ax.set_ylabel("bus bandwidth (GB/s)")
-    ax.set_title(f"{curve.op}, {curve.ranks} ranks, {curve.algorithm}, {curve.link}", fontsize=10, y=1.02)
-    return ax.figure
+_KNEE_LABEL_RIGHT = 5e8
+"""Bytes: a latency-bound size up to this is labelled on its right, a larger one on its left."""
+
+
+class CostExplorerFigure(LiveFigure):
+    """The cost explorer's figure: a collective's bus bandwidth (GB/s, nccl-tests' definition) against message
+    size (bytes, log axis from 1 B to 100 GB) for one :class:`atscale.collectives.CostCurve`, with the fabric's
+    nominal line rate per direction (dashed, labelled) and the latency-bound size (dotted, labelled: below it
+    the latency terms dominate); the title names the collective, ranks, algorithm and fabric.
+
+    Drawn in two layers: the size axis is fixed; the bandwidth axis starts at 0 and ends at a value from a
+    fixed ladder (1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8 × 10^k GB/s) just above the larger of the line rate and the
+    peak bus bandwidth, so one background is kept per line rate and rung (the line rate's line and label are
+    part of it); the curve, the latency-bound marker and its label and the title are redrawn on it.
+    """
+
+    def __init__(self, figsize=(6.4, 4.0)):
+        super().__init__(figsize)
+        with mpl.rc_context(STYLE):
+            ax = self.ax = self.fig.add_subplot()
+            self.fig.subplots_adjust(**MARGINS)
+            self.curve = self.dynamic(ax.plot(c.COST_CURVE_SIZES, np.zeros_like(c.COST_CURVE_SIZES),
+                                              color=PALETTE[0])[0])
+            self.line_rate = ax.axhline(1, color=MUTED, ls="--", lw=1)  # static: part of the layout
+            self.line_rate_text = ax.text(1.5, 1, "", fontsize=8, color=MUTED)
+            self.knee = self.dynamic(ax.axvline(1, color=PALETTE[3], lw=1, ls=":"))
+            self.knee_text = self.dynamic(ax.text(1, 1, "", fontsize=8, color=PALETTE[3]))
+            self.title = self.dynamic(ax.set_title("", fontsize=10, y=1.02))  # explicit y: no automatic placement
+            ax.set_xscale("log")
+            ax.set_xlim(1, 1e11)
+            ax.set_xticks([1, 1e3, 1e6, 1e9, 1e11])
+            ax.set_xticklabels(["1 B", "1 kB", "1 MB", "1 GB", "100 GB"])
+            ax.minorticks_off()
+            ax.set_xlabel("message size (bytes, as nccl-tests counts it)")
+            ax.set_ylabel("bus bandwidth (GB/s)")
+
+    @staticmethod
+    def _check(curve):
+        if not isinstance(curve, c.CostCurve):
+            raise ValueError(f"CostExplorerFigure draws an atscale.collectives.CostCurve, got {type(curve).__name__}")
+        bus = np.asarray(curve.bus, dtype=float)
+        if not (np.all(np.isfinite(bus)) and np.all(bus >= 0) and np.isfinite(curve.line_rate)
+                and curve.line_rate > 0):
+            raise ValueError("a cost curve needs finite bus bandwidths >= 0 and a positive line rate (bytes/s)")
+        return bus / u.GBps
+
+    def layout(self, curve):
+        """The fabric's line rate (GB/s; its line and label) and the upper y limit (GB/s) from the ladder, with
+        its fixed ticks; applied to the axes."""
+        bus = self._check(curve)
+        rate = curve.line_rate / u.GBps
+        top = _cost_top(max(rate, float(np.max(bus, initial=0.0))))
+        self.ax.set_ylim(0, top)
+        self.ax.set_yticks(_nice_ticks(top))  # fixed ticks: no locator work
+        self.line_rate.set_ydata([rate, rate])
+        self.line_rate_text.set_y(rate * 1.04)
+        self.line_rate_text.set_text(f"line rate {rate:,.0f} GB/s")
+        return rate, top
+
+    def update(self, curve):
+        bus = self._check(curve)
+        self.curve.set_data(curve.sizes, bus)
+        rate = curve.line_rate / u.GBps
+        finite = bool(np.isfinite(curve.knee))
+        self.knee.set_visible(finite)
+        self.knee_text.set_visible(finite)
+        if finite:
+            self.knee.set_xdata([curve.knee, curve.knee])
+            right = curve.knee <= _KNEE_LABEL_RIGHT  # else its label would run past the axis: it goes to the left
+            self.knee_text.set_position((curve.knee * 1.3 if right else curve.knee / 1.3, rate * 0.08))
+            self.knee_text.set_horizontalalignment("left" if right else "right")
+            self.knee_text.set_text(f"latency-bound below\n{u.fmt_bytes(curve.knee)}")
+        self.title.set_text(f"{curve.op}, {curve.ranks} ranks, {curve.algorithm}, {curve.link}")
 
 
 @house_style
