@@ -272,6 +272,90 @@ def test_pipeline_and_rank_map_explorers():
     assert r.error is None  # 4 x 4 x 32 = 512 GPUs: a smaller grid
 
 
+def test_explorer_figures_refuse_what_they_cannot_draw():
+    from atscale import plots
+    from atscale.widgets import parallelism as wp
+
+    step = plots.StepBreakdownFigure()
+    with pytest.raises(ValueError, match="StepTime"):
+        step.png(P.pipeline_timeline(4, 8))
+    many = P.evaluate(EX.model, EX.cluster, tp=8, pp=4, dp=32, micro_batch=np.array([1, 2]), global_batch=1024)
+    with pytest.raises(ValueError, match="one layout"):
+        step.png(many)
+    with pytest.raises(ValueError, match="Timeline"):
+        plots.PipelineScheduleFigure().png(P.step_time(EX.model, EX.cluster, EX.plan))
+    with pytest.raises(ValueError, match="more rows"):
+        plots.PipelineScheduleFigure(max_stages=4).png(P.pipeline_timeline(8, 8))
+    rank = plots.RankMapFigure()
+    with pytest.raises(ValueError, match="view must be"):
+        rank.png(EX.plan)
+    with pytest.raises(ValueError, match="four arrays"):
+        rank.png((EX.plan, "pp", P.rank_groups(Plan(tp=8, pp=4, dp=16)), 8))
+    with pytest.raises(ValueError, match="colour_by"):
+        rank.png((EX.plan, "xx", P.rank_groups(EX.plan), 8))
+    with pytest.raises(ValueError, match="colour_by"):
+        wp.rank_map_view(colour_by="xx")
+
+
+def test_plan_explorer_figure_draws_an_infeasible_layout_without_axes():
+    from atscale import plots
+
+    fig = plots.StepBreakdownFigure()
+    bad = P.step_time(EX.model, EX.cluster, dataclasses.replace(EX.plan, dp=16))
+    assert not bad.feasible and fig.layout(bad) == ("infeasible",) and not fig.ax.axison
+    good = P.step_time(EX.model, EX.cluster, EX.plan)
+    kind, top = fig.layout(good)
+    assert kind == "feasible" and fig.ax.axison and good.total * 1.02 <= top <= good.total * 1.02 * 1.5
+
+
+def test_pipeline_figure_numbers_passes_only_when_they_fit():
+    from atscale import plots
+
+    fig = plots.PipelineScheduleFigure()
+    small, large = P.pipeline_timeline(2, 4), P.pipeline_timeline(8, 32)
+    fig.png(small)
+    assert sum(len(m.get_xdata()) for m in fig.numbers if m.get_visible()) == small.start.size == 16
+    assert [t.get_visible() for t in fig.stage_labels[:3]] == [True, True, False]
+    fig.png(large)
+    assert not any(t.get_visible() for t in fig.numbers) and sum(b.get_visible() for b in fig.idle) == 8
+    assert fig.ax.get_xlim()[1] >= large.makespan
+
+
+def test_rank_map_of_a_large_layout_draws_sixteen_readable_rows_and_says_which():
+    """TP 8 x PP 16 x DP 128 is 2,048 nodes, 128 rows of 16: drawn whole, each row would be thinner than the
+    lines between nodes. Coloured by stage, every 8th row is drawn, so all 16 stages appear; coloured by
+    data-parallel replica, the first 16 rows (two whole stages, every replica), whose colours the rest repeat."""
+    from atscale.plots.parallelism import _RankGrid
+
+    plan = Plan(tp=8, pp=16, dp=128)
+    groups = P.rank_groups(plan)
+    by_stage = _RankGrid(plan, "pp", groups, 8)
+    assert by_stage.rows == 128 and by_stage.shown_rows == 16 and by_stage.stride == 8
+    assert sorted(set(by_stage.grid[:, 0].astype(int))) == list(range(16))  # one row per stage
+    assert "every 8th row" in by_stage.grid_line() and "2,048 of 16,384 GPUs" in by_stage.grid_line()
+    assert by_stage.yticks()[1][:3] == ["1", "9", "17"] and len(by_stage.outline[0]) == 16
+    by_replica = _RankGrid(plan, "dp", groups, 8)
+    assert by_replica.stride == 1 and by_replica.shown_rows == 16 and by_replica.repeats
+    assert sorted(set(by_replica.grid.ravel().astype(int))) == list(range(128))
+    assert "first 16 rows" in by_replica.grid_line() and "the rest repeat them" in by_replica.grid_line()
+    assert len(by_replica.outline[0]) == 128  # GPU 0's whole DP group is drawn
+    small = _RankGrid(EX.plan, "pp", P.rank_groups(EX.plan), 8)
+    assert small.shown_rows == small.rows == 8 and small.yticks() == ([], []) and "Too many" not in small.grid_line()
+    four = _RankGrid(Plan(tp=2, pp=2, dp=1), "tp", P.rank_groups(Plan(tp=2, pp=2, dp=1)), 8)
+    assert four.idle and np.isnan(four.grid).sum() == 4 and four.slots.all()  # one node, half of it idle
+
+
+def test_rank_map_figure_keeps_few_backgrounds():
+    from atscale import plots
+    from atscale.widgets import parallelism as wp
+
+    fig = plots.RankMapFigure()
+    for colour_by in ("tp", "pp", "dp"):
+        for dp in (1, 2, 4, 8, 16, 32, 64, 128):
+            fig.png(wp.rank_map_view(8, 16, dp, colour_by))
+    assert len(fig._backgrounds) <= 24
+
+
 def test_pipeline_simulation_refuses_what_it_cannot_finish():
     import time
 

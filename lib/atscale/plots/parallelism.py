@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import matplotlib as mpl
 import numpy as np
 
 from .. import parallelism as P
 from ..plan import Plan
-from . import INK, MUTED, PALETTE, house_style, new_axes
+from . import INK, MUTED, PALETTE, STYLE, LiveFigure, house_style, new_axes
 
 __all__ = ["pipeline_schedule_chart", "rank_map_chart", "step_breakdown_chart", "validation_chart",
-           "mfu_scaling_chart", "search_scatter_chart"]
+           "mfu_scaling_chart", "search_scatter_chart", "StepBreakdownFigure", "PipelineScheduleFigure",
+           "RankMapFigure"]
 
 _PART_COLOURS = dict(zip(P.PARTS, (PALETTE[0], PALETTE[5], PALETTE[1], PALETTE[4], "#bbbbbb", PALETTE[3], PALETTE[2])))
 
@@ -54,42 +56,25 @@ def pipeline_schedule_chart(pp: int = 4, micro_batches: int = 8, schedule: str =
 def rank_map_chart(tp: int = 8, pp: int = 4, dp: int = 32, colour_by: str = "pp", *, gpus_per_node: int = 8,
                    ax=None):
     """Every GPU of a ``tp x pp x dp`` layout on the node grid (one row of small squares per row of nodes),
-    coloured by its TP, PP or DP group (:func:`atscale.parallelism.rank_groups`, Megatron's order)."""
-    if colour_by not in ("tp", "pp", "dp"):
+    coloured by its TP, PP or DP group (:func:`atscale.parallelism.rank_groups`, Megatron's order). At most
+    16 rows of nodes are drawn: a larger layout shows 16 of its rows (numbered) and says which."""
+    if colour_by not in _RANK_AXES:
         raise ValueError(f"colour_by={colour_by!r} must be 'tp', 'pp' or 'dp'")
     plan = Plan(tp=tp, pp=pp, dp=dp)
-    tp_r, dp_r, pp_r, node = P.rank_groups(plan, gpus_per_node)
-    # The group a GPU belongs to (its peers along the axis): TP group = (dp, pp); PP group = (tp, dp); DP group = (tp, pp).
-    group = {"tp": dp_r + dp * pp_r, "pp": tp_r + tp * dp_r, "dp": tp_r + tp * pp_r}[colour_by]
-    position = {"tp": tp_r, "pp": pp_r, "dp": dp_r}[colour_by]
-    n = plan.gpus
-    nodes = -(-n // gpus_per_node)
-    per_row = int(max(1, min(16, round(np.sqrt(nodes * 2)))))
-    rows = -(-nodes // per_row)
-    grid = np.full((rows, per_row * gpus_per_node), np.nan)
-    r = np.arange(n)
-    nd, local = r // gpus_per_node, r % gpus_per_node
-    grid[nd // per_row, (nd % per_row) * gpus_per_node + local] = position
-    ax = new_axes(ax, figsize=(7.0, 3.8))
-    import matplotlib as mpl
-    cmap = mpl.colormaps["viridis"].with_extremes(bad="white")
-    ax.imshow(np.ma.masked_invalid(grid), cmap=cmap, aspect="auto", interpolation="nearest",
-              vmin=0, vmax=max({"tp": tp, "pp": pp, "dp": dp}[colour_by] - 1, 1))
-    ax.vlines(np.arange(1, per_row) * gpus_per_node - 0.5, -0.5, rows - 0.5, color="white", lw=2)
-    ax.hlines(np.arange(1, rows) - 0.5, -0.5, per_row * gpus_per_node - 0.5, color="white", lw=2)
+    grid = _RankGrid(plan, colour_by, P.rank_groups(plan, gpus_per_node), gpus_per_node)
+    ax = new_axes(ax, figsize=(7.0, 4.2))
+    ax.imshow(grid.rgba(), aspect="auto", interpolation="nearest")
+    ax.vlines(np.arange(1, grid.per_row) * gpus_per_node - 0.5, -0.5, grid.shown_rows - 0.5, color="white", lw=2)
+    ax.hlines(np.arange(1, grid.shown_rows) - 0.5, -0.5, grid.width - 0.5, color="white", lw=2)
     ax.set_xticks([])
-    ax.set_yticks([])
+    ax.set_yticks(*grid.yticks(), fontsize=7)
     ax.grid(False)
-    # Outline the group of GPU 0, so the reader sees one group's footprint.
-    sel = group == group[0]
-    ys, xs = nd[sel] // per_row, (nd[sel] % per_row) * gpus_per_node + local[sel]
-    ax.plot(xs, ys, ls="none", marker="s", ms=max(2.5, 0.6 * 450 / (per_row * gpus_per_node)), mfc="none", mec=PALETTE[3], mew=1.0)
-    axis = {"tp": "tensor-parallel rank", "pp": "pipeline stage", "dp": "data-parallel replica"}[colour_by]
-    ax.set_title(f"TP={tp} × PP={pp} × DP={dp}: colour = {axis}")
-    ax.set_xlabel(f"{per_row} nodes per row, {gpus_per_node} GPUs each (white lines: node boundaries); "
-                  f"red outline: the {colour_by.upper()} group of GPU 0 ({int(sel.sum())} GPUs)", fontsize=8.5)
-    ax.set_ylabel(f"{rows} rows of nodes")
-    ax.figure.subplots_adjust(bottom=0.12, left=0.06)
+    ax.plot(*grid.outline, ls="none", marker="s", ms=grid.marker_size, mfc="none", mec=PALETTE[3], mew=1.0)
+    ax.set_title(grid.title())
+    ax.set_ylabel(grid.ylabel())
+    ax.figure.text(0.5, _RANK_KEY_Y, grid.key_line(), ha="center", va="top", fontsize=8.5)
+    ax.figure.text(0.5, _RANK_GRID_Y, grid.grid_line(), ha="center", va="top", fontsize=8.5, linespacing=1.5)
+    ax.figure.subplots_adjust(bottom=0.2, left=0.08, right=0.97)
     return ax.figure
 
 
@@ -193,3 +178,401 @@ def search_scatter_chart(result: P.SearchResult, *, ax=None):
     ax.set_title(f"{ok.sum():,} feasible layouts of {len(ok):,}")
     ax.legend(loc="lower right", markerscale=2)
     return ax.figure
+
+
+# --------------------------------------------------------------------------------------
+# Explorers' figures, drawn in two layers (atscale.plots.LiveFigure)
+# --------------------------------------------------------------------------------------
+_STEP_LADDER = tuple(m * 10.0**k for k in range(-2, 5) for m in (1, 1.5, 2, 3, 4, 5, 6, 8))
+"""Upper limits of the plan explorer's time axis (s): the smallest that holds the step (with 2% room) is used,
+so a handful of backgrounds are ever drawn and the bar fills at least ~2/3 of the axis."""
+
+
+def _one_step(step) -> P.StepTime:
+    if not isinstance(step, P.StepTime):
+        raise ValueError(f"step={type(step).__name__} must be an atscale.parallelism.StepTime")
+    if np.ndim(step.compute):
+        raise ValueError("step must be one layout's StepTime (scalars), not one evaluated over many plans")
+    return step
+
+
+class StepBreakdownFigure(LiveFigure):
+    """The plan explorer's figure: one layout's step time (seconds per optimizer step, per GPU) as a stacked
+    bar of the parts of :data:`atscale.parallelism.PARTS`, with the total and MFU in the title; the time axis
+    upper limit comes from a fixed ladder (:data:`_STEP_LADDER`). An infeasible layout is drawn as such: no
+    axis, no bar, "Infeasible layout" and its reason in red. Results are :class:`atscale.parallelism.StepTime`
+    of one plan."""
+
+    def __init__(self, figsize=(7.0, 3.0)):
+        super().__init__(figsize)
+        from matplotlib.patches import Patch
+        from matplotlib.ticker import MaxNLocator
+
+        with mpl.rc_context(STYLE):
+            ax = self.ax = self.fig.add_subplot()
+            self.fig.subplots_adjust(left=0.04, right=0.97, bottom=0.45, top=0.91)
+            ax.grid(False)
+            ax.set_yticks([])
+            ax.set_ylim(-0.3, 0.3)
+            ax.set_xlabel("Seconds per optimizer step, per GPU")
+            ax.xaxis.set_major_locator(MaxNLocator(6))
+            self.bars = [self.dynamic(b) for b in ax.barh(np.zeros(len(P.PARTS)), np.ones(len(P.PARTS)),
+                                                           height=0.5, color=[_PART_COLOURS[n] for n in P.PARTS])]
+            self.legend = ax.legend(handles=[Patch(color=_PART_COLOURS[n], label=P.PART_LABELS[n]) for n in P.PARTS],
+                                    loc="upper center", bbox_to_anchor=(0.5, -0.3), ncol=4, fontsize=8)
+            self.title = self.dynamic(ax.title)
+            self.heading = self.dynamic(ax.text(0.5, 0.6, "Infeasible layout", ha="center", va="center", fontsize=13,
+                                                color="#b00020", weight="bold", transform=ax.transAxes))
+            self.reason = self.dynamic(ax.text(0.5, 0.38, "", ha="center", va="center", fontsize=9, color="#b00020",
+                                               wrap=True, transform=ax.transAxes))
+            self.spine = self.dynamic(ax.spines["left"])  # over the bar, as in a whole drawing
+
+    def layout(self, step):
+        """``("infeasible",)`` (no axis, no key) or ``("feasible", upper limit of the time axis in s)``."""
+        step = _one_step(step)
+        if not bool(step.feasible):
+            self.ax.set_axis_off()
+            self.legend.set_visible(False)
+            return ("infeasible",)
+        total = float(step.total)
+        top = next((x for x in _STEP_LADDER if total * 1.02 <= x), None)
+        if top is None:
+            raise ValueError(f"a step of {total:.3g} s is beyond the figure's time axis (at most {_STEP_LADDER[-1]:g} s)")
+        self.ax.set_axis_on()
+        self.legend.set_visible(True)
+        self.ax.set_xlim(0, top)
+        return ("feasible", top)
+
+    def update(self, step):
+        feasible = bool(step.feasible)
+        label = step.plan.describe() if step.plan is not None else ""
+        for bar in self.bars:
+            bar.set_visible(feasible)
+        self.heading.set_visible(not feasible)
+        self.spine.set_visible(feasible)
+        self.reason.set_visible(not feasible)
+        if not feasible:
+            self.reason.set_text(str(step.reason))
+            self.title.set_text(label)
+            return
+        left = 0.0
+        for bar, seconds in zip(self.bars, step.parts().values()):
+            bar.set_x(left)
+            bar.set_width(float(seconds))
+            left += float(seconds)
+        self.title.set_text(f"{label}: {float(step.total):.2f} s per step, MFU {float(step.mfu):.1%}")
+
+
+_PIPELINE_LADDER = (4, 5, 6, 8, 10, 12, 15, 20, 25, 30, 40, 50, 60, 80, 100, 120, 150, 200, 250, 300, 400, 500)
+"""Upper limits of the pipeline explorer's time axis (units of one stage's forward pass of a micro-batch)."""
+_PIPELINE_LABELLED = 48
+"""Passes are numbered (by micro-batch) when a schedule has at most this many; beyond, the digits would not fit.
+Every stage runs a forward and a backward of each micro-batch, and there are at least two stages, so at most
+``_PIPELINE_LABELLED // 4`` micro-batches are ever numbered."""
+def _digits_size(number: int, size: float) -> float:
+    """Marker size (points) for a number drawn as a mathtext marker: markers are scaled to their widest side,
+    so a two-digit number gets a larger size to keep its digits as tall as a single digit's."""
+    return size * (1.0 if number < 10 else 1.7)
+
+
+_PIPELINE_NAMES = {"gpipe": "GPipe", "1f1b": "1F1B", "interleaved": "interleaved 1F1B"}
+
+
+class PipelineScheduleFigure(LiveFigure):
+    """The pipeline explorer's figure: one step of a simulated pipeline schedule
+    (:class:`atscale.parallelism.Timeline`): a row per stage, forwards and backwards as boxes (numbered by
+    micro-batch when there are few), each stage's idle time (the bubble) grey, the measured bubble in the title.
+    Time in units of one stage's forward pass of a micro-batch, on an axis whose upper limit comes from a fixed
+    ladder (:data:`_PIPELINE_LADDER`): the grey rows end where the step ends. Up to ``max_stages`` stages."""
+
+    def __init__(self, figsize=(7.2, 3.4), max_stages: int = 16):
+        super().__init__(figsize)
+        from matplotlib.collections import PolyCollection
+        from matplotlib.patches import Patch
+        from matplotlib.ticker import MaxNLocator
+        from matplotlib.transforms import blended_transform_factory
+
+        self.max_stages = max_stages
+        with mpl.rc_context(STYLE):
+            ax = self.ax = self.fig.add_subplot()
+            self.fig.subplots_adjust(left=0.12, right=0.95, bottom=0.3, top=0.91)
+            ax.grid(False)
+            ax.set_yticks([])  # the stage numbers are drawn with the data (their count changes)
+            ax.set_ylabel("Pipeline stage")
+            ax.yaxis.set_label_coords(-0.07, 0.5)
+            ax.set_xlabel("Time (units of one stage's forward pass of a micro-batch)")
+            ax.xaxis.set_major_locator(MaxNLocator(5, integer=True))
+            ax.legend(handles=[Patch(color=PALETTE[0], label="forward"), Patch(color=PALETTE[1], label="backward"),
+                               Patch(color="#eeeeee", label="idle (bubble)")],
+                      loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=3)
+            self.idle = [self.dynamic(b) for b in ax.barh(np.arange(max_stages), np.ones(max_stages), left=0,
+                                                          height=0.8, color="#eeeeee", lw=0)]
+            self.boxes = self.dynamic(ax.add_collection(PolyCollection(np.zeros((0, 4, 2)), edgecolors="white",
+                                                                       linewidths=0.4), autolim=False))
+            # Digits are drawn as markers (one path per number, drawn at many places in one call): a text artist
+            # per label would cost ~1 ms each to lay out and render, most of a redraw.
+            stage_axis = blended_transform_factory(ax.transAxes, ax.transData)
+            self.stage_labels = [self.dynamic(ax.plot([-0.025], [i], transform=stage_axis, ls="none",
+                                                      marker=f"${i + 1}$", ms=_digits_size(i + 1, 6.5), mew=0,
+                                                      color=INK, clip_on=False)[0]) for i in range(max_stages)]
+            self.numbers = [self.dynamic(ax.plot([], [], ls="none", marker=f"${j + 1}$", ms=_digits_size(j + 1, 5.5),
+                                                 mew=0, color="white")[0]) for j in range(_PIPELINE_LABELLED // 4)]
+            self.dynamic(ax.spines["left"])  # over the boxes that start at 0, as in a whole drawing
+            self.title = self.dynamic(ax.title)
+
+    def _check(self, t):
+        if not isinstance(t, P.Timeline):
+            raise ValueError(f"timeline={type(t).__name__} must be an atscale.parallelism.Timeline")
+        if t.pp > self.max_stages:
+            raise ValueError(f"a pipeline of {t.pp} stages has more rows than the figure's {self.max_stages}")
+        return t
+
+    def layout(self, t):
+        """The time axis's upper limit, from :data:`_PIPELINE_LADDER`; applied to the axes."""
+        span = self._check(t).makespan
+        top = next((x for x in _PIPELINE_LADDER if span <= x), None)
+        if top is None:
+            raise ValueError(f"a step of {span:g} forward passes is beyond the figure's time axis "
+                             f"(at most {_PIPELINE_LADDER[-1]})")
+        self.ax.set_xlim(0, top)
+        return top
+
+    def update(self, t):
+        span = t.makespan
+        self.ax.set_ylim(t.pp - 0.5, -0.5)  # no ticks: the background does not depend on it
+        for i, (bar, label) in enumerate(zip(self.idle, self.stage_labels)):
+            bar.set_visible(i < t.pp)
+            label.set_visible(i < t.pp)
+            bar.set_width(span)
+        lo, hi = t.stage - 0.4, t.stage + 0.4
+        self.boxes.set_verts(np.stack([np.stack([t.start, lo], 1), np.stack([t.start, hi], 1),
+                                       np.stack([t.end, hi], 1), np.stack([t.end, lo], 1)], axis=1))
+        self.boxes.set_facecolor(np.where(t.kind == "F", PALETTE[0], PALETTE[1]))
+        labelled = t.start.size <= _PIPELINE_LABELLED  # then there are at most _PIPELINE_LABELLED // 4 micro-batches
+        centre = (t.start + t.end) / 2
+        for j, marks in enumerate(self.numbers):
+            sel = t.micro_batch == j
+            marks.set_visible(labelled and sel.any())
+            marks.set_data(centre[sel], t.stage[sel])
+        name = _PIPELINE_NAMES[t.schedule] + (f", v={t.virtual_stages}" if t.schedule == "interleaved" else "")
+        self.title.set_text(f"{name}: {t.pp} stages, {t.micro_batches} micro-batches; "
+                            f"bubble {t.bubble:.1%} of useful time")
+
+
+_RANK_MAP_ROWS = 16
+"""Rows of nodes a rank map draws at most: beyond (more than 16 rows of 16 nodes, 2,048 GPUs of 8-GPU nodes) a row
+would be thinner than the white lines between nodes, so the map draws 16 rows, numbered on the axis, and says so:
+the first ones when they hold GPU 0's whole group (colour by TP or DP), else evenly spaced ones from the first row to
+the last (colour by pipeline stage, whose groups span the whole layout)."""
+_RANK_KEY_Y, _RANK_GRID_Y = 0.145, 0.095
+"""Where (figure fraction, top of the text) the colour key and the grid's lines go under the rank map."""
+_RANK_AXES = {"tp": "tensor-parallel rank", "pp": "pipeline stage", "dp": "data-parallel replica"}
+_RANK_GROUPS = {"tp": "GPU 0's TP group", "pp": "GPU 0's pipeline (one GPU per stage)", "dp": "GPU 0's DP group"}
+
+
+class _RankGrid:
+    """Where each rank of a layout sits on the node grid (drawing geometry, shared by :func:`rank_map_chart` and
+    :class:`RankMapFigure`): ``per_row`` nodes per row, ``rows`` rows in all, the first ``shown_rows`` drawn;
+    ``grid`` holds each drawn GPU's position along the coloured axis (NaN: no GPU)."""
+
+    def __init__(self, plan: Plan, colour_by: str, groups, gpus_per_node: int):
+        if colour_by not in _RANK_AXES:
+            raise ValueError(f"colour_by={colour_by!r} must be 'tp', 'pp' or 'dp'")
+        tp_r, dp_r, pp_r, node = groups
+        tp, pp, dp = plan.tp, plan.pp, plan.dp
+        g = self.gpus_per_node = gpus_per_node
+        self.plan, self.colour_by, self.gpus = plan, colour_by, plan.gpus
+        # The group a GPU belongs to (its peers along the axis): TP group = (dp, pp); PP group = (tp, dp);
+        # DP group = (tp, pp). Its colour: its position along the axis.
+        group = {"tp": dp_r + dp * pp_r, "pp": tp_r + tp * dp_r, "dp": tp_r + tp * pp_r}[colour_by]
+        position = {"tp": tp_r, "pp": pp_r, "dp": dp_r}[colour_by]
+        self.levels = {"tp": tp, "pp": pp, "dp": dp}[colour_by]
+        self.nodes = -(-self.gpus // g)
+        self.per_row = int(max(1, min(16, round(np.sqrt(self.nodes * 2)))))
+        self.rows = -(-self.nodes // self.per_row)
+        # Too many rows to draw: the first rows when they hold GPU 0's whole group (TP and DP groups, whose colours
+        # then repeat), else evenly spaced rows from the first to the last (pipeline stages span the whole layout).
+        span = {"tp": 1, "dp": tp, "pp": tp * dp}[colour_by] * self.levels  # ranks from GPU 0 to its group's last
+        self.stride = 1 if span <= _RANK_MAP_ROWS * self.per_row * g else -(-self.rows // _RANK_MAP_ROWS)
+        self.row_numbers = np.arange(0, self.rows, self.stride)[:_RANK_MAP_ROWS]  # the rows drawn (0-based)
+        self.shown_rows = self.row_numbers.size
+        r = np.arange(self.gpus)
+        nd = r // g
+        row = nd // self.per_row
+        y = np.full(self.rows, -1)
+        y[self.row_numbers] = np.arange(self.shown_rows)
+        y = y[row]
+        drawn = y >= 0
+        self.shown_gpus = int(drawn.sum())
+        x = (nd % self.per_row) * g + r % g
+        self.grid = np.full((self.shown_rows, self.per_row * g), np.nan)
+        self.grid[y[drawn], x[drawn]] = position[drawn]
+        self.idle = self.gpus % g != 0  # the last node is not full: its other GPUs are drawn grey
+        self.slots = np.zeros(self.grid.shape, dtype=bool)  # the GPUs of the drawn nodes, used or not
+        nodes = np.arange(self.nodes)
+        node_y = y[np.minimum(nodes * g, self.gpus - 1)]
+        for k in range(g):
+            on = node_y >= 0
+            self.slots[node_y[on], (nodes[on] % self.per_row) * g + k] = True
+        sel = drawn & (group == group[0])  # GPU 0's group, as far as it is drawn
+        self.outline = (x[sel], y[sel])
+        # With the first rows drawn: do the others repeat their colours (checked, not assumed)?
+        n = self.shown_gpus
+        self.repeats = self.stride == 1 and self.gpus % n == 0 and bool(
+            np.array_equal(position.reshape(-1, n), np.broadcast_to(position[:n], (self.gpus // n, n))))
+
+    @property
+    def width(self) -> int:
+        """GPUs per row of the grid."""
+        return self.per_row * self.gpus_per_node
+
+    @property
+    def marker_size(self) -> float:
+        """Outline marker size (points): about 60% of a GPU's width, at least 2.5."""
+        return max(2.5, 0.6 * 450 / self.width)
+
+    def title(self) -> str:
+        p = self.plan
+        return f"TP={p.tp} × PP={p.pp} × DP={p.dp}: {self.gpus:,} GPU{'s' if self.gpus > 1 else ''}"
+
+    def rgba(self) -> np.ndarray:
+        """The grid's colours, ``(shown_rows, width, 4)`` floats in [0, 1]: viridis from the first position along
+        the axis (dark purple) to the last (yellow); grey for a node's GPUs the layout leaves idle, white where
+        there is no node."""
+        out = _rank_cmap()(np.ma.masked_invalid(self.grid) / max(self.levels - 1, 1))
+        out[self.slots & np.isnan(self.grid)] = _IDLE_RGBA
+        return out
+
+    def key_line(self) -> str:
+        """What the colours and the outline mean (depends only on the coloured axis)."""
+        return (f"Colour: {_RANK_AXES[self.colour_by]} (dark purple: first, yellow: last); "
+                f"red outline: {_RANK_GROUPS[self.colour_by]}")
+
+    def grid_line(self) -> str:
+        """The grid's shape and, when rows are left out, which (depends only on the shape and coloured axis)."""
+        line = f"{self.per_row} node{'s' if self.per_row > 1 else ''} per row, {self.gpus_per_node} GPUs each " \
+               "(white lines: node boundaries" + ("; grey: GPUs the layout leaves idle)" if self.idle else ")")
+        if self.shown_rows < self.rows:
+            which = (f"every {_ordinal(self.stride)} row of nodes is shown" if self.stride > 1
+                     else f"the first {self.shown_rows} rows of nodes are shown")
+            line += (f"\nToo many rows to draw: {which} ({self.shown_gpus:,} of {self.gpus:,} GPUs)"
+                     + ("; the rest repeat them" if self.repeats else ""))
+        return line
+
+    def ylabel(self) -> str:
+        if self.stride > 1:
+            return f"row of nodes (every {_ordinal(self.stride)} of {self.rows})"
+        if self.shown_rows < self.rows:
+            return f"row of nodes (first {self.shown_rows} of {self.rows})"
+        return f"{self.rows} row{'s' if self.rows > 1 else ''} of nodes"
+
+    def yticks(self) -> tuple[list, list]:
+        """Tick positions and labels: the drawn rows' numbers (1-based) when rows are left out, else none."""
+        if self.shown_rows == self.rows:
+            return [], []
+        return list(range(self.shown_rows)), [str(n + 1) for n in self.row_numbers]
+
+
+def _ordinal(n: int) -> str:
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
+
+
+_IDLE_RGBA = mpl.colors.to_rgba("#dddddd")
+
+
+def _rank_cmap():
+    return mpl.colormaps["viridis"].with_extremes(bad="white")
+
+
+_RANK_BACKGROUNDS = 24
+"""Rank-map backgrounds kept at most (one per grid shape and coloured axis, ~1 MB each); the oldest goes first."""
+
+
+class RankMapFigure(LiveFigure):
+    """The rank-map explorer's figure: every GPU of a ``tp x pp x dp`` layout on the node grid (one row of small
+    squares per row of nodes, white lines between nodes), coloured by its position along the TP, PP or DP axis
+    (Megatron's rank order, :func:`atscale.parallelism.rank_groups`), the group of GPU 0 outlined in red. At most
+    :data:`_RANK_MAP_ROWS` rows of nodes are drawn; a larger layout shows 16 of its rows (numbered) and says which. Results are
+    ``(plan, colour_by, rank_groups(plan, gpus_per_node), gpus_per_node)`` as computed by
+    :func:`atscale.widgets.parallelism.rank_map_view`.
+
+    Nearly everything in this picture changes with the state, so the background is kept per grid shape and
+    coloured axis (frame, row label, key lines) and the rest is drawn as cheaply as it can be: the GPUs as one
+    mesh per grid shape, the node lines as one collection, the outline as one line of markers, a short title."""
+
+    def __init__(self, figsize=(7.0, 4.2)):
+        super().__init__(figsize)
+        from matplotlib.collections import LineCollection
+
+        self._meshes: dict = {}
+        with mpl.rc_context(STYLE):
+            ax = self.ax = self.fig.add_subplot()
+            self.fig.subplots_adjust(left=0.08, right=0.97, bottom=0.2, top=0.91)
+            ax.set_xticks([])
+            ax.set_yticks([])
+            ax.grid(False)
+            # Drawn in the order registered: the GPUs' meshes (one per grid shape, made when first needed, see
+            # _mesh), then the node lines and the outline over them.
+            self.node_lines = self.dynamic(ax.add_collection(LineCollection([], colors="white", linewidths=2,
+                                                                            zorder=3), autolim=False))
+            self.outline, = ax.plot([], [], ls="none", marker="s", mfc="none", mec=PALETTE[3], mew=1.0, zorder=4)
+            self.dynamic(self.outline)
+            self.title = self.dynamic(ax.title)
+            for side in ("left", "bottom"):  # over the GPUs, as in a whole drawing
+                self.dynamic(ax.spines[side])
+            self.key = self.fig.text(0.5, _RANK_KEY_Y, "", ha="center", va="top", fontsize=8.5)
+            self.grid_text = self.fig.text(0.5, _RANK_GRID_Y, "", ha="center", va="top", fontsize=8.5,
+                                           linespacing=1.5)
+
+    def _mesh(self, rows: int, width: int):
+        """The mesh of ``rows x width`` cells (one per GPU slot), made once per grid shape."""
+        if (rows, width) not in self._meshes:
+            with mpl.rc_context(STYLE):
+                mesh = self.ax.pcolormesh(np.arange(width + 1) - 0.5, np.arange(rows + 1) - 0.5,
+                                          np.zeros((rows, width)), zorder=1)
+            mesh.set_array(None)  # coloured by set_facecolor, not through a colormap
+            mesh.set_animated(True)
+            self._dynamic.insert(0, mesh)  # under the node lines and the outline
+            self._meshes[rows, width] = mesh
+        return self._meshes[rows, width]
+
+    @staticmethod
+    def _grid(view) -> _RankGrid:
+        try:
+            plan, colour_by, groups, gpus_per_node = view
+        except (TypeError, ValueError):
+            raise ValueError("view must be (plan, colour_by, rank_groups(plan, gpus_per_node), gpus_per_node)") from None
+        if not isinstance(plan, Plan):
+            raise ValueError(f"plan={plan!r} must be an atscale.plan.Plan")
+        if len(groups) != 4 or any(np.shape(a) != (plan.gpus,) for a in groups):
+            raise ValueError(f"groups must be rank_groups(plan): four arrays of {plan.gpus:,} ranks")
+        return _RankGrid(plan, colour_by, groups, gpus_per_node)
+
+    def layout(self, view):
+        """The grid's shape ``(nodes per row, rows shown, rows, nodes, GPUs, GPUs per node)`` and the coloured axis:
+        the frame's limits, the row label and the key lines; applied to the axes."""
+        grid = self._current = self._grid(view)
+        self.ax.set_xlim(-0.5, grid.width - 0.5)
+        self.ax.set_ylim(grid.shown_rows - 0.5, -0.5)
+        self.ax.set_ylabel(grid.ylabel())
+        self.ax.set_yticks(*grid.yticks(), fontsize=7)
+        self.key.set_text(grid.key_line())
+        self.grid_text.set_text(grid.grid_line())
+        key = (grid.per_row, grid.shown_rows, grid.rows, grid.nodes, grid.gpus, grid.gpus_per_node, grid.colour_by)
+        if key not in self._backgrounds and len(self._backgrounds) >= _RANK_BACKGROUNDS:
+            self._backgrounds.pop(next(iter(self._backgrounds)))  # bounded memory: drop the oldest
+        return key
+
+    def update(self, view):
+        grid = self._current  # layout() has just computed it for this view
+        w, h, g = grid.width, grid.shown_rows, grid.gpus_per_node
+        mesh = self._mesh(h, w)
+        for other in self._meshes.values():
+            other.set_visible(other is mesh)
+        mesh.set_facecolor(grid.rgba().reshape(-1, 4))
+        self.node_lines.set_segments([[(x, -0.5), (x, h - 0.5)] for x in np.arange(1, grid.per_row) * g - 0.5]
+                                     + [[(-0.5, y), (w - 0.5, y)] for y in np.arange(1, h) - 0.5])
+        self.outline.set_data(*grid.outline)
+        self.outline.set_markersize(grid.marker_size)
+        self.title.set_text(grid.title())

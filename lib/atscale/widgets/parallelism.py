@@ -7,14 +7,22 @@ from ..plan import RECOMPUTE, Plan
 from ..scenario import RUNNING_EXAMPLE
 from . import Explorer, dropdown, slider
 
-__all__ = ["rank_map_explorer", "pipeline_explorer", "plan_explorer"]
+__all__ = ["rank_map_explorer", "pipeline_explorer", "plan_explorer", "rank_map_view", "pipeline_view"]
+
+
+def rank_map_view(tp: int = 8, pp: int = 4, dp: int = 32, colour_by: str = "pp", gpus_per_node: int = 8):
+    """``(plan, colour_by, rank_groups(plan, gpus_per_node), gpus_per_node)``: what the rank-map explorer draws."""
+    if colour_by not in ("tp", "pp", "dp"):
+        raise ValueError(f"colour_by={colour_by!r} must be 'tp', 'pp' or 'dp'")
+    plan = Plan(tp=tp, pp=pp, dp=dp)
+    return plan, colour_by, parallelism.rank_groups(plan, gpus_per_node), gpus_per_node
 
 
 def rank_map_explorer() -> Explorer:
     """TP, PP and DP degrees: which GPU is in which group, on the node grid (the running example's layout)."""
     plan = RUNNING_EXAMPLE.plan
     return Explorer(
-        plots.rank_map_chart, figsize=(7.0, 3.8),
+        plots.RankMapFigure, figsize=(7.0, 4.2), compute=rank_map_view,
         tp=dropdown([1, 2, 4, 8], plan.tp, "Tensor parallel (TP)"),
         pp=dropdown([1, 2, 4, 8, 16], plan.pp, "Pipeline parallel (PP)"),
         dp=dropdown([1, 2, 4, 8, 16, 32, 64, 128], plan.dp, "Data parallel (DP)"),
@@ -23,10 +31,15 @@ def rank_map_explorer() -> Explorer:
     )
 
 
+def pipeline_view(pp: int = 4, micro_batches: int = 8, schedule: str = "1f1b", virtual_stages: int = 1):
+    """The simulated schedule the pipeline explorer draws (:func:`atscale.parallelism.pipeline_timeline`)."""
+    return parallelism.pipeline_timeline(pp, micro_batches, schedule, virtual_stages)
+
+
 def pipeline_explorer() -> Explorer:
     """Schedule, stages and micro-batches: the pipeline's timeline with its bubble measured."""
     return Explorer(
-        plots.pipeline_schedule_chart, figsize=(7.2, 3.4),
+        plots.PipelineScheduleFigure, figsize=(7.2, 3.4), compute=pipeline_view,
         pp=slider(2, 8, 4, "Stages (PP)", integer=True),
         micro_batches=slider(1, 32, 8, "Micro-batches (m)", integer=True),
         schedule=dropdown({"GPipe": "gpipe", "1F1B": "1f1b", "interleaved 1F1B": "interleaved"}, "1f1b", "Schedule"),
@@ -54,7 +67,7 @@ def plan_explorer() -> Explorer:
     reason the layout cannot run (a plan that does not use exactly the cluster's GPUs is one of them)."""
     plan = RUNNING_EXAMPLE.plan
     return Explorer(
-        plots.step_breakdown_chart, figsize=(7.0, 3.0), compute=_step, summary=_summary,
+        plots.StepBreakdownFigure, figsize=(7.0, 3.0), compute=_step, summary=_summary,
         model=dropdown(["Llama 3 8B", "Llama 3 70B", "Llama 3 405B", "GPT-3 175B"], RUNNING_EXAMPLE.model.name,
                        "Model"),
         tp=dropdown([1, 2, 4, 8, 16], plan.tp, "Tensor parallel (TP)"),
