@@ -182,6 +182,9 @@ SPECS = [
          "count"),
     # collectives
     Spec(co.bus_bandwidth_factor, {"op": "all-reduce", "ranks": 8}, "ranks", "count"),
+    Spec(co.ring_step, {"ranks": 8, "step": 3}, "ranks", "count"),
+    Spec(co.ring_step, {"ranks": 8, "step": 3}, "step", "count0"),
+    Spec(co.cost_curve, {"ranks": 8}, "ranks", "count"),
     Spec(co.algorithm_bandwidth, {"size": 1e9, "seconds": 1.0}, "size", "nonneg"),
     Spec(co.algorithm_bandwidth, {"size": 1e9, "seconds": 1.0}, "seconds", "positive"),
     Spec(co.bytes_sent_per_rank, {"op": "all-reduce", "size": 1e9, "ranks": 8}, "size", "nonneg"),
