@@ -550,16 +550,18 @@ class RankMapFigure(LiveFigure):
         return _RankGrid(plan, colour_by, groups, gpus_per_node)
 
     def layout(self, view):
-        """The grid's shape ``(nodes per row, rows shown, rows, nodes, GPUs, GPUs per node)`` and the coloured axis:
-        the frame's limits, the row label and the key lines; applied to the axes."""
+        """The grid's shape (nodes per row, rows drawn, GPUs per node) and the texts of the background (row label,
+        row numbers, key lines: they depend on the coloured axis and, for a large layout, on its size); applied to
+        the axes."""
         grid = self._current = self._grid(view)
         self.ax.set_xlim(-0.5, grid.width - 0.5)
         self.ax.set_ylim(grid.shown_rows - 0.5, -0.5)
-        self.ax.set_ylabel(grid.ylabel())
-        self.ax.set_yticks(*grid.yticks(), fontsize=7)
-        self.key.set_text(grid.key_line())
-        self.grid_text.set_text(grid.grid_line())
-        key = (grid.per_row, grid.shown_rows, grid.rows, grid.nodes, grid.gpus, grid.gpus_per_node, grid.colour_by)
+        ylabel, ticks, key_line, grid_line = grid.ylabel(), grid.yticks(), grid.key_line(), grid.grid_line()
+        self.ax.set_ylabel(ylabel)
+        self.ax.set_yticks(*ticks, fontsize=7)
+        self.key.set_text(key_line)
+        self.grid_text.set_text(grid_line)
+        key = (grid.per_row, grid.shown_rows, grid.gpus_per_node, ylabel, tuple(ticks[1]), key_line, grid_line)
         if key not in self._backgrounds and len(self._backgrounds) >= _RANK_BACKGROUNDS:
             self._backgrounds.pop(next(iter(self._backgrounds)))  # bounded memory: drop the oldest
         return key
