@@ -485,10 +485,6 @@ def _rank_cmap():
     return mpl.colormaps["viridis"].with_extremes(bad="white")
 
 
-_RANK_BACKGROUNDS = 24
-"""Rank-map backgrounds kept at most (one per grid shape and coloured axis, ~1 MB each); the oldest goes first."""
-
-
 class RankMapFigure(LiveFigure):
     """The rank-map explorer's figure: every GPU of a ``tp x pp x dp`` layout on the node grid (one row of small
     squares per row of nodes, white lines between nodes), coloured by its position along the TP, PP or DP axis
@@ -500,6 +496,8 @@ class RankMapFigure(LiveFigure):
     Nearly everything in this picture changes with the state, so the background is kept per grid shape and
     coloured axis (frame, row label, key lines) and the rest is drawn as cheaply as it can be: the GPUs as one
     mesh per grid shape, the node lines as one collection, the outline as one line of markers, a short title."""
+
+    max_backgrounds = 24  # one per grid shape and coloured axis (~1 MB each); the least recently used goes first
 
     def __init__(self, figsize=(7.0, 4.2)):
         super().__init__(figsize)
@@ -562,8 +560,6 @@ class RankMapFigure(LiveFigure):
         self.key.set_text(key_line)
         self.grid_text.set_text(grid_line)
         key = (grid.per_row, grid.shown_rows, grid.gpus_per_node, ylabel, tuple(ticks[1]), key_line, grid_line)
-        if key not in self._backgrounds and len(self._backgrounds) >= _RANK_BACKGROUNDS:
-            self._backgrounds.pop(next(iter(self._backgrounds)))  # bounded memory: drop the oldest
         return key
 
     def update(self, view):
