@@ -305,11 +305,11 @@ class UCurveExplorerFigure(LiveFigure):
             self.daly = ax.axvline(1.0, color=PALETTE[2], lw=1.0, ls=":")
             for artist in (self.writes, self.rework, self.total, self.exact, self.sim, self.young, self.daly):
                 d(artist)
-            self.writes_label = d(ax.text(1, 0, " writes", color=PALETTE[0], fontsize=8, va="top"))
+            self.writes_label = d(ax.text(1, 0, " writes", color=PALETTE[0], fontsize=8, va="bottom"))
             self.rework_label = d(ax.text(1, 0, "rework + restarts ", color=PALETTE[1], fontsize=8, ha="right",
                                           va="bottom"))
-            self.young_label = d(ax.text(1, 0.03, "", transform=ax.get_xaxis_transform(), fontsize=8,
-                                         va="bottom", color=PALETTE[2]))
+            self.young_label = d(ax.text(1, 0.97, "", transform=ax.get_xaxis_transform(), fontsize=8,
+                                         va="top", color=PALETTE[2]))
             self.infeasible = d(ax.text(0.97, 0.34, "", transform=ax.transAxes, ha="right", va="top", fontsize=7.5,
                                         color=INK))
             self.title = d(_title(ax, self.fig))
@@ -375,15 +375,17 @@ class UCurveExplorerFigure(LiveFigure):
         self.exact.set_data(h, 100 * np.asarray(view.exact))
         self.sim.set_data(np.asarray(view.sim_intervals) / u.hour, 100 * np.asarray(view.sim_waste))
         logh = np.log(h)
-        for label, at, ys in ((self.writes_label, view.young / 8, w.checkpoint),
-                              (self.rework_label, view.young * 6, w.rework + w.restart)):
+        # Each part is labelled where it is the smaller one (the total runs along the larger one there).
+        # (The rework label ends at its point: kept a factor 3.5 inside the window's left edge, about its width.)
+        for label, at, ys in ((self.writes_label, view.young * 4, w.checkpoint),
+                              (self.rework_label, max(view.young / 5, view.intervals[0] * 3.5), w.rework + w.restart)):
             x = at / u.hour
             label.set_position((x, 100 * float(np.interp(np.log(x), logh, np.asarray(ys)))))
         young, daly = view.young / u.hour, view.daly / u.hour
         self.young.set_data([young, young], [0, self._line_top])
         self.daly.set_data([daly, daly], [0, self._line_top])
-        self.young_label.set_position((young * 1.05, 0.03))
-        self.young_label.set_text(f"Young {u.fmt_time(view.young)}")
+        self.young_label.set_position((young * 1.05, self._line_top - 0.03))  # at the top: the curves meet below
+        self.young_label.set_text(f"Young {u.fmt_time(view.young)}\nDaly {u.fmt_time(view.daly)} (dotted)")
         self.infeasible.set_visible(not feasible.any())
         self.infeasible.set_text(f"total, first order: infeasible\n(≥ 100% at every interval; "
                                  f"R/M = {view.restart_time / view.mtbf:.0%})")
