@@ -113,6 +113,15 @@ def test_tutorial_plan_does_not_fit_on_a_few_nodes():
     assert jct.tutorial_plan(1024).global_batch == 1024 and jct.tutorial_plan(8).global_batch == 64
 
 
+def test_best_plan_is_what_estimate_searches():
+    assert jct.best_plan(EX.model, EX.cluster, 1024) == jct.estimate(EX.model, EX.token_budget, EX.cluster).plan
+    with pytest.raises(jct.NoFeasibleLayout, match="no feasible layout"):
+        jct.best_plan("Llama 3 405B", jct.cluster_of(8), 1024)
+    e = jct.estimate("Llama 3 405B", EX.token_budget, jct.cluster_of(8))
+    assert not e.feasible and e.reason.startswith("no feasible layout (")
+    assert issubclass(jct.NoFeasibleLayout, ValueError)  # a layout function of sweep may raise it
+
+
 def test_fixed_plan_keeps_the_running_example_settings():
     layout = jct.fixed_plan(8, 4)
     assert layout(1024, 1024) == EX.plan  # the running example is TP 8, PP 4 on 1,024 GPUs

@@ -277,6 +277,10 @@ SPECS = [
     *(Spec(jct.Checkpoint, {}, p, "positive", none_ok=p in ("interval", "size"))
       for p in ("write_bandwidth", "host_bandwidth", "interval", "size")),
     Spec(jct.cluster_of, {"gpus": 64}, "gpus", "count"),
+    Spec(jct.best_plan, {"model": "Llama 3 8B", "cluster": CL8}, "global_batch", "count"),
+    Spec(jct.best_plan, {"model": "Llama 3 8B", "cluster": CL8, "global_batch": 64}, "seq_length", "count",
+         none_ok=True),
+    Spec(jct.best_plan, {"model": "Llama 3 8B", "cluster": CL8, "global_batch": 64}, "dp_overlap", "prob"),
     Spec(jct.tutorial_plan, {"gpus": 64, "global_batch": 64}, "gpus", "count"),
     Spec(jct.tutorial_plan, {"gpus": 64, "global_batch": 64}, "global_batch", "count", none_ok=True),
     Spec(jct.sweep, JSWEEP, "tokens", "positive"),

@@ -63,7 +63,8 @@ __all__ = [
     "TERMS", "TERM_LABELS", "FAILURE_FREE_TERMS", "RELIABILITY_TERMS", "DEFAULT_WRITE_BANDWIDTH",
     "DEFAULT_HOST_BANDWIDTH", "DEFAULT_RESTART_TIME", "DEFAULT_GLOBAL_BATCH", "DEFAULT_FABRIC", "Checkpoint",
     "SYNC", "ASYNC", "Estimate", "estimate", "cluster_of", "tutorial_plan", "Sweep", "sweep", "crossover",
-    "sync_wall", "reliability_terms", "gpus_for_deadline", "fixed_plan", "Sensitivity", "sensitivity", "scaled_profile", "SWEEP_GPUS",
+    "sync_wall", "reliability_terms", "gpus_for_deadline", "fixed_plan", "best_plan",
+    "NoFeasibleLayout", "Sensitivity", "sensitivity", "scaled_profile", "SWEEP_GPUS",
 ]
 
 TERMS = ("minimum", "compute_gap", "recompute", "communication", "bubble", "optimizer", "checkpoint", "rework",
@@ -214,6 +215,23 @@ def tutorial_plan(gpus: int, global_batch: int | None = None) -> Plan:
     """
     gpus = _count("gpus", gpus)
     return fixed_plan(8, 1)(gpus, max(64, gpus) if global_batch is None else global_batch)
+
+
+class NoFeasibleLayout(ValueError):
+    """No layout :func:`atscale.parallelism.search` enumerates fits the job (a ``ValueError``, so a layout
+    function of :func:`sweep` that raises it is reported as infeasible at that count)."""
+
+
+def best_plan(model, cluster: hardware.Cluster, global_batch: int = DEFAULT_GLOBAL_BATCH, *,
+              seq_length: int | None = None, dtype: str = "bf16",
+              dp_overlap: float = parallelism.DP_OVERLAP) -> Plan:
+    """The layout with the shortest step of :func:`atscale.parallelism.search` for ``global_batch`` sequences
+    on ``cluster``: what :func:`estimate` uses when no plan is given. Raises :class:`NoFeasibleLayout`, naming
+    the commonest reason, when none fits."""
+    res = parallelism.search(model, cluster, global_batch, seq_length=seq_length, dtype=dtype, dp_overlap=dp_overlap)
+    if not res.feasible_count:
+        raise NoFeasibleLayout(f"no feasible layout ({next(iter(res.reasons()), 'no layout')})")
+    return res.best()
 
 
 def fixed_plan(tp: int, pp: int, base: Plan | None = None):
@@ -455,12 +473,11 @@ def estimate(model, tokens, cluster: hardware.Cluster, plan: Plan | None = None,
     gpus = cluster.num_gpus
 
     if plan is None:
-        res = parallelism.search(model, cluster, global_batch or DEFAULT_GLOBAL_BATCH, seq_length=seq_length,
-                                 dtype=dtype, dp_overlap=float(dp_overlap))
-        if not res.feasible_count:
-            top = next(iter(res.reasons()), "no layout")
-            return _infeasible(model, cluster, tokens, None, f"no feasible layout ({top})", checkpoint.strategy, fname)
-        plan = res.best()
+        try:
+            plan = best_plan(model, cluster, global_batch or DEFAULT_GLOBAL_BATCH, seq_length=seq_length, dtype=dtype,
+                             dp_overlap=float(dp_overlap))
+        except NoFeasibleLayout as exc:
+            return _infeasible(model, cluster, tokens, None, str(exc), checkpoint.strategy, fname)
     step = parallelism.step_time(model, cluster, plan, seq_length=seq_length, dtype=dtype,
                                  dp_overlap=float(dp_overlap))
     if not step.feasible:

@@ -5,9 +5,10 @@ from __future__ import annotations
 import dataclasses
 import functools
 
-from .. import hardware, jct, models, parallelism, plots
+from .. import hardware, jct, models, plots
 from .. import reliability as rel
 from .. import units as u
+from ..plan import Plan
 from . import Explorer, dropdown, slider
 
 __all__ = ["jct_explorer", "explorer_view"]
@@ -25,20 +26,21 @@ _REFERENCE_TOKENS = 1e12  # every term is proportional to the token count: compu
 
 
 @functools.lru_cache(maxsize=256)
-def _best_plan(model: str, node: str, gpus: int, global_batch: int):
-    """The searched best layout for one GPU count (cached; a search takes ~50-100 ms), or the reason there is
-    none. It does not depend on the checkpoint strategy or the failure profile, so changing those reuses it."""
-    res = parallelism.search(model, jct.cluster_of(gpus, node), global_batch)
-    if not res.feasible_count:
-        return f"no feasible layout ({next(iter(res.reasons()), 'no layout')})"
-    return res.best()
+def _best_plan(model: str, node: str, gpus: int, global_batch: int) -> Plan | str:
+    """:func:`atscale.jct.best_plan` for one GPU count, or the reason there is none (cached, both: a search takes
+    ~50-100 ms). It does not depend on the checkpoint strategy or the failure profile, so changing those reuses
+    it."""
+    try:
+        return jct.best_plan(model, jct.cluster_of(gpus, node), global_batch)
+    except jct.NoFeasibleLayout as exc:
+        return str(exc)
 
 
 def _searched(model: str, node: str):
-    def layout(gpus: int, global_batch: int):
+    def layout(gpus: int, global_batch: int) -> Plan:
         best = _best_plan(model, node, gpus, global_batch)
         if isinstance(best, str):
-            raise ValueError(best)  # sweep reports it as infeasible at that count
+            raise jct.NoFeasibleLayout(best)  # sweep reports it as infeasible at that count
         return best
 
     return layout
