@@ -12,8 +12,11 @@ ALL = A.comparisons()
 # The measured errors of the comparisons the book says the model misses (model / published - 1).
 KNOWN_MISSES = {
     "8 × A100 80GB (HPE), large": -0.148,
-    "Llama 3 405B, 8,192 H100, MFU": -0.222,
-    "Llama 3 405B, 16,384 H100, MFU": -0.388,
+    # The step-time model's misses of more than 3 MFU points (accuracy.STEP_TIME_MISS_POINTS), as relative errors:
+    # Llama 3 405B at 8,192 GPUs (+6.5 points: the interleaved bubble with 32 micro-batches is smaller in the
+    # model than Meta measured) and the context-parallel row (+4.8 points, inside its 5-point target).
+    "Llama 3 405B, 8,192 H100, MFU": 0.150,
+    "Llama 3 405B, 16,384 H100, CP 16, 131,072 tokens, MFU": 0.126,
 }
 
 
@@ -78,10 +81,10 @@ def test_the_model_values_are_the_chapters():
 
 def test_summary_statistics_calibration_and_validation_apart():
     cal, val = A.summary("calibration"), A.summary("validation")
-    assert cal.count == 18 and val.count == 18
-    assert cal.median_abs_error == pytest.approx(0.014, abs=0.002) and cal.worst_abs_error < 0.05
-    assert val.median_abs_error == pytest.approx(0.049, abs=0.002)
-    assert val.worst_abs_error == pytest.approx(0.388, abs=0.002) and val.worst.startswith("Llama 3 405B, 16,384")
+    assert cal.count == 18 and val.count == 19
+    assert cal.median_abs_error == pytest.approx(0.016, abs=0.002) and cal.worst_abs_error < 0.05
+    assert val.median_abs_error == pytest.approx(0.044, abs=0.002)
+    assert val.worst_abs_error == pytest.approx(0.323, abs=0.002) and val.worst.startswith("textbook profile")
     bounds = A.summary("validation", kind="upper bound")
     assert bounds.count == 13 and bounds.worst.startswith("MI300X")
     assert str(A.summary_table()).count("\n") == 4

@@ -107,8 +107,11 @@ def test_overlap_only_adds_communication():
     assert off.minimum == on.minimum and off.compute_gap == pytest.approx(on.compute_gap)
 
 
-def test_tutorial_plan_does_not_fit_on_a_few_nodes():
+def test_tutorial_plan_is_tight_on_a_few_nodes():
     e = jct.estimate(EX.model, EX.token_budget, jct.cluster_of(64), jct.tutorial_plan(64))
+    assert e.feasible and e.step.memory_status == "tight"
+    assert e.step.memory_capacity < e.step.memory_total < e.step.memory_capacity * 1.08
+    e = jct.estimate(EX.model, EX.token_budget, jct.cluster_of(32), jct.tutorial_plan(32))
     assert not e.feasible and "does not fit" in e.reason and math.isnan(e.total)
     assert jct.tutorial_plan(1024).global_batch == 1024 and jct.tutorial_plan(8).global_batch == 64
 
@@ -144,8 +147,8 @@ def test_sweep_crossover_and_wall():
                   global_batch=lambda n: max(64, n), dp_overlap=0.0)
     rel_, comm = s.fraction("reliability"), s.fraction("communication") + s.fraction("bubble")
     x = jct.crossover(s)
-    assert x is not None and 32_768 < x < 65_536
-    assert rel_[-2] < comm[-2] and rel_[-1] > comm[-1]
+    assert x is not None and 16_384 < x < 32_768
+    assert rel_[-3] < comm[-3] and rel_[-2] > comm[-2]
     w = jct.sync_wall(s)
     assert w["gpus"] == 65_536 and not w["wall"]
     # reliability alone never overtakes at a few hundred GPUs
@@ -200,7 +203,7 @@ def test_sensitivity_rows():
     assert len(names) == 6 and set(s.swing()) == set(names)
     swings = list(s.swing().values())
     assert swings == sorted(swings, reverse=True)
-    assert parallelism.COMPUTE_EFFICIENCY_MAX == 0.81  # restored after the perturbation
+    assert parallelism.CALIBRATION == parallelism.Calibration(0.88, 50.0, 750.0)  # never patched
     row = dict((r[0], r) for r in s.rows)["compute efficiency (calibrated E_max)"]
     assert row[3] > s.base.total > row[4]
 
@@ -253,7 +256,7 @@ def test_explorer_view_scales_exactly_and_redraws():
         assert getattr(est, name) == pytest.approx(getattr(direct, name), rel=1e-9)
     assert jct.crossover(sw) == jct.crossover(jct.sweep(EX.model, 2e12, sw.gpus, global_batch=lambda n: max(64, n)))
     e = widgets.jct_explorer()
-    e.update(plan="tp8-pp1", gpus=64)
+    e.update(model="Llama 3 405B", plan="tp8-pp1", gpus=64)
     assert e.error is None and "Infeasible" in e.summary_text
     e.update(gpus=2048, checkpoint="async")
     assert e.error is None and e.image.value[:4] == b"\x89PNG"

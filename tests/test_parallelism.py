@@ -65,11 +65,31 @@ def test_step_time_fields_and_rates():
 
 
 def test_memory_agrees_with_the_memory_module():
+    """The step-time model's memory is the memory module's breakdown of the first stage, plus what the breakdown
+    documents it leaves out: the embedding on the first stage (the breakdown spreads every parameter evenly)."""
     for plan in (EX.plan, dataclasses.replace(EX.plan, pp=8, dp=16, zero_stage=3),
                  dataclasses.replace(EX.plan, recompute="full", sequence_parallel=False)):
-        st = P.step_time(EX.model, EX.cluster, plan)
+        st = P.step_time(EX.model, EX.cluster, plan, flash_attention=False)
         b = M.breakdown(EX.model, EX.cluster.accelerator, plan, optimizer_name=M.RUNNING_EXAMPLE_OPTIMIZER)
-        assert st.memory_total == pytest.approx(b.total, rel=1e-9)
+        model = EX.model
+        opt = M.optimizer(M.RUNNING_EXAMPLE_OPTIMIZER)
+        even = model.num_params / (plan.tp * plan.pp)
+        first = (model.num_layers // plan.pp * model.layer_params() + model.vocab_size * model.hidden_size) / plan.tp
+        shard = plan.dp * plan.cp
+        per_param = (opt.weights / (shard if plan.zero_stage >= 3 else 1) + opt.gradients / (shard if plan.zero_stage >= 2 else 1)
+                     + opt.state / (shard if plan.zero_stage >= 1 else 1))
+        assert st.memory_total == pytest.approx(b.total + (first - even) * per_param, rel=1e-9)
+
+
+def test_uneven_pipelines_are_never_refused_for_dividing():
+    """126 layers on 16 x 2 chunks (Llama 3 405B's interleaved layout) is a layout, not an error; the fullest
+    stage sets the pace, and counting the embedding and the loss as layers trims the end stages."""
+    sl = P.stage_layers(126, 16, account_for_embedding=True, account_for_loss=True)
+    assert (sl.first, sl.middle, sl.last) == (7, 8, 7)
+    assert P.stage_layers(126, 16) == P.StageLayers(8, 8, 7)
+    assert P.stage_layers(80, 4, 3) == P.StageLayers(20, 20, 20)  # 12 chunks: 8 of 7 layers, 4 of 6
+    st = P.step_time(EX.model, EX.cluster, dataclasses.replace(EX.plan, schedule="interleaved", virtual_stages=3))
+    assert st.feasible and "split" not in st.reason
 
 
 # --- infeasible layouts: explicit, with the reason, never numbers ------------------------------
@@ -78,7 +98,8 @@ def test_memory_agrees_with_the_memory_module():
     (Plan(tp=16, pp=4, dp=16, global_batch=1024), "exceeds the 8 GPUs of a node"),
     (Plan(tp=8, pp=1, dp=128, global_batch=1024, zero_stage=0), "does not fit"),
     (Plan(tp=8, pp=128, dp=1, global_batch=1024), "some stages would be empty"),
-    (Plan(tp=8, pp=4, dp=32, global_batch=1024, schedule="interleaved", virtual_stages=3), "do not split"),
+    (Plan(tp=8, pp=4, dp=32, global_batch=1024, schedule="interleaved", virtual_stages=32), "some stages would be empty"),
+    (Plan(tp=8, cp=3, pp=4, dp=32, global_batch=1024), "cluster has 1,024"),
 ])
 def test_infeasible_layouts_say_why_and_give_no_numbers(plan, words):
     st = P.step_time(EX.model, EX.cluster, plan)
@@ -135,8 +156,12 @@ def test_zero3_gathers_weights_every_micro_batch():
 def test_no_overlap_exposes_the_whole_reduction():
     plan = EX.plan
     st = P.step_time(EX.model, EX.cluster, plan, dp_overlap=0)
-    psi = EX.model.num_params / 80 * 20 / 8
-    t = collectives.collective_time("all-reduce", psi * 4, 32, collectives._rail(EX.cluster))
+    # ZeRO-1 (Megatron's distributed optimizer): FP32 gradients reduce-scattered, BF16 weights all-gathered,
+    # over the 32 replicas (one per node with TP 8: flat on the NICs), for the fuller end stage's parameters.
+    psi = (20 * EX.model.layer_params() + EX.model.vocab_size * EX.model.hidden_size) / 8
+    rail = collectives._rail(EX.cluster)
+    t = (collectives.collective_time("reduce-scatter", psi * 4, 32, rail)
+         + collectives.collective_time("all-gather", psi * 2, 32, rail))
     assert st.dp_comm == pytest.approx(t, rel=1e-9)
 
 
@@ -166,19 +191,27 @@ def test_calibration_and_validation_sets_are_disjoint():
 
 def test_constants_are_the_calibration_fit():
     # A local check of the grid fit: no neighbour of the constants fits the calibration runs better.
-    e, w, h = P.COMPUTE_EFFICIENCY_MAX, P.COMPUTE_HALF_WIDTH, P.COMPUTE_HALF_HIDDEN
-    best = P.calibrate(e_grid=[e - 0.01, e, e + 0.01], w_grid=[max(w - 50, 0), w, w + 50],
-                       h_grid=[h - 250, h, h + 250])
-    assert best[:3] == (e, w, h)
+    c = P.CALIBRATION
+    e, w, h = c.efficiency_max, c.half_width, c.half_hidden
+    best, loss = P.calibrate(e_grid=[e - 0.01, e, e + 0.01], w_grid=[max(w - 50, 0), w, w + 50],
+                             h_grid=[h - 250, h, h + 250])
+    assert best == c and loss > 0
+    assert (P.COMPUTE_EFFICIENCY_MAX, P.COMPUTE_HALF_WIDTH, P.COMPUTE_HALF_HIDDEN) == (e, w, h)
 
 
 def test_outside_runs_reported_with_their_measured_error():
-    errors = {r.label: r.error for r in P.OTHER_RUNS}
-    assert abs(errors["MT-NLG 530B, 2,240 A100 (DP 8)"]) <= TOLERANCE
-    # Llama 3 405B (Table 4): the model is pessimistic by more than the tolerance: its 1F1B bubble with
-    # 16 stages and 16-32 micro-batches is far larger than Meta's tuned schedule. Recorded, not tuned away.
-    assert -0.30 < errors["Llama 3 405B, 8,192 H100"] < -0.15
-    assert -0.45 < errors["Llama 3 405B, 16,384 H100"] < -0.30
+    """Validation runs (no constant fitted on them), in MFU points. Targets: Llama 3 405B Table 4 rows within 3
+    points, the context-parallel row within 5. Row 1 (8,192 GPUs) misses: with the interleaved schedule
+    (v = 2 assumed) and 32 micro-batches the model's bubble is small and it predicts about 6.5 points too
+    much, and its memory model puts that layout over an H100. Recorded as a miss, not tuned away."""
+    runs = {r.label: r for r in P.OTHER_RUNS}
+    assert abs(runs["MT-NLG 530B, 2,240 A100 (DP 8)"].error) <= TOLERANCE
+    points = {k: r.predicted - r.published for k, r in runs.items() if k.startswith("Llama")}
+    assert abs(points["Llama 3 405B, 16,384 H100"]) <= 0.03
+    assert abs(points["Llama 3 405B, 16,384 H100, CP 16, 131,072 tokens"]) <= 0.05
+    assert 0.05 < points["Llama 3 405B, 8,192 H100"] < 0.08  # the known miss, pinned
+    assert runs["Llama 3 405B, 16,384 H100"].memory_verdict() == "fits"
+    assert runs["Llama 3 405B, 8,192 H100"].memory_verdict().startswith("does not fit")
 
 
 # --- search ----------------------------------------------------------------------------------------
@@ -250,7 +283,7 @@ def test_plan_explorer_shows_infeasible_as_such():
     e = widgets.plan_explorer()
     assert e.error is None and "MFU" in e.summary_text
     e.update(dp=16)
-    assert e.error is None and e.summary_text.startswith("Infeasible: TP x PP x DP") and e.image.value
+    assert e.error is None and e.summary_text.startswith("Infeasible: TP x CP x PP x DP") and e.image.value
     e.update(dp=32, zero_stage=0, pp=1)
     assert e.summary_text.startswith("Infeasible") or "MFU" in e.summary_text
     e.update(pp=4, micro_batch=8, recompute="none", sequence_parallel=False)

@@ -175,25 +175,30 @@ def _collectives():
     return out
 
 
+STEP_TIME_MISS_POINTS = 0.03
+"""An end-to-end MFU more than this many points (0.03 = 3 points) from the published one is a known miss of the
+step-time model, named as such in the appendix (the Llama 3 targets the model is held to)."""
+
+
 def _step_time():
     from . import parallelism
 
     out = []
     names = {"hardware_flops_per_gpu": "hardware FLOP/s per GPU (recomputation counted)", "mfu": "MFU",
-             "hfu": "HFU"}
+             "mfu_causal": "MFU (attention counted causal)", "hfu": "HFU"}
     for r in parallelism.CALIBRATION_RUNS + parallelism.VALIDATION_RUNS:
-        miss = r.label.startswith("Llama 3")
+        predicted = r.predicted
+        miss = r.metric.startswith("mfu") and abs(predicted - r.published) > STEP_TIME_MISS_POINTS
         leaves = "kernel-level detail (one compute efficiency curve of the per-GPU width), overlap beyond the " \
-                 "stated fraction; assumed where the paper is silent: " + r.assumed
+                 "modelled terms; assumed where the paper is silent: " + r.assumed
         if miss:
-            leaves = ("Meta's tuned pipeline schedule (more micro-batches in flight than stages, balanced first and "
-                      "last stages): the model's 1F1B bubble is far larger; assumed: " + r.assumed)
+            leaves = ("Meta's tuned pipeline schedule and memory balancing, which the model does not know (it "
+                      f"puts this layout at: {r.memory_verdict()}); assumed: " + r.assumed)
         if r.metric == "hfu":
             leaves += "; the same runs as the calibration MFUs, so this checks the recomputation FLOPs only"
-        out.append(Comparison("Step time", f"{r.label}" + ("" if r.metric == "hardware_flops_per_gpu" else
-                                                           f", {r.metric.upper()}" if r.metric.upper() not in r.label
-                                                           else ""),
-                              names[r.metric], r.predicted, r.published, r.role, "estimate",
+        label = r.label if r.metric in ("hardware_flops_per_gpu",) or r.metric.upper() in r.label \
+            else f"{r.label}, {names[r.metric].split(' (')[0]}"
+        out.append(Comparison("Step time", label, names[r.metric], predicted, r.published, r.role, "estimate",
                               _pm(STEP_TIME_TOLERANCE), leaves, r.source, known_miss=miss))
     return out
 

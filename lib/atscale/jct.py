@@ -14,7 +14,7 @@ time**. The terms, in order (:data:`TERMS`):
 ``recompute``
     activation recomputation;
 ``communication``
-    exposed communication: tensor-parallel collectives, pipeline sends and the part of the data-parallel
+    exposed communication: tensor- and context-parallel exchanges, pipeline sends and the part of the data-parallel
     gradient reduction that does not hide behind the backward pass;
 ``bubble``
     the pipeline's fill and drain;
@@ -44,7 +44,6 @@ given; an asynchronous checkpoint's background write must finish before the next
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import math
 import numbers
@@ -224,11 +223,13 @@ class NoFeasibleLayout(ValueError):
 
 def best_plan(model, cluster: hardware.Cluster, global_batch: int = DEFAULT_GLOBAL_BATCH, *,
               seq_length: int | None = None, dtype: str = "bf16",
-              dp_overlap: float = parallelism.DP_OVERLAP) -> Plan:
+              dp_overlap: float = parallelism.DP_OVERLAP,
+              calibration: parallelism.Calibration = parallelism.CALIBRATION) -> Plan:
     """The layout with the shortest step of :func:`atscale.parallelism.search` for ``global_batch`` sequences
     on ``cluster``: what :func:`estimate` uses when no plan is given. Raises :class:`NoFeasibleLayout`, naming
     the commonest reason, when none fits."""
-    res = parallelism.search(model, cluster, global_batch, seq_length=seq_length, dtype=dtype, dp_overlap=dp_overlap)
+    res = parallelism.search(model, cluster, global_batch, seq_length=seq_length, dtypes=(dtype,),
+                             dp_overlap=dp_overlap, calibration=calibration)
     if not res.feasible_count:
         raise NoFeasibleLayout(f"no feasible layout ({next(iter(res.reasons()), 'no layout')})")
     return res.best()
@@ -423,7 +424,8 @@ def reliability_terms(work, interval, checkpoint_time, mtbf, restart_time=0.0, *
 def estimate(model, tokens, cluster: hardware.Cluster, plan: Plan | None = None, *,
              checkpoint: Checkpoint = SYNC, failures=rel.TEXTBOOK_PROFILE, restart_time=DEFAULT_RESTART_TIME,
              global_batch: int | None = None, dp_overlap: float = parallelism.DP_OVERLAP,
-             seq_length: int | None = None, dtype: str = "bf16") -> Estimate:
+             seq_length: int | None = None, dtype: str = "bf16",
+             calibration: parallelism.Calibration = parallelism.CALIBRATION) -> Estimate:
     """Predicted wall-clock time of training ``model`` on ``tokens`` tokens on ``cluster``, term by term.
 
     Args:
@@ -438,6 +440,8 @@ def estimate(model, tokens, cluster: hardware.Cluster, plan: Plan | None = None,
         restart_time: seconds per restart, or a :class:`atscale.reliability.RestartTime`.
         dp_overlap: fraction of the last micro-batch's backward pass the gradient reduction may hide behind
             (1: overlapped, 0: not), passed to the step-time model.
+        calibration: the step-time model's constants (:class:`atscale.parallelism.Calibration`; default the
+            fitted :data:`atscale.parallelism.CALIBRATION`).
 
     Failure-free time: ``steps x step_time(...).total`` with ``steps = tokens / (global_batch x seq_length)``
     (Narayanan et al. 2021; see :mod:`atscale.parallelism`). Wall-clock time: ``failure-free / G`` with ``G``
@@ -475,11 +479,11 @@ def estimate(model, tokens, cluster: hardware.Cluster, plan: Plan | None = None,
     if plan is None:
         try:
             plan = best_plan(model, cluster, global_batch or DEFAULT_GLOBAL_BATCH, seq_length=seq_length, dtype=dtype,
-                             dp_overlap=float(dp_overlap))
+                             dp_overlap=float(dp_overlap), calibration=calibration)
         except NoFeasibleLayout as exc:
             return _infeasible(model, cluster, tokens, None, str(exc), checkpoint.strategy, fname)
     step = parallelism.step_time(model, cluster, plan, seq_length=seq_length, dtype=dtype,
-                                 dp_overlap=float(dp_overlap))
+                                 dp_overlap=float(dp_overlap), calibration=calibration)
     if not step.feasible:
         return _infeasible(model, cluster, tokens, plan, step.reason, checkpoint.strategy, fname)
 
@@ -488,7 +492,7 @@ def estimate(model, tokens, cluster: hardware.Cluster, plan: Plan | None = None,
     if not math.isfinite(minimum * steps) or not math.isfinite(step.total * steps):
         raise ValueError(f"tokens={tokens!r} is too large: the job's FLOPs or step count overflow a float")
     compute = step.compute * steps
-    comm = {k: getattr(step, k) * steps for k in ("tp_comm", "pp_comm", "dp_comm")}
+    comm = {k: getattr(step, k) * steps for k in ("tp_comm", "cp_comm", "pp_comm", "dp_comm")}
     failure_free = step.total * steps
 
     size = memory.checkpoint_bytes(model) if checkpoint.size is None else checkpoint.size
@@ -677,16 +681,6 @@ def scaled_profile(profile: rel.FailureProfile, factor: float) -> rel.FailurePro
                               profile.gpus_per_node, profile.source)
 
 
-@contextlib.contextmanager
-def _efficiency_scaled(factor):
-    old = parallelism.COMPUTE_EFFICIENCY_MAX
-    parallelism.COMPUTE_EFFICIENCY_MAX = min(1.0, old * factor)
-    try:
-        yield
-    finally:
-        parallelism.COMPUTE_EFFICIENCY_MAX = old
-
-
 @dataclass(frozen=True)
 class Sensitivity:
     """Predicted wall-clock seconds with each assumption moved down and up: ``rows`` of
@@ -708,7 +702,8 @@ def sensitivity(model, tokens, cluster: hardware.Cluster, *, checkpoint: Checkpo
 
     The base case takes the best layout for ``global_batch``; every perturbation keeps that layout except
     the global batch's, which is searched again. The factors multiply: the calibrated
-    :data:`atscale.parallelism.COMPUTE_EFFICIENCY_MAX` (capped at 1; temporarily set, not thread-safe), the
+    :attr:`atscale.parallelism.Calibration.efficiency_max` (capped at 1; passed down as a new
+    :class:`atscale.parallelism.Calibration`, nothing patched), the
     failure profile's MTTFs, the restart time, the checkpoint write bandwidth and the global batch; the
     data-parallel overlap is moved between 0 and 1. Each factor argument is a pair ``(low, high)`` of
     positive numbers.
@@ -732,8 +727,7 @@ def sensitivity(model, tokens, cluster: hardware.Cluster, *, checkpoint: Checkpo
     rows = []
     lo_hi = []
     for f in efficiency:
-        with _efficiency_scaled(f):
-            lo_hi.append(run())
+        lo_hi.append(run(calibration=parallelism.CALIBRATION.scaled(f)))
     rows.append(("compute efficiency (calibrated E_max)", f"x{efficiency[0]:g}", f"x{efficiency[1]:g}", *lo_hi))
     if profile is not None:
         rows.append(("MTBF (failure profile)", f"x{mtbf[0]:g}", f"x{mtbf[1]:g}",

@@ -1,32 +1,36 @@
-"""3D parallelism: what a layout (``Plan``) costs in seconds per step, and the best layout.
+"""3D parallelism and beyond: what a layout (``Plan``) costs in seconds per step, and the best layout.
 
-A step of a replica laid out as ``tp x pp x dp`` (a :class:`~atscale.plan.Plan`) is modelled as the
-sum of seven parts, per GPU, on the critical path (Narayanan et al. 2021, sec. 3; Korthikanti et
-al. 2022, sec. 6):
+A step of a replica laid out as ``tp x cp x pp x dp`` (a :class:`~atscale.plan.Plan`) is modelled as the
+sum of eight parts, per GPU, on the critical path of the pipeline stage that sets the pace (Narayanan et
+al. 2021, sec. 3; Korthikanti et al. 2022, sec. 6). Each part is a small function of the same name as the
+chapter's section:
 
 ``compute``
-    the model FLOPs of the GPU's share (``6N + 12lsh`` per token, :func:`atscale.models.training_flops_per_token`)
-    at the achievable FLOP/s (:func:`compute_efficiency` x the accelerator's measured matmul ceiling);
+    each layer's matmuls at :func:`compute_efficiency` x the measured matmul ceiling of the step's dtype
+    (FP8 or BF16), its attention core (the causal half a fused kernel executes) in BF16, and its
+    memory-bound kernels at the HBM bandwidth (:func:`_layer_times`); the output layer on the last stage;
 ``recompute``
-    the extra (hardware) FLOPs of activation recomputation at the same rate;
+    what activation recomputation runs again (:func:`_layer_times`);
 ``tp_comm``
-    the tensor-parallel all-reduces (or reduce-scatter + all-gather with sequence parallelism), two per
-    layer forward and two backward (two more when the forward is recomputed), over NVLink;
+    the tensor-parallel collectives, minus what pipelining them with the matmuls hides (:func:`_tp_comm`);
+``cp_comm``
+    context parallelism's ring exchange of keys and values, minus what hides behind attention (:func:`_cp_comm`);
 ``pp_comm``
-    the point-to-point sends of activations and gradients between pipeline stages, over the NICs;
+    the point-to-point sends between pipeline stages (:func:`_pp_comm`);
 ``bubble``
-    the pipeline's fill and drain, ``(p - 1) / (v m)`` of the work above (:func:`bubble_fraction`);
+    the pipeline's fill and drain, ``(p - 1) / (v m)`` of the work above (:func:`bubble_fraction`), with the
+    fullest stage setting the pace (:func:`stage_layers`: any number of layers on any ``pp x v``);
 ``dp_comm``
-    the data-parallel gradient reduction over the NICs minus what hides behind the backward pass: one
-    all-reduce per step (ZeRO-0/1), a reduce-scatter per micro-batch (ZeRO-2), or weight gathers and a
-    reduce-scatter per micro-batch (ZeRO-3/FSDP);
+    the data-parallel gradient reduction and the ZeRO/FSDP/HSDP gathers over the ``dp x cp`` GPUs that hold
+    the same weights, minus what hides behind compute (:func:`_dp_comm`);
 ``optimizer``
     the optimizer step, memory-bound: bytes of Adam's update over the HBM bandwidth.
 
 ``total`` is their sum, exactly. Communication costs come from :mod:`atscale.collectives`, memory
 from :mod:`atscale.memory`, FLOPs from :mod:`atscale.models`. A layout that cannot run (wrong GPU
-count, ``tp`` beyond a node or not dividing the heads, too many stages, memory overflow) is an
-explicit *infeasible* result with its reason, and NaN times: never normal-looking numbers.
+count, ``tp`` beyond a node or not dividing the heads, more chunks than layers, memory overflow beyond the
+stated margin) is an explicit *infeasible* result with its reason, and NaN times: never normal-looking
+numbers. The three calibrated constants travel as a :class:`Calibration` argument; nothing is patched.
 
 Everything is vectorised: :func:`evaluate` broadcasts over arrays of plan fields, and
 :func:`search` evaluates every layout of a cluster at once.
@@ -35,8 +39,10 @@ Everything is vectorised: :func:`evaluate` broadcasts over arrays of plan fields
 from __future__ import annotations
 
 import dataclasses
+import functools
 import itertools
 import math
+import types
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Mapping
@@ -49,72 +55,113 @@ from . import units as u
 from .plan import RECOMPUTE, SCHEDULES, Plan
 
 __all__ = [
-    "COMPUTE_EFFICIENCY_MAX", "COMPUTE_HALF_WIDTH", "COMPUTE_HALF_HIDDEN", "PARTS", "PART_LABELS", "SELECTIVE_RECOMPUTE_FACTOR", "TP_OVERLAP", "DP_OVERLAP",
-    "SEQUENCE_PARALLEL_COMM_FACTOR", "bubble_fraction", "bubble_fraction_of_total", "layers_per_stage",
-    "compute_efficiency", "StepTime", "step_time", "evaluate", "SearchResult", "search", "Run", "MEGATRON_TABLE1_RUNS",
-    "KORTHIKANTI_TABLE5_RUNS", "OTHER_RUNS", "CALIBRATION_RUNS", "VALIDATION_RUNS", "calibrate", "amdahl_speedup",
-    "rank_groups", "Timeline", "pipeline_timeline", "MAX_SEARCH_LAYOUTS", "MAX_RANKS",
+    "Calibration", "CALIBRATION", "COMPUTE_EFFICIENCY_MAX", "COMPUTE_HALF_WIDTH", "COMPUTE_HALF_HIDDEN", "PARTS",
+    "PART_LABELS", "SELECTIVE_RECOMPUTE_FACTOR", "FLASH_CAUSAL_FRACTION", "DP_OVERLAP", "SEQUENCE_PARALLEL_COMM_FACTOR",
+    "GRADIENT_ACCUMULATION_BYTES", "ACTIVATION_BYTES", "FP8_CAST_BYTES", "LOGITS_BYTES", "MEMORY_MARGIN",
+    "bubble_fraction", "bubble_fraction_of_total", "StageLayers", "stage_layers", "layers_per_stage",
+    "compute_efficiency", "elementwise_bytes_per_token", "StepTime", "step_time", "evaluate", "SearchResult", "search",
+    "Run", "MEGATRON_TABLE1_RUNS", "KORTHIKANTI_TABLE5_RUNS", "OTHER_RUNS", "CALIBRATION_RUNS", "VALIDATION_RUNS",
+    "calibrate", "amdahl_speedup", "rank_groups", "Timeline", "pipeline_timeline", "MAX_SEARCH_LAYOUTS", "MAX_RANKS",
 ]
 
 # --------------------------------------------------------------------------------------
-# Named constants
+# Calibrated constants, passed in (never patched)
 # --------------------------------------------------------------------------------------
-COMPUTE_EFFICIENCY_MAX = 0.81
-"""Fraction of the accelerator's *measured* matmul ceiling (``Accelerator.measured_matmul_flops``,
-Bekman's best-shape BF16 matmul) that a whole transformer layer reaches when its matrices are wide
-(dimensionless). It covers what the ceiling leaves out: the layer's smaller matmuls, attention and
-its softmax, norms, element-wise kernels and launches. **Calibrated** by :func:`calibrate` on :data:`CALIBRATION_RUNS` (the four MFUs of Korthikanti
-et al. 2022, Table 5, and three rows of Narayanan et al. 2021, Table 1), together with
-:data:`COMPUTE_HALF_WIDTH` and :data:`COMPUTE_HALF_HIDDEN`; validated on everything else
-(:data:`VALIDATION_RUNS`)."""
+@dataclass(frozen=True)
+class Calibration:
+    """The three calibrated constants of :func:`compute_efficiency` (all dimensionless).
 
-COMPUTE_HALF_WIDTH = 50.0
-"""The per-GPU width ``h / tp`` (columns of the hidden dimension each tensor-parallel rank holds) at
-which the layer reaches half of :data:`COMPUTE_EFFICIENCY_MAX` (dimensionless; see
-:func:`compute_efficiency`). Narrow per-GPU matrices leave tensor cores idle (wave quantisation, a
-smaller share of time in large GEMMs): Narayanan et al. (2021, sec. 5.1) attribute the rise of
-per-GPU throughput with model size in their Table 1 to exactly this. **Calibrated** with
-:data:`COMPUTE_EFFICIENCY_MAX`."""
+    ``efficiency_max``: fraction of the accelerator's *measured* matmul ceiling
+    (``Accelerator.measured_matmul_flops``) that a layer's matmuls and attention core reach when the
+    matrices are wide. ``half_width``: the per-GPU width ``h / tp`` at which they reach half of it
+    (narrow per-GPU matrices leave tensor cores idle: wave quantisation, a smaller share of time in
+    large GEMMs; Narayanan et al. 2021, sec. 5.1). ``half_hidden``: the model width at which a layer
+    runs at half speed for its per-GPU width (small models spend more of a layer in short kernels).
 
-COMPUTE_HALF_HIDDEN = 1250.0
-"""The model width ``h`` at which a layer runs at half speed for its per-GPU width (dimensionless): a
-narrow model spends more of each layer in memory-bound kernels (norms, activations, softmax, whose traffic
-grows as ``s h`` against the matmuls' ``s h^2``). **Calibrated** with :data:`COMPUTE_EFFICIENCY_MAX`."""
+    The memory-bound kernels (norms, RoPE, activations, residual adds, FP8 casts) are *not* in these
+    constants: the step-time model charges them at the HBM bandwidth (:func:`elementwise_bytes_per_token`).
+    :data:`CALIBRATION` is the least-squares fit of :func:`calibrate` on :data:`CALIBRATION_RUNS`; any
+    other instance is a "what if", passed down explicitly (``step_time(..., calibration=...)``).
+    """
+
+    efficiency_max: float = 0.88
+    half_width: float = 50.0
+    half_hidden: float = 750.0
+
+    def __post_init__(self):
+        object.__setattr__(self, "efficiency_max",
+                           _v.number("efficiency_max", self.efficiency_max, low=0, low_open=True, high=1, scalar=True))
+        for name in ("half_width", "half_hidden"):
+            object.__setattr__(self, name, _v.nonnegative(name, getattr(self, name), scalar=True))
+
+    def scaled(self, factor: float) -> "Calibration":
+        """The same calibration with :attr:`efficiency_max` multiplied by ``factor`` (capped at 1)."""
+        factor = _v.positive("factor", factor, scalar=True)
+        return dataclasses.replace(self, efficiency_max=min(1.0, self.efficiency_max * factor))
+
+
+CALIBRATION = Calibration(efficiency_max=0.88, half_width=50.0, half_hidden=750.0)
+"""The fitted constants (:func:`calibrate` on :data:`CALIBRATION_RUNS`); the default of every function
+that takes a ``calibration``."""
+
+COMPUTE_EFFICIENCY_MAX = CALIBRATION.efficiency_max
+""":attr:`Calibration.efficiency_max` of :data:`CALIBRATION`, for reading (dimensionless)."""
+COMPUTE_HALF_WIDTH = CALIBRATION.half_width
+""":attr:`Calibration.half_width` of :data:`CALIBRATION`, for reading (dimensionless)."""
+COMPUTE_HALF_HIDDEN = CALIBRATION.half_hidden
+""":attr:`Calibration.half_hidden` of :data:`CALIBRATION`, for reading (dimensionless)."""
 
 SELECTIVE_RECOMPUTE_FACTOR = 12.0
-"""Selective recomputation's extra hardware FLOPs per token per layer, in units of ``s h``: the
-attention-score block (``QK^T``, softmax, dropout, attention over ``V``) is recomputed, and
-Korthikanti et al. (2022, sec. 6.3 and App. A) count hardware/model FLOPs ``~ 1 + s/6h`` for it,
-i.e. ``12 l s h`` FLOPs per token on top of ``72 l h^2`` (their Table 5's HFU/MFU ratios, e.g.
-43.7/41.5 for the 22B model, reproduce with it)."""
+"""Selective recomputation's extra hardware FLOPs per token per layer without a fused attention kernel, in
+units of ``s h``: the attention-score block (``QK^T``, softmax, dropout, attention over ``V``) is recomputed,
+and Korthikanti et al. (2022, sec. 6.3 and App. A) count hardware/model FLOPs ``~ 1 + s/6h`` for it, i.e.
+``12 l s h`` FLOPs per token on top of ``72 l h^2`` (their Table 5's HFU/MFU ratios reproduce with it). With a
+fused (FlashAttention) kernel, selective recomputation re-runs the attention forward instead."""
 
-TP_OVERLAP = 0.0
-"""Fraction of the tensor-parallel communication hidden behind computation (dimensionless). Megatron-LM's
-all-reduces in the forward pass sit between dependent matmuls, so they are exposed; Korthikanti et al.
-(2022, sec. 6.2) overlap only part of the backward one. 0 here: the conservative reading."""
+FLASH_CAUSAL_FRACTION = 0.5
+"""Share of the attention core's model FLOPs (``12 s h`` per token per layer, the full ``s x s`` matrix) that a
+fused causal kernel executes (dimensionless): it skips the blocks above the diagonal (Dao 2023,
+FlashAttention-2, sec. 3.1). Without a fused kernel the full matrix is computed, then masked (1.0)."""
 
 DP_OVERLAP = 1.0
-"""Default fraction of the last micro-batch's backward pass that the data-parallel gradient reduction can
-run beside (dimensionless, :func:`atscale.collectives.exposed_time`): bucketed reduction as in PyTorch DDP
-(Li et al. 2020) and Megatron-Core's ``overlap_grad_reduce``. The 2021-22 Megatron runs did *not* overlap
-it (Korthikanti et al. 2022, sec. 6.3), so their records set ``dp_overlap=0``."""
+"""Default fraction of the compute that data-parallel (and FSDP) communication may hide behind
+(dimensionless): bucketed gradient reduction (Li et al. 2020; Megatron-Core ``overlap_grad_reduce``), the
+parameter all-gather behind the next forward (``overlap_param_gather``), FSDP's prefetch. The 2021-22
+Megatron runs did *not* overlap it (Korthikanti et al. 2022, sec. 6.3), so their records set ``dp_overlap=0``."""
 
 SEQUENCE_PARALLEL_COMM_FACTOR = 1.0
-"""Sequence parallelism replaces each all-reduce by a reduce-scatter plus an all-gather of the same
-total volume (Korthikanti et al. 2022, sec. 4.2.2); this multiplies their time (dimensionless). The
-paper found the pair "slower than an all-reduce alone" without a figure, so 1.0: not modelled."""
+"""Sequence parallelism replaces each all-reduce by a reduce-scatter plus an all-gather of the same total volume
+(Korthikanti et al. 2022, sec. 4.2.2); this multiplies their time (dimensionless; 1.0: same cost)."""
 
 GRADIENT_ACCUMULATION_BYTES = 4.0
-"""Bytes per element of the gradient the data-parallel group reduces when the optimizer layout keeps
-an FP32 gradient buffer (Megatron's default for BF16, :data:`atscale.memory.OPTIMIZERS`); otherwise the
-layout's own ``gradients`` bytes are used."""
+"""Bytes per element of the gradient the data-parallel group reduces when the optimizer layout keeps an FP32
+gradient buffer (Megatron's default for BF16, :data:`atscale.memory.OPTIMIZERS`); otherwise the layout's own
+``gradients`` bytes are used."""
+
+ACTIVATION_BYTES = 2.0
+"""Bytes per element of the activations (and their gradients) that tensor-, context- and pipeline-parallel
+communication moves: BF16 (FP8 recipes keep communication in BF16; Transformer Engine)."""
+
+FP8_CAST_BYTES = 3.0
+"""Bytes an FP8 recipe moves per element it casts (read BF16, write FP8; Transformer Engine fuses the
+transpose into the same pass), charged on every matmul input: forward activations and backward gradients."""
+
+LOGITS_BYTES = 4.0
+"""Bytes per logit the loss keeps on the last stage (FP32, :func:`atscale.memory.logits_bytes`)."""
+
+MEMORY_MARGIN = 0.08
+"""The memory model's stated margin (dimensionless, a fraction of the usable capacity). What it leaves out
+cuts both ways: the CUDA context and NCCL buffers (1-2 GB), allocator fragmentation and temporary buffers
+add memory; frameworks' savers (freeing the pipeline's sent activations, offloading, fused losses) remove
+some. A layout within the margin of capacity is *tight*: reported as such, never refused; only one more
+than the margin over capacity is infeasible."""
 
 _SCHEDULE_CODE = {name: i for i, name in enumerate(SCHEDULES)}
 _RECOMPUTE_CODE = {name: i for i, name in enumerate(RECOMPUTE)}
 
 
 # --------------------------------------------------------------------------------------
-# Pipeline bubble
+# Pipeline bubble and the pipeline split
 # --------------------------------------------------------------------------------------
 def bubble_fraction(pp, micro_batches, virtual_stages=1):
     """Pipeline bubble as a fraction of the ideal (bubble-free) time: ``(p - 1) / (v m)``.
@@ -146,58 +193,145 @@ def bubble_fraction_of_total(pp, micro_batches, virtual_stages=1):
     return float(result) if result.ndim == 0 else result
 
 
-def layers_per_stage(num_layers: int, pp):
-    """Layers on the fullest pipeline stage: ``ceil(l / p)``.
+@dataclass(frozen=True)
+class StageLayers:
+    """Transformer layers held by the first stage, the fullest middle stage and the last stage (counts,
+    arrays when the inputs are); :func:`stage_layers`."""
 
-    When ``p`` does not divide ``l`` the split is as even as possible: the first ``l mod p`` stages take
-    one layer more than the others. The pipeline then runs at the pace of those fuller stages, so the
-    model charges every stage ``ceil(l / p)`` layers of time (the others idle for the difference), and
-    checks memory on the first stage (the fullest and the one holding most micro-batches). Vectorised.
+    first: object
+    middle: object
+    last: object
+
+
+def _stage_layers(l, pp, v, emb, loss) -> StageLayers:
+    slots = l + emb + loss
+    chunks = pp * v
+    q, r = slots // chunks, slots % chunks
+    # Chunk k (0-based, k = j*pp + i for stage i) takes q + 1 slots when k < r. Stage i holds
+    # #{j < v : j*pp + i < r} of those fuller chunks.
+    first = v * q + np.minimum(np.ceil(r / pp), v) - emb
+    middle = np.where(pp > 2, v * q + np.minimum(np.ceil(np.maximum(r - 1, 0) / pp), v), 0)
+    last = v * q + np.minimum(np.floor(r / pp), v) - loss
+    first = np.where(pp > 1, first, l)  # one stage holds every layer, whatever is accounted for
+    return StageLayers(first, middle, np.where(pp > 1, last, first))
+
+
+def stage_layers(num_layers: int, pp, virtual_stages=1, *, account_for_embedding=False,
+                 account_for_loss=False) -> StageLayers:
+    """How ``num_layers`` transformer layers split over ``pp`` stages of ``virtual_stages`` chunks each.
+
+    The ``l`` layers, plus one slot for the embedding and one for the output layer and loss when they are
+    accounted for (Megatron-Core's ``account_for_embedding_in_pipeline_split`` and
+    ``account_for_loss_in_pipeline_split``), are cut into ``pp x v`` chunks as evenly as possible: each
+    holds ``floor(slots / (pp v))`` and the first ``slots mod (pp v)`` one more. Chunk ``k`` runs on stage
+    ``k mod pp`` (the interleaved placement; Narayanan et al. 2021, sec. 2.2.2), so stage 0 always holds the
+    most. Llama 3 405B's "one fewer layer on the first and last stage" (126 layers, 16 stages) is
+    ``stage_layers(126, 16, account_for_embedding=True, account_for_loss=True)``: 7, 8 and 7. Never refuses a
+    split because it is uneven; the fullest stage sets the pipeline's pace. Vectorised over ``pp`` and
+    ``virtual_stages``.
     """
+    l = _v.count("num_layers", num_layers)
+    p, v = (np.asarray(_v.count(n, x, scalar=False), dtype=float) for n, x in
+            (("pp", pp), ("virtual_stages", virtual_stages)))
+    emb, loss = (float(_v.flag(n, x)) for n, x in (("account_for_embedding", account_for_embedding),
+                                                    ("account_for_loss", account_for_loss)))
+    if np.any(p * v > l + emb + loss):
+        raise ValueError(f"pp={_v.show(pp)} x virtual_stages={_v.show(virtual_stages)} chunks exceed the "
+                         f"{l + int(emb + loss)} layer slots: some chunks would be empty")
+    out = _stage_layers(float(l), p, v, emb, loss)
+    conv = (lambda x: int(x)) if np.ndim(out.first) == 0 else (lambda x: np.asarray(x).astype(int))
+    return StageLayers(conv(out.first), conv(out.middle), conv(out.last))
+
+
+def layers_per_stage(num_layers: int, pp):
+    """Layers on the fullest pipeline stage: ``ceil(l / p)`` (:func:`stage_layers` with one chunk per stage
+    and nothing else accounted for). Vectorised."""
     num_layers = _v.count("num_layers", num_layers)
     p = np.asarray(_v.count("pp", pp, scalar=False))
     result = -(-num_layers // p)
     return int(result) if np.ndim(result) == 0 else result
 
 
-def compute_efficiency(model: models.TransformerConfig, tp):
-    """Achievable fraction of the measured matmul ceiling for a layer split ``tp`` ways (dimensionless).
+def _in_flight(pp, v, m, gpipe, inter, stage_from_end):
+    """Micro-batches' worth of a stage's layers whose activations it holds at its peak: stage ``i`` of 1F1B
+    holds ``p - i``; interleaved stage ``i`` has ``2 (p - i - 1) + (v - 1) p + 1`` chunks in flight, each
+    ``1/v`` of its layers (Megatron-LM's warm-up; Korthikanti et al. 2022, sec. 4.2.3 for stage 0); GPipe all
+    ``m``. Never more than ``m``. ``stage_from_end``: ``p - i - 1``."""
+    one_f_one_b = stage_from_end + 1
+    interleaved = (2 * stage_from_end + (v - 1) * pp + 1) / v
+    held = np.where(gpipe, m, np.where(inter, interleaved, one_f_one_b))
+    return np.maximum(np.minimum(held, m), 1)
+
+
+def compute_efficiency(model: models.TransformerConfig, tp, calibration: Calibration = CALIBRATION):
+    """Achievable fraction of the measured matmul ceiling for a layer's matmuls split ``tp`` ways (dimensionless).
 
     ``e = E_max * w / (w + w_half) * h / (h + h_half)`` with ``w = h / tp``: saturating in the per-GPU
-    width and in the model width (:data:`COMPUTE_EFFICIENCY_MAX`, :data:`COMPUTE_HALF_WIDTH`,
-    :data:`COMPUTE_HALF_HIDDEN`, all three calibrated). An empirical form,
-    not a derivation: it says wide per-GPU matrices run near the ceiling and narrow ones do not.
+    width and in the model width (:class:`Calibration`; the fitted :data:`CALIBRATION` by default). An
+    empirical form, not a derivation: wide per-GPU matrices run near the ceiling and narrow ones do not.
     Vectorised over ``tp``.
     """
     h = models.model(model).hidden_size
-    w = h / np.asarray(_v.count("tp", tp, scalar=False), dtype=float)
-    return COMPUTE_EFFICIENCY_MAX * w / (w + COMPUTE_HALF_WIDTH) * h / (h + COMPUTE_HALF_HIDDEN)
+    if not isinstance(calibration, Calibration):
+        raise ValueError(f"calibration={_v.show(calibration)} must be an atscale.parallelism.Calibration")
+    return _efficiency(h, np.asarray(_v.count("tp", tp, scalar=False), dtype=float), calibration)
+
+
+def _efficiency(h, tp, cal: Calibration):
+    w = h / tp
+    return cal.efficiency_max * w / (w + cal.half_width) * h / (h + cal.half_hidden)
+
+
+@functools.lru_cache(maxsize=64)
+def elementwise_bytes_per_token(model: models.TransformerConfig, seq_length: int) -> tuple[float, float]:
+    """HBM bytes per token per layer of a training step's memory-bound kernels: ``(replicated, parallel)``.
+
+    The forward kernels of :func:`atscale.roofline.layer_ops` other than the four weight GEMMs and the attention
+    core (norms, RoPE, the SwiGLU product, residual adds), times 3 for forward plus backward (each backward
+    kernel reads its saved inputs and the incoming gradient and writes the outgoing one, about twice the
+    forward's traffic). ``replicated``: outside the tensor-parallel region (norms, residual adds), split over
+    TP only with sequence parallelism; ``parallel``: inside it, split over TP. Bytes.
+    """
+    from . import roofline
+
+    ops = roofline.layer_ops(model, 1, seq_length)  # one sequence: seq_length tokens
+    skip = set(roofline.GEMM_OPS) | {"attention (fused)"}
+    replicated = sum(op.bytes for name, op in ops.items() if name.startswith(("norms", "residual")))
+    parallel = sum(op.bytes for name, op in ops.items() if name not in skip) - replicated
+    return 3.0 * float(replicated) / seq_length, 3.0 * float(parallel) / seq_length
 
 
 # --------------------------------------------------------------------------------------
 # The result
 # --------------------------------------------------------------------------------------
-PARTS = ("compute", "recompute", "tp_comm", "pp_comm", "bubble", "dp_comm", "optimizer")
+PARTS = ("compute", "recompute", "tp_comm", "cp_comm", "pp_comm", "bubble", "dp_comm", "optimizer")
 """The parts of a step, in the order they are summed into ``total``."""
 
 PART_LABELS = MappingProxyType({
-    "compute": "compute", "recompute": "recomputation", "tp_comm": "tensor-parallel comm.",
-    "pp_comm": "pipeline send/recv", "bubble": "pipeline bubble", "dp_comm": "data-parallel comm. (exposed)",
-    "optimizer": "optimizer step"})
+    "compute": "compute", "recompute": "recomputation", "tp_comm": "tensor-parallel comm. (exposed)",
+    "cp_comm": "context-parallel comm. (exposed)", "pp_comm": "pipeline send/recv", "bubble": "pipeline bubble",
+    "dp_comm": "data-parallel comm. (exposed)", "optimizer": "optimizer step"})
 
 
 @dataclass(frozen=True)
 class StepTime:
     """One training step of a layout, per GPU (seconds; arrays when evaluated over many plans).
 
-    The parts are on the critical path and add up to :attr:`total` exactly. An infeasible layout has
-    ``feasible`` False, its ``reason``, and NaN for every time and rate. ``memory`` is the per-GPU memory
-    (a :class:`atscale.memory.Breakdown` for one plan, ``None`` for arrays; ``memory_total`` always).
+    The parts are on the critical path of the pipeline stage that sets the pace and add up to :attr:`total`
+    exactly. An infeasible layout has ``feasible`` False, its ``reason``, and NaN for every time and rate.
+    ``memory_total`` is the per-GPU memory of the fuller of the first and last stage, ``memory_status`` the
+    verdict against the usable capacity (``"fits"``, or ``"tight"`` within :data:`MEMORY_MARGIN`); ``memory``
+    a :class:`atscale.memory.Breakdown` for one evenly split plan (``None`` otherwise).
+
+    MFU convention: model FLOPs (``6N + 12lsh`` per token, full attention matrix) over the **BF16** dense peak
+    (:attr:`peak_flops`), as Llama 3 and NVIDIA's performance tables report it, whatever the matmuls ran in;
+    :attr:`mfu_at_dtype_peak` reads the same throughput against the peak of the step's ``dtype`` (FP8: half).
     """
 
     compute: object
     recompute: object
     tp_comm: object
+    cp_comm: object
     pp_comm: object
     bubble: object
     dp_comm: object
@@ -211,6 +345,10 @@ class StepTime:
     reason: object
     memory_total: object
     memory_capacity: float
+    memory_status: object = ""
+    dtype: str = "bf16"
+    dtype_peak_flops: float | None = None
+    causal_flops_ratio: float = 1.0
     memory: memory.Breakdown | None = None
     plan: Plan | None = None
 
@@ -238,17 +376,28 @@ class StepTime:
 
     @property
     def hardware_flops_per_gpu(self):
-        """FLOPs actually executed (recomputation included) per second per GPU, FLOP/s."""
+        """FLOPs counted with recomputation per second per GPU, FLOP/s."""
         return self.hardware_flops_per_step / self.total / self.gpus
 
     @property
     def mfu(self):
-        """Model FLOPs utilisation: :attr:`model_flops_per_gpu` over the dense peak (Chowdhery et al. 2022)."""
+        """Model FLOPs utilisation against the BF16 dense peak (Chowdhery et al. 2022; see the class docstring)."""
         return self.model_flops_per_gpu / self.peak_flops
 
     @property
+    def mfu_causal(self):
+        """MFU with the attention core counted for its causal half (``6N + 6lsh`` per token), the convention of
+        reports that count only the FLOPs a causal model needs; :attr:`mfu` counts the full matrix."""
+        return self.mfu * self.causal_flops_ratio
+
+    @property
+    def mfu_at_dtype_peak(self):
+        """Model FLOPs utilisation against the dense peak of the step's ``dtype`` (FP8: the FP8 peak)."""
+        return self.model_flops_per_gpu / (self.dtype_peak_flops or self.peak_flops)
+
+    @property
     def hfu(self):
-        """Hardware FLOPs utilisation: :attr:`hardware_flops_per_gpu` over the dense peak."""
+        """Hardware FLOPs utilisation: :attr:`hardware_flops_per_gpu` over the BF16 dense peak."""
         return self.hardware_flops_per_gpu / self.peak_flops
 
     def __repr__(self):
@@ -257,254 +406,449 @@ class StepTime:
         if not self.feasible:
             return f"StepTime(infeasible: {self.reason})"
         parts = ", ".join(f"{k} {u.fmt_time(v)}" for k, v in self.parts().items())
-        return f"StepTime({parts}; total {u.fmt_time(self.total)}, MFU {self.mfu:.1%})"
+        tight = "; memory tight" if self.memory_status == "tight" else ""
+        return f"StepTime({parts}; total {u.fmt_time(self.total)}, MFU {self.mfu:.1%}{tight})"
 
 
 # --------------------------------------------------------------------------------------
-# The vectorised core
+# The vectorised core: one small function per cost term, each on flat arrays of plan fields
 # --------------------------------------------------------------------------------------
-def _scale_up(node: hardware.Node) -> hardware.Fabric:
-    return collectives._scale_up(node)  # the node's NVLink at its per-GPU bandwidth
+@dataclass(frozen=True)
+class _Context:
+    """What the model, cluster and options fix for every layout of one evaluation (floats, SI units)."""
+
+    model: models.TransformerConfig
+    s: float
+    gemm_rate: float  # the measured matmul ceiling of the step's dtype, FLOP/s
+    attention_rate: float  # the BF16 ceiling: attention stays in BF16 in FP8 recipes
+    hbm: float
+    up: hardware.Fabric
+    rail: hardware.Fabric
+    gpus_per_node: int
+    opt: memory.Optimizer
+    flash: bool
+    fp8: bool
+    overlap: float
+    calibration: Calibration
 
 
-def _rail(cluster: hardware.Cluster) -> hardware.Fabric:
-    return collectives._rail(cluster)  # one NIC per GPU on the scale-out fabric
+def _ceiling(acc: hardware.Accelerator, dtype: str) -> float:
+    """The measured matmul ceiling of ``dtype``; where none is published, the BF16 measurement's share of the
+    BF16 peak applied to the dtype's peak (FP8 GEMMs assumed to reach the same share of theirs), else 80 %."""
+    measured = acc.measured(dtype)
+    if measured:
+        return measured
+    bf16 = acc.measured("bf16") if "bf16" in acc.peak_flops else None
+    share = bf16 / acc.peak("bf16") if bf16 else 0.8
+    return share * acc.peak(dtype)
 
 
-def _grad_bytes(opt: memory.Optimizer) -> float:
-    return GRADIENT_ACCUMULATION_BYTES if opt.gradients >= 4 else float(opt.gradients)
+def _link_time(op, size, ranks, on_node, c: _Context):
+    """``op`` over ``ranks`` GPUs on NVLink where ``on_node``, else on the NICs (one per GPU); 0 for one rank."""
+    n = np.maximum(ranks, 2)
+    t = np.where(on_node, collectives.collective_time(op, size, n, c.up),
+                 collectives.collective_time(op, size, n, c.rail))
+    return np.where(ranks > 1, t, 0.0)
 
 
-def evaluate(model, cluster: hardware.Cluster, *, tp, pp, dp, micro_batch, global_batch, zero_stage=0,
-             schedule="1f1b", virtual_stages=1, recompute="none", sequence_parallel=False, seq_length=None,
-             dtype: str = "bf16", optimizer_name: str = memory.RUNNING_EXAMPLE_OPTIMIZER,
-             dp_overlap=DP_OVERLAP, flash_attention: bool = False, memory_check: bool = True) -> StepTime:
-    """Step time of every layout given by (broadcast) arrays of plan fields; see :func:`step_time`.
+def _layer_times(L, c: _Context) -> dict:
+    """Seconds per layer per micro-batch on one GPU: ``gemm``, ``attention`` (the core, executed FLOPs),
+    ``elementwise`` (HBM-bound kernels), the ``recompute`` extra, and the hardware FLOPs per token that
+    recomputation adds (``extra_flops``)."""
+    m = c.model
+    h, f, a, s = m.hidden_size, m.ffn_size, m.num_heads, c.s
+    tokens = L.b * s / L.cp  # tokens of one micro-batch on one context-parallel rank
+    rate = _efficiency(h, L.tp, c.calibration)
+    layer_matmul = (m.matmul_params - m.vocab_size * h) / m.num_layers
+    gemm = 6 * layer_matmul * tokens / L.tp / (rate * c.gemm_rate)
+    causal = FLASH_CAUSAL_FRACTION if c.flash else 1.0
+    attention = 12 * s * h * causal * tokens / L.tp / (rate * c.attention_rate)
+    rep, par = elementwise_bytes_per_token(m, int(s))
+    sp_div = np.where(L.sp, L.tp, 1.0)
+    elem_bytes = rep / sp_div + par / L.tp
+    if c.fp8:  # casts of every matmul input, forward activations and backward gradients
+        elem_bytes = elem_bytes + 2 * FP8_CAST_BYTES * (2 * h / sp_div + (h + f) / L.tp)
+    scores = 0.0 if c.flash else 3 * 4 * a * s * ACTIVATION_BYTES / L.tp  # unfused softmax, fwd + bwd
+    elementwise = (elem_bytes + scores) * tokens / c.hbm
+    full = L.reco == _RECOMPUTE_CODE["full"]
+    selective = L.reco == _RECOMPUTE_CODE["selective"]
+    sel_time = (attention / 3 if c.flash else
+                SELECTIVE_RECOMPUTE_FACTOR * s * h * tokens / L.tp / (rate * c.attention_rate) + scores / 3 * tokens / c.hbm)
+    recompute = np.where(full, (gemm + attention + elementwise) / 3, np.where(selective, sel_time, 0.0))
+    extra = np.where(full, 2 * layer_matmul + 4 * s * h,
+                     np.where(selective, (4.0 if c.flash else SELECTIVE_RECOMPUTE_FACTOR) * s * h, 0.0))
+    return dict(gemm=gemm, attention=attention, elementwise=elementwise, recompute=recompute, extra_flops=extra,
+                tokens=tokens, full=full)
 
-    ``memory_check=False`` skips the memory verdict (used only to compare with a published run whose memory
-    tricks the model does not know; the memory is still computed).
 
-    ``schedule`` and ``recompute`` may be arrays of names; the others arrays of numbers. Returns a
-    :class:`StepTime` whose fields are arrays of the broadcast shape (``memory`` is ``None``), with
-    ``feasible`` a boolean array and ``reason`` an array of strings ("" where feasible).
+def _tp_comm(L, c: _Context, layer: dict):
+    """Exposed seconds per layer per micro-batch of the tensor-parallel collectives: four per layer (two
+    forward, two backward; two more when the forward is recomputed), all-reduces, or reduce-scatter +
+    all-gather pairs with sequence parallelism (Korthikanti et al. 2022, sec. 4.2.2), on NVLink. With
+    ``tp_overlap`` (and sequence parallelism) each collective is cut into ``tp`` chunks pipelined with the
+    matmul it feeds (Wang et al. 2023; Transformer Engine, TorchTitan's async TP): only what the layer's
+    matmuls cannot cover is exposed, and at least one chunk, ``1/tp`` of it."""
+    msg = layer["tokens"] * c.model.hidden_size * ACTIVATION_BYTES
+    n = np.maximum(L.tp, 2)
+    pair = (collectives.collective_time("reduce-scatter", msg, n, c.up)
+            + collectives.collective_time("all-gather", msg, n, c.up)) * SEQUENCE_PARALLEL_COMM_FACTOR
+    one = np.where(L.sp, pair, collectives.collective_time("all-reduce", msg, n, c.up))
+    t = np.where(L.tp > 1, (4.0 + 2.0 * layer["full"]) * one, 0.0)
+    cover = layer["gemm"] * np.where(layer["full"], 4 / 3, 1.0)
+    hidden = np.maximum(t - cover, t / L.tp)
+    return np.where(L.tp_overlap & L.sp, hidden, t)
+
+
+def _cp_comm(L, c: _Context, layer: dict):
+    """Exposed seconds per layer per micro-batch of context parallelism's ring exchange (Megatron-Core; Liu et
+    al. 2023): ``cp - 1`` steps forward, each passing one rank's keys and values (``2 g d / tp`` values per
+    token) to the next while the attention of the block at hand runs; the backward passes keys, values and
+    their gradients (twice the bytes) against the backward attention. Chunks are load-balanced (each rank
+    holds two of ``2 cp`` chunks, one early, one late), so each rank does ``1/cp`` of the causal work. On
+    NVLink when the group's ``tp x cp`` GPUs fit in a node, else on the NICs."""
+    kv = layer["tokens"] * 2 * c.model.kv_heads * c.model.head_dim / L.tp * ACTIVATION_BYTES
+    on_node = (L.tp * L.cp <= c.gpus_per_node) & (c.gpus_per_node % (L.tp * L.cp) == 0)
+    send = _link_time("broadcast", kv, 2 * np.ones_like(L.cp), on_node, c)
+    fwd, bwd = layer["attention"] / 3, 2 * layer["attention"] / 3
+    steps = L.cp - 1
+    exposed = steps * (np.maximum(0.0, send - fwd / L.cp) * (1 + layer["full"]) + np.maximum(0.0, 2 * send - bwd / L.cp))
+    return np.where(L.cp > 1, exposed, 0.0)
+
+
+def _pp_comm(L, c: _Context, layer: dict):
+    """Seconds per micro-batch of the pipeline's point-to-point sends: an activation forward and a gradient
+    back per chunk boundary, ``2 v`` per micro-batch, each ``1/tp`` of a layer's activations (Megatron's
+    scatter/gather; Narayanan et al. 2021, sec. 4.1), on the NICs unless the stage's neighbour is in the node."""
+    size = layer["tokens"] * c.model.hidden_size * ACTIVATION_BYTES / L.tp
+    on_node = L.tp * L.cp * L.dp < c.gpus_per_node
+    return np.where(L.pp > 1, 2.0 * L.v * _link_time("broadcast", size, 2 * np.ones_like(L.pp), on_node, c), 0.0)
+
+
+def _output_layer(L, c: _Context, layer: dict):
+    """Seconds per micro-batch of the output (logit) layer's matmuls on the last stage: ``6 V h`` FLOPs per
+    token, split over TP (vocabulary-parallel; Shoeybi et al. 2019, sec. 3)."""
+    m = c.model
+    rate = _efficiency(m.hidden_size, L.tp, c.calibration)
+    return 6 * m.vocab_size * m.hidden_size * layer["tokens"] / L.tp / (rate * c.gemm_rate)
+
+
+def _pace(L, c: _Context, layer: dict, tp_t, cp_t, pp_t) -> dict:
+    """Per-micro-batch parts of the stage that sets the pipeline's pace (the slowest of the first, the fullest
+    middle and the last stage: :func:`stage_layers`), and the layer counts."""
+    m = c.model
+    sl = _stage_layers(float(m.num_layers), L.pp, L.v, L.emb, L.loss)
+    out = _output_layer(L, c, layer)
+    work = layer["gemm"] + layer["attention"] + layer["elementwise"]
+    cand = []
+    for layers, last in ((sl.first, L.pp == 1), (sl.middle, False), (sl.last, L.pp > 1)):
+        parts = dict(compute=layers * work + np.where(last, out, 0.0), recompute=layers * layer["recompute"],
+                     tp_comm=layers * tp_t, cp_comm=layers * cp_t, pp_comm=pp_t)
+        cand.append(parts)
+    totals = np.stack([sum(p.values()) for p in cand])
+    pick = np.argmax(totals, axis=0)
+    chosen = {k: np.choose(pick, [p[k] for p in cand]) for k in cand[0]}
+    chosen["layers"] = np.choose(pick, [sl.first, sl.middle, sl.last])
+    chosen["stages"] = sl
+    return chosen
+
+
+def _group_time(op, size, ranks, per_node, c: _Context):
+    """``op`` over ``ranks`` GPUs of which ``per_node`` share each node: flat on NVLink when they all do,
+    else hierarchical (Jia et al. 2018; NCCL's tree/ring across nodes): reduce-scatter inside the node,
+    the collective of ``1/per_node`` of the data across nodes on the NICs, all-gather inside the node."""
+    inside = np.minimum(per_node, ranks)
+    nodes = np.maximum(np.ceil(ranks / np.maximum(inside, 1)), 1)
+    flat = _link_time(op, size, ranks, True, c)
+    intra_rs = _link_time("reduce-scatter", size, inside, True, c)
+    intra_ag = _link_time("all-gather", size, inside, True, c)
+    across = _link_time(op, size / inside, nodes, False, c)
+    hier = {"all-reduce": intra_rs + across + intra_ag, "reduce-scatter": intra_rs + across,
+            "all-gather": across + intra_ag}[op]
+    return np.where(ranks <= inside, flat, hier)
+
+
+def _dp_comm(L, c: _Context, psi, fwd_mb, bwd_mb, layers):
+    """Exposed seconds per step of the data-parallel gradient reduction (and ZeRO/FSDP gathers) over the
+    ``dp x cp`` GPUs holding the same weights, sharded over groups of ``k`` (``shard_group``, HSDP) and
+    replicated across ``r = dp cp / k`` of them; ``fwd_mb``/``bwd_mb``: one micro-batch's forward/backward
+    compute, which ``dp_overlap`` of each collective may hide behind:
+
+    * ZeRO-0: one all-reduce behind the last micro-batch's backward (bucketed; Li et al. 2020);
+    * ZeRO-1 (Megatron's distributed optimizer): a reduce-scatter behind the last backward and the parameter
+      all-gather behind the next step's first forward (``overlap_param_gather``);
+    * ZeRO-2: a reduce-scatter per micro-batch behind its backward, the gather once;
+    * ZeRO-3/FSDP: per micro-batch the weights gathered before the forward (prefetched behind the previous
+      layer: only the first layer's gather is exposed), gathered again for the backward unless
+      ``reshard_after_forward`` is off, and the gradients reduce-scattered behind the backward (Rajbhandari
+      et al. 2020, sec. 7; Zhao et al. 2023, PyTorch FSDP, sec. 3.3-3.4);
+    * with HSDP, the shard-sized gradient all-reduce across replicas once, behind the last backward.
     """
-    model = models.model(model)
-    if not isinstance(cluster, hardware.Cluster):
-        raise ValueError(f"cluster={cluster!r} must be an atscale.hardware.Cluster")
-    acc = cluster.accelerator
-    peak = acc.peak(dtype)
-    ceiling = acc.measured(dtype) or 0.8 * peak
-    opt = memory.optimizer(optimizer_name)
-    s = float(model.seq_length if seq_length is None else _v.count("seq_length", seq_length))
-    tp, pp, dp, micro_batch, global_batch, virtual_stages = (
-        _v.count(name, value, scalar=False) for name, value in
-        (("tp", tp), ("pp", pp), ("dp", dp), ("micro_batch", micro_batch), ("global_batch", global_batch),
-         ("virtual_stages", virtual_stages)))
-    zero_stage = _v.count("zero_stage", zero_stage, low=0, high=3, scalar=False)
-    dp_overlap = _v.number("dp_overlap", dp_overlap, low=0, high=1)
-    sequence_parallel = _v.flags("sequence_parallel", sequence_parallel)
-    flash_attention = _v.flag("flash_attention", flash_attention)
-    memory_check = _v.flag("memory_check", memory_check)
+    n = L.dp * L.cp
+    k = np.where(L.shard > 0, L.shard, n)
+    r = np.ceil(n / k)
+    g = c.gpus_per_node
+    per_node = np.where(g % L.tp == 0, np.minimum(g // L.tp, n), 1.0)
+    grad = psi * (GRADIENT_ACCUMULATION_BYTES if c.opt.gradients >= 4 else float(c.opt.gradients))
+    weights = psi * c.opt.weights
+    rs = _group_time("reduce-scatter", grad, k, per_node, c)
+    ag = _group_time("all-gather", weights, k, per_node, c)
+    replicas = _link_time("all-reduce", grad / k, r, False, c)
+    ovl = L.ovl
 
-    sched = np.vectorize(lambda x: _SCHEDULE_CODE.get(x, -1) if isinstance(x, str) else -1, otypes=[int])(
-        np.asarray(schedule, dtype=object))
-    reco = np.vectorize(lambda x: _RECOMPUTE_CODE.get(x, -1) if isinstance(x, str) else -1, otypes=[int])(
-        np.asarray(recompute, dtype=object))
-    if np.any(sched < 0):
-        raise ValueError(f"schedule={_v.show(schedule)} must be among {SCHEDULES}")
-    if np.any(reco < 0):
-        raise ValueError(f"recompute={_v.show(recompute)} must be among {RECOMPUTE}")
-    arrays = _v.broadcast(tp=tp, pp=pp, dp=dp, micro_batch=micro_batch, global_batch=global_batch,
-                          zero_stage=zero_stage, virtual_stages=virtual_stages, schedule=sched, recompute=reco,
-                          sequence_parallel=sequence_parallel, dp_overlap=dp_overlap)
+    def behind(t, cover):
+        return np.maximum(0.0, t - ovl * cover)
+
+    z0 = behind(_group_time("all-reduce", grad, k, per_node, c) + replicas, bwd_mb)
+    z1 = behind(rs + replicas, bwd_mb) + behind(ag, fwd_mb)
+    z2 = L.m * behind(rs, bwd_mb) + behind(replicas, bwd_mb) + behind(ag, fwd_mb)
+    per_mb = behind(ag, fwd_mb) + behind(np.where(L.reshard, ag, 0.0) + rs, bwd_mb) + ag / np.maximum(layers, 1)
+    z3 = L.m * per_mb + behind(replicas, bwd_mb)
+    out = np.choose(L.zs.astype(int), [z0, z1, z2, z3])
+    return np.where(n > 1, out, 0.0)
+
+
+def _memory(L, c: _Context, acc: hardware.Accelerator, sl: StageLayers):
+    """Per-GPU bytes of the fuller of the first and the last pipeline stage, as ``{"model state", "activations"}``:
+    weights, gradients and optimizer state sharded as the ZeRO stage says over ``k`` ranks (plus the unsharded
+    weights kept between forward and backward when ZeRO-3 does not reshard); each stage's in-flight activations
+    (:func:`_in_flight`); the embedding on the first stage, the output layer and the FP32 logits on the last."""
+    m = c.model
+    h, V = m.hidden_size, m.vocab_size
+    tokens = L.b * c.s / L.cp
+    terms = memory.activation_terms(m, 1, int(c.s), flash_attention=c.flash)  # one sequence of s tokens
+    per_token = (terms.replicated / np.where(L.sp, L.tp, 1.0)
+                 + (terms.parallel + np.where(L.reco == _RECOMPUTE_CODE["selective"], 0.0, terms.scores)) / L.tp) / c.s
+    act_layer = np.where(L.reco == _RECOMPUTE_CODE["full"], 2 * h / np.where(L.sp, L.tp, 1.0), per_token) * tokens
+    n = L.dp * L.cp
+    k = np.where(L.shard > 0, L.shard, n)
+    gpipe, inter = L.sched == _SCHEDULE_CODE["gpipe"], L.sched == _SCHEDULE_CODE["interleaved"]
+    layer_params = m.layer_params()
+    out_params = V * h + m.norm_params()  # tied or not, the last stage holds the output matrix
+    emb_params = m.embedding_params() - (0 if m.tied_embeddings else V * h)
+    totals = []
+    for layers, extra, from_end, last in ((sl.first, emb_params, L.pp - 1, L.pp == 1), (sl.last, out_params, 0, True)):
+        psi = (layers * layer_params + extra + np.where(last & (L.pp == 1), out_params, 0.0)) / L.tp
+        state = (c.opt.weights * psi / np.where(L.zs >= 3, k, 1.0) + c.opt.gradients * psi / np.where(L.zs >= 2, k, 1.0)
+                 + c.opt.state * psi / np.where(L.zs >= 1, k, 1.0))
+        kept = np.where((L.zs >= 3) & ~L.reshard, c.opt.weights * psi * (1 - 1 / k), 0.0)
+        acts = act_layer * layers * _in_flight(L.pp, L.v, L.m, gpipe, inter, from_end)
+        logits = np.where(last, tokens * V / L.tp * LOGITS_BYTES, 0.0)
+        totals.append({"model state": state + kept, "activations": acts + logits})
+    first, last = (t["model state"] + t["activations"] for t in totals)
+    pick = last > first
+    return {k: np.where(pick, totals[1][k], totals[0][k]) for k in totals[0]}
+
+
+_FIELDS = ("tp", "cp", "pp", "dp", "micro_batch", "global_batch", "zero_stage", "schedule", "virtual_stages",
+           "recompute", "sequence_parallel", "account_for_embedding", "account_for_loss", "tp_overlap",
+           "reshard_after_forward", "shard_group")
+"""The :class:`~atscale.plan.Plan` fields :func:`evaluate` takes as (broadcast) arrays."""
+
+
+def _codes(name, value, options) -> np.ndarray:
+    codes = {o: i for i, o in enumerate(options)}
+    out = np.vectorize(lambda x: codes.get(x, -1) if isinstance(x, str) else -1, otypes=[int])(
+        np.asarray(value, dtype=object))
+    if np.any(out < 0):
+        raise ValueError(f"{name}={_v.show(value)} must be among {options}")
+    return out
+
+
+def _layout(fields: dict, dp_overlap) -> tuple[tuple, types.SimpleNamespace]:
+    """Checks the plan fields and broadcasts them into flat arrays (a namespace) and the broadcast shape."""
+    counts = {n: _v.count(n, fields[n], scalar=False) for n in ("tp", "cp", "pp", "dp", "micro_batch",
+                                                                  "global_batch", "virtual_stages")}
+    zs = _v.count("zero_stage", fields["zero_stage"], low=0, high=3, scalar=False)
+    shard = fields["shard_group"]
+    shard = 0 if shard is None else _v.count("shard_group", shard, scalar=False)
+    flags = {n: _v.flags(n, fields[n]) for n in ("sequence_parallel", "account_for_embedding", "account_for_loss",
+                                                 "tp_overlap", "reshard_after_forward")}
+    arrays = _v.broadcast(**counts, zs=zs, shard=shard, sched=_codes("schedule", fields["schedule"], SCHEDULES),
+                          reco=_codes("recompute", fields["recompute"], RECOMPUTE), **flags,
+                          ovl=_v.number("dp_overlap", dp_overlap, low=0, high=1))
     shape = arrays[0].shape
-    tp, pp, dp, b, gb, zs, v, sched, reco, sp, ovl = (np.array(a).reshape(-1) for a in arrays)
-    tp, pp, dp, b, gb, v = (x.astype(float) for x in (tp, pp, dp, b, gb, v))
-    v = np.where(sched == _SCHEDULE_CODE["interleaved"], v, 1.0)
+    flat = [np.array(a).reshape(-1) for a in arrays]
+    names = list(counts) + ["zs", "shard", "sched", "reco", "sp", "emb", "loss", "tp_overlap", "reshard", "ovl"]
+    L = types.SimpleNamespace(**dict(zip(names, flat)))
+    for n in ("tp", "cp", "pp", "dp", "micro_batch", "global_batch", "virtual_stages", "shard", "zs"):
+        setattr(L, n, getattr(L, n).astype(float))
+    L.b, L.gb = L.micro_batch, L.global_batch
+    L.v = np.where(L.sched == _SCHEDULE_CODE["interleaved"], L.virtual_stages, 1.0)
+    L.emb, L.loss = L.emb.astype(float), L.loss.astype(float)
+    L.m = np.floor(L.gb / (L.b * L.dp))
+    return shape, L
 
-    l, h = model.num_layers, model.hidden_size
-    g = cluster.node.gpus
-    m = gb / (b * dp)
-    m_whole = np.floor(m)
-    tokens_mb = b * s  # tokens of one micro-batch
 
-    # --- feasibility (first failing reason wins) --------------------------------------------
-    reason = np.full(tp.shape, "", dtype=object)
+def _reasons(L, c: _Context, num_gpus: int) -> np.ndarray:
+    """Why each layout cannot run ("" where it can), the first failing check winning; memory comes later."""
+    m = c.model
+    l, g = m.num_layers, c.gpus_per_node
+    reason = np.full(L.tp.shape, "", dtype=object)
 
     def fail(mask, text):
         mask = mask & (reason == "")
         if np.any(mask):
-            reason[mask] = np.vectorize(text, otypes=[object])(*(x[mask] for x in (tp, pp, dp, b, gb, v)))
+            reason[mask] = [text(i) for i in np.flatnonzero(mask)]
 
-    fail(tp * pp * dp != cluster.num_gpus,
-         lambda t, p, d, *_: f"TP x PP x DP = {int(t)} x {int(p)} x {int(d)} = {int(t * p * d):,} GPUs; the "
-                             f"cluster has {cluster.num_gpus:,}")
-    fail(tp > g, lambda t, *_: f"TP={int(t)} exceeds the {g} GPUs of a node: its all-reduces would leave NVLink")
-    fail((model.num_heads % tp != 0) | (model.kv_heads % tp != 0),
-         lambda t, *_: f"TP={int(t)} does not divide the {model.num_heads} heads and {model.kv_heads} KV heads")
-    fail(pp > l, lambda t, p, *_: f"PP={int(p)} stages for {l} layers: some stages would be empty")
-    fail(m != m_whole, lambda t, p, d, mb, B, *_: f"global batch {int(B):,} is not a whole number of "
-                                                   f"micro-batches of {int(mb)} per replica x DP={int(d)}")
-    inter = sched == _SCHEDULE_CODE["interleaved"]
-    fail(inter & (pp < 2), lambda *_: "the interleaved schedule needs PP >= 2")
-    fail(inter & (l % np.maximum(pp * v, 1) != 0),
-         lambda t, p, d, mb, B, vv: f"interleaved: {l} layers do not split into PP x v = {int(p)} x {int(vv)} chunks")
-    fail(inter & (np.mod(m_whole, pp) != 0),
-         lambda t, p, d, mb, B, vv: f"interleaved: micro-batches per replica ({int(B // (mb * d))}) must be a "
-                                    f"multiple of PP={int(p)}")
-    fail(sp & (tp == 1), lambda *_: "sequence parallelism needs TP > 1")
+    n = L.tp * L.cp * L.pp * L.dp
+    fail(n != num_gpus, lambda i: f"TP x CP x PP x DP = {int(L.tp[i])} x {int(L.cp[i])} x {int(L.pp[i])} x "
+                                  f"{int(L.dp[i])} = {int(n[i]):,} GPUs; the cluster has {num_gpus:,}")
+    fail(L.tp > g, lambda i: f"TP={int(L.tp[i])} exceeds the {g} GPUs of a node: its collectives would leave NVLink")
+    fail((m.num_heads % L.tp != 0) | (m.kv_heads % L.tp != 0),
+         lambda i: f"TP={int(L.tp[i])} does not divide the {m.num_heads} heads and {m.kv_heads} KV heads")
+    fail((L.cp > 1) & ~c.flash, lambda i: "context parallelism needs a fused (FlashAttention) kernel")
+    fail(np.mod(c.s, 2 * L.cp) != 0, lambda i: f"CP={int(L.cp[i])}: the sequence of {int(c.s):,} tokens does not "
+                                               f"split into 2 x CP load-balanced chunks")
+    fail(L.pp * L.v > l + L.emb + L.loss,
+         lambda i: f"PP x v = {int(L.pp[i])} x {int(L.v[i])} chunks for {l} layers: some stages would be empty")
+    fail(L.m * L.b * L.dp != L.gb, lambda i: f"global batch {int(L.gb[i]):,} is not a whole number of micro-batches "
+                                             f"of {int(L.b[i])} per replica x DP={int(L.dp[i])}")
+    inter = L.sched == _SCHEDULE_CODE["interleaved"]
+    fail(inter & (L.pp < 2), lambda i: "the interleaved schedule needs PP >= 2")
+    fail(inter & (L.m < L.pp), lambda i: f"interleaved: {int(L.m[i])} micro-batches per replica cannot fill "
+                                         f"PP={int(L.pp[i])} stages")
+    fail(L.sp & (L.tp == 1), lambda i: "sequence parallelism needs TP > 1")
+    fail((L.shard > 0) & (np.mod(L.dp * L.cp, np.maximum(L.shard, 1)) != 0),
+         lambda i: f"shard_group={int(L.shard[i])} does not divide DP x CP = {int(L.dp[i] * L.cp[i])}")
+    return reason
 
-    # --- memory (first pipeline stage, the fullest) ------------------------------------------
-    lps = np.asarray(layers_per_stage(l, pp.astype(int)), dtype=float)
-    psi = model.num_params / l * lps / tp  # parameters on the fullest stage's GPU
-    w_bytes = opt.weights * psi / np.where(zs >= 3, dp, 1.0)
-    g_bytes = opt.gradients * psi / np.where(zs >= 2, dp, 1.0)
-    o_bytes = opt.state * psi / np.where(zs >= 1, dp, 1.0)
-    terms = memory.activation_terms(model, b, s, flash_attention=flash_attention)
-    sp_div = np.where(sp, tp, 1.0)
-    act_layer = np.where(reco == _RECOMPUTE_CODE["full"], 2 * tokens_mb * h / sp_div,
-                         terms.replicated / sp_div
-                         + (terms.parallel + np.where(reco == _RECOMPUTE_CODE["selective"], 0.0, terms.scores)) / tp)
-    gpipe = sched == _SCHEDULE_CODE["gpipe"]
-    in_flight = np.where(gpipe, m_whole, np.where(inter, pp * (1 + (pp - 1) / (pp * v)), pp))
-    in_flight = np.maximum(np.minimum(in_flight, np.maximum(m_whole, 1)), 1)
-    acts = act_layer * lps * in_flight
-    mem_total = w_bytes + g_bytes + o_bytes + acts
-    capacity = acc.usable_memory
-    over = (mem_total > capacity) & memory_check
-    if np.any(over & (reason == "")):
-        names = np.array(["weights", "gradients", "optimizer state", "activations"], dtype=object)
-        mask = over & (reason == "")
-        stack = np.stack(np.broadcast_arrays(w_bytes, g_bytes, o_bytes, acts))
-        idx = np.argmax(stack, axis=0)
-        biggest, amount = names[idx], np.take_along_axis(stack, idx[None], axis=0)[0]
-        # Plain GB (decimal) formatting: thousands of reasons in a search, so no per-row library formatter.
-        reason[mask] = [f"does not fit: {t / 1e9:.1f} GB per GPU > {capacity / 1e9:.1f} GB, over by "
-                        f"{(t - capacity) / 1e9:.1f} GB (largest term: {n} {a / 1e9:.1f} GB)"
-                        for t, n, a in zip(mem_total[mask], biggest[mask], amount[mask])]
-    feasible = reason == ""
 
-    # --- compute --------------------------------------------------------------------------------
-    model_flops_tok = float(models.training_flops_per_token(model, s))
-    full_flops_tok = float(models.training_flops_per_token(model, s, recompute=True))
-    extra_tok = np.where(reco == _RECOMPUTE_CODE["full"], full_flops_tok - model_flops_tok,
-                         np.where(reco == _RECOMPUTE_CODE["selective"], SELECTIVE_RECOMPUTE_FACTOR * l * s * h, 0.0))
-    rate = compute_efficiency(model, tp) * ceiling
-    stage_share = lps / l  # the fullest stage's share of the layers
-    mb_tokens_gpu = tokens_mb * stage_share / tp  # model work per micro-batch per GPU, in "tokens"
-    t_compute_mb = model_flops_tok * mb_tokens_gpu / rate
-    t_recompute_mb = extra_tok * mb_tokens_gpu / rate
+def _context(model, cluster, seq_length, dtype, optimizer_name, flash_attention, calibration, dp_overlap=None):
+    model = models.model(model)
+    if not isinstance(cluster, hardware.Cluster):
+        raise ValueError(f"cluster must be an atscale.hardware.Cluster (got a {type(cluster).__name__})")
+    if not isinstance(calibration, Calibration):
+        raise ValueError(f"calibration={_v.show(calibration)} must be an atscale.parallelism.Calibration")
+    acc = cluster.accelerator
+    acc.peak(dtype)  # a ValueError naming the accelerator's dtypes
+    s = float(model.seq_length if seq_length is None else _v.count("seq_length", seq_length))
+    return _Context(model, s, _ceiling(acc, dtype), _ceiling(acc, "bf16"), acc.hbm_bandwidth,
+                    collectives._scale_up(cluster.node), collectives._rail(cluster), cluster.node.gpus,
+                    memory.optimizer(optimizer_name), _v.flag("flash_attention", flash_attention), dtype == "fp8",
+                    1.0, calibration)
 
-    # --- tensor parallel: 2 collectives per layer forward, 2 backward, 2 more if recomputed ------
-    up = _scale_up(cluster.node)
-    act_msg = tokens_mb * h * 2.0  # one layer's activations of a micro-batch, BF16 bytes
-    n_tp = 4.0 + np.where(reco == _RECOMPUTE_CODE["full"], 2.0, 0.0)
-    t_ar = collectives.collective_time("all-reduce", act_msg, tp, up)
-    t_sp = (collectives.collective_time("reduce-scatter", act_msg, tp, up)
-            + collectives.collective_time("all-gather", act_msg, tp, up)) * SEQUENCE_PARALLEL_COMM_FACTOR
-    t_tp_mb = (1 - TP_OVERLAP) * n_tp * lps * np.where(sp, t_sp, t_ar)
 
-    # --- pipeline point-to-point: activations forward, gradients back, per chunk boundary --------
-    rail = _rail(cluster)
-    p2p_bytes = act_msg / tp  # Megatron's scatter/gather: each TP rank sends 1/tp (Narayanan et al. sec. 4.1)
-    t_p2p = collectives.collective_time("broadcast", p2p_bytes, 2, rail)  # one send over one NIC
-    t_pp_mb = np.where(pp > 1, 2.0 * v * t_p2p, 0.0)
+def evaluate(model, cluster: hardware.Cluster, *, tp, pp, dp, micro_batch, global_batch, cp=1, zero_stage=0,
+             schedule="1f1b", virtual_stages=1, recompute="none", sequence_parallel=False,
+             account_for_embedding=False, account_for_loss=False, tp_overlap=True, reshard_after_forward=True,
+             shard_group=None, seq_length=None, dtype: str = "bf16",
+             optimizer_name: str = memory.RUNNING_EXAMPLE_OPTIMIZER, dp_overlap=DP_OVERLAP,
+             flash_attention: bool = True, memory_check: bool = True,
+             calibration: Calibration = CALIBRATION) -> StepTime:
+    """Step time of every layout given by (broadcast) arrays of plan fields; see :func:`step_time`.
 
-    per_mb = t_compute_mb + t_recompute_mb + t_tp_mb + t_pp_mb
-    compute = m * t_compute_mb
-    recomp = m * t_recompute_mb
-    tp_comm = m * t_tp_mb
-    pp_comm = m * t_pp_mb
-    bubble = (pp - 1) / v * per_mb
+    ``schedule`` and ``recompute`` may be arrays of names, the flags arrays of booleans, the others arrays of
+    numbers; ``shard_group`` ``None`` (or 0 in an array) shards over all ``dp x cp`` ranks. Returns a
+    :class:`StepTime` whose fields are arrays of the broadcast shape (``memory`` is ``None``), with ``feasible``
+    a boolean array and ``reason`` an array of strings ("" where feasible). ``memory_check=False`` skips the
+    memory verdict (the memory is still computed).
+    """
+    c = _context(model, cluster, seq_length, dtype, optimizer_name, flash_attention, calibration)
+    memory_check = _v.flag("memory_check", memory_check)
+    fields = dict(tp=tp, cp=cp, pp=pp, dp=dp, micro_batch=micro_batch, global_batch=global_batch,
+                  zero_stage=zero_stage, schedule=schedule, virtual_stages=virtual_stages, recompute=recompute,
+                  sequence_parallel=sequence_parallel, account_for_embedding=account_for_embedding,
+                  account_for_loss=account_for_loss, tp_overlap=tp_overlap,
+                  reshard_after_forward=reshard_after_forward, shard_group=shard_group)
+    shape, L = _layout(fields, dp_overlap)
+    reason = _reasons(L, c, cluster.num_gpus)
+    ok = reason == ""
+    # Impossible layouts get harmless stand-ins so the arithmetic below stays finite; their times become NaN.
+    L.pp = np.where(ok, L.pp, 1.0)
+    L.v = np.where(ok, L.v, 1.0)
+    L.m = np.maximum(L.m, 1.0)
 
-    # --- data parallel ----------------------------------------------------------------------------
-    grad_msg = psi * _grad_bytes(opt)
-    # DP ranks sharing a node: g/(tp*pp) when tp*pp divides the node (and as many as there are); a
-    # layout whose tp*pp does not divide the node (pp=3 on 8 GPUs) has its DP groups straddle nodes,
-    # and all their traffic is counted on the NICs.
-    per_node = np.where(g % (tp * pp) == 0, g // (tp * pp), 1)
-    dp_ranks_per_node = np.maximum(np.minimum(per_node, dp), 1).astype(float)
-    nodes_dp = np.ceil(dp / dp_ranks_per_node)
-    intra = dp_ranks_per_node > 1
-    inter_ar = collectives.collective_time("all-reduce", grad_msg / dp_ranks_per_node, np.maximum(nodes_dp, 1), rail)
-    intra_rs = collectives.collective_time("reduce-scatter", grad_msg, dp_ranks_per_node, up)
-    intra_ag = collectives.collective_time("all-gather", grad_msg, dp_ranks_per_node, up)
-    t_allreduce = np.where(intra, intra_rs + inter_ar + intra_ag, inter_ar)
-    weight_msg = psi * opt.weights
-    flat_ag = collectives.collective_time("all-gather", weight_msg, dp, rail)
-    flat_rs = collectives.collective_time("reduce-scatter", grad_msg, dp, rail)
-    backward_mb = (t_compute_mb + t_recompute_mb) * 2.0 / 3.0  # backward: two thirds of a micro-batch's FLOPs
-    # Stages 0-1: one all-reduce (ZeRO-1: reduce-scatter + all-gather, same volume) after the last
-    # micro-batch, hidden behind that micro-batch's backward pass at best.
-    exposed_01 = np.maximum(0.0, t_allreduce - ovl * backward_mb)
-    # Stage 2: gradients are kept only as shards, so each micro-batch's gradients are reduce-scattered as
-    # its backward pass produces them (DeepSpeed ZeRO-2), and the updated weights all-gathered once.
-    exposed_2 = m * np.maximum(0.0, flat_rs - ovl * backward_mb) + flat_ag
-    # Stage 3 / FSDP: the weights are gathered before each micro-batch's forward and again before its
-    # backward (reshard after forward) and the gradients reduce-scattered: 3 Psi per micro-batch
-    # (Rajbhandari et al. 2020, sec. 7), overlapped at best with that micro-batch's compute.
-    exposed_3 = m * np.maximum(0.0, 2 * flat_ag + flat_rs - ovl * (t_compute_mb + t_recompute_mb))
-    dp_comm = np.where(dp > 1, np.where(zs >= 3, exposed_3, np.where(zs == 2, exposed_2, exposed_01)), 0.0)
+    layer = _layer_times(L, c)
+    tp_t, cp_t, pp_t = _tp_comm(L, c, layer), _cp_comm(L, c, layer), _pp_comm(L, c, layer)
+    stage = _pace(L, c, layer, tp_t, cp_t, pp_t)
+    per_mb = sum(stage[k] for k in ("compute", "recompute", "tp_comm", "cp_comm", "pp_comm"))
+    parts = {k: L.m * stage[k] for k in ("compute", "recompute", "tp_comm", "cp_comm", "pp_comm")}
+    parts["bubble"] = (L.pp - 1) / L.v * per_mb
 
-    # --- optimizer step (memory-bound) -------------------------------------------------------------
+    sl = stage["stages"]
+    mem_parts = _memory(L, c, cluster.accelerator, sl)
+    mem_total = mem_parts["model state"] + mem_parts["activations"]
+    layer_params = c.model.layer_params()
+    vh = c.model.vocab_size * c.model.hidden_size
+    psi = np.maximum(sl.first * layer_params + vh, sl.last * layer_params + vh) / L.tp  # the larger stage
+    fwd_mb = (stage["compute"] + stage["recompute"]) / 3
+    parts["dp_comm"] = _dp_comm(L, c, psi, fwd_mb, 2 * fwd_mb, stage["layers"])
     from .roofline import ADAM_BYTES_PER_PARAM
-    params_updated = psi / np.where(zs >= 1, dp, 1.0)
-    optimizer_t = params_updated * ADAM_BYTES_PER_PARAM / acc.hbm_bandwidth
+    parts["optimizer"] = psi / np.where(L.zs >= 1, np.where(L.shard > 0, L.shard, L.dp * L.cp), 1.0) \
+        * ADAM_BYTES_PER_PARAM / c.hbm
 
+    capacity = cluster.accelerator.usable_memory
+    over = memory_check & ok & (mem_total > capacity * (1 + MEMORY_MARGIN))
+    if np.any(over):
+        st, ac = mem_parts["model state"][over], mem_parts["activations"][over]
+        reason[over] = [f"does not fit: {(a + b) / 1e9:.1f} GB per GPU > {capacity / 1e9:.1f} GB, over by "
+                        f"{(a + b - capacity) / 1e9:.1f} GB, more than the model's {MEMORY_MARGIN:.0%} margin (largest "
+                        f"term: {'activations' if b > a else 'model state'} {max(a, b) / 1e9:.1f} GB)"
+                        for a, b in zip(st, ac)]
+    feasible = reason == ""
+    status = np.where(~feasible, "", np.where(mem_total > capacity * (1 - MEMORY_MARGIN), "tight", "fits"))
+
+    s = c.s
+    model_tok = float(models.training_flops_per_token(c.model, int(s)))
+    tokens = L.gb * s
+    hw_tok = model_tok + layer["extra_flops"] * c.model.num_layers
     nan = np.where(feasible, 1.0, np.nan)
-    tokens = gb * s
-    model_flops = model_flops_tok * tokens
-    hw_flops = (model_flops_tok + extra_tok) * tokens
-    out = [np.broadcast_to(x, tp.shape).reshape(shape) for x in (
-        compute * nan, recomp * nan, tp_comm * nan, pp_comm * nan, bubble * nan, dp_comm * nan, optimizer_t * nan,
-        tokens * nan, model_flops * nan, hw_flops * nan)]
-    return StepTime(*out, cluster.num_gpus, peak, feasible.reshape(shape), reason.reshape(shape),
-                    np.broadcast_to(mem_total, tp.shape).reshape(shape), capacity)
+    acc = cluster.accelerator
+    out = {k: np.broadcast_to(parts[k] * nan, L.tp.shape).reshape(shape) for k in PARTS}
+    flows = [np.broadcast_to(x * nan, L.tp.shape).reshape(shape) for x in (tokens, model_tok * tokens, hw_tok * tokens)]
+    return StepTime(**out, tokens_per_step=flows[0], model_flops_per_step=flows[1], hardware_flops_per_step=flows[2],
+                    gpus=cluster.num_gpus, peak_flops=acc.peak("bf16"), feasible=feasible.reshape(shape),
+                    reason=reason.reshape(shape), memory_total=np.broadcast_to(mem_total, L.tp.shape).reshape(shape),
+                    memory_capacity=capacity, memory_status=status.astype(object).reshape(shape), dtype=dtype,
+                    dtype_peak_flops=acc.peak(dtype),
+                    causal_flops_ratio=1 - 6 * c.model.num_layers * s * c.model.hidden_size / model_tok)
 
 
 def _scalar(x):
     a = np.asarray(x)
     if a.ndim:
         return a
-    return a.item() if a.dtype == object or a.dtype == bool else float(a)
+    return a.item() if a.dtype.kind in "OUSb" else float(a)
 
 
 def step_time(model, cluster: hardware.Cluster, plan: Plan, *, seq_length=None, dtype: str = "bf16",
               optimizer_name: str = memory.RUNNING_EXAMPLE_OPTIMIZER, dp_overlap: float = DP_OVERLAP,
-              flash_attention: bool = False, memory_check: bool = True) -> StepTime:
+              flash_attention: bool = True, memory_check: bool = True,
+              calibration: Calibration = CALIBRATION) -> StepTime:
     """Seconds per optimizer step of ``model`` on ``cluster`` laid out as ``plan``, part by part.
 
-    See the module docstring for the seven parts. ``plan`` must have a ``global_batch``. Compute runs at
-    :func:`compute_efficiency` x the accelerator's measured matmul ceiling; the pipeline's steady state is
-    ``m`` micro-batches of (compute + recomputation + TP collectives + point-to-point), and the bubble
-    adds ``(p - 1)/v`` more of them (:func:`bubble_fraction`); the data-parallel reduction of the gradients
-    (``optimizer_name``'s gradient bytes; FP32 for Megatron's BF16 layout) is exposed beyond
-    ``dp_overlap`` x the last micro-batch's backward pass. An infeasible layout returns ``feasible=False``
-    with ``reason`` and NaN times. Sources: Narayanan et al. (2021), sec. 2-3; Korthikanti et al. (2022),
-    sec. 4-6; Rajbhandari et al. (2020), sec. 7.
+    Per micro-batch, each layer costs its matmuls (``6`` x its weight matrices per token at
+    :func:`compute_efficiency` x the measured matmul ceiling of ``dtype``), its attention core (``12 s h`` per
+    token, half of it executed by a causal fused kernel, in BF16), its memory-bound kernels at the HBM
+    bandwidth (:func:`elementwise_bytes_per_token`; FP8 adds its casts) and the exposed part of its
+    tensor- and context-parallel communication (:func:`_tp_comm`, :func:`_cp_comm`). The stage holding the
+    most work (:func:`stage_layers`; the last adds the output layer) sets the pace: ``m`` micro-batches of it,
+    plus the bubble ``(p - 1)/v`` more (:func:`bubble_fraction`), plus the exposed data-parallel
+    communication (:func:`_dp_comm`) and the optimizer step. ``dp_overlap`` bounds what data-parallel
+    communication may hide behind; ``flash_attention`` (default on, the H100-era practice) stores no score
+    matrix; ``calibration`` the constants of :func:`compute_efficiency`. An infeasible layout returns
+    ``feasible=False`` with ``reason`` and NaN times; one whose memory is within :data:`MEMORY_MARGIN` of
+    capacity is feasible with ``memory_status == "tight"``. Sources: Narayanan et al. (2021), sec. 2-3;
+    Korthikanti et al. (2022), sec. 4-6; Rajbhandari et al. (2020), sec. 7; Dao (2023).
     """
     if not isinstance(plan, Plan):
-        raise ValueError(f"plan={plan!r} must be an atscale.plan.Plan")
+        raise ValueError(f"plan must be an atscale.plan.Plan (got a {type(plan).__name__})")
     if plan.global_batch is None:
         raise ValueError("plan.global_batch is None: a step time needs the global batch (sequences per step)")
     model = models.model(model)
-    r = evaluate(model, cluster, tp=plan.tp, pp=plan.pp, dp=plan.dp, micro_batch=plan.micro_batch,
-                 global_batch=plan.global_batch, zero_stage=plan.zero_stage, schedule=plan.schedule,
-                 virtual_stages=plan.virtual_stages, recompute=plan.recompute,
-                 sequence_parallel=plan.sequence_parallel, seq_length=seq_length, dtype=dtype,
+    r = evaluate(model, cluster, **{f: getattr(plan, f) for f in _FIELDS}, seq_length=seq_length, dtype=dtype,
                  optimizer_name=optimizer_name, dp_overlap=dp_overlap, flash_attention=flash_attention,
-                 memory_check=memory_check)
+                 memory_check=memory_check, calibration=calibration)
     fields = {f.name: _scalar(getattr(r, f.name)) for f in dataclasses.fields(r) if f.name not in ("memory", "plan")}
-    acc = cluster.accelerator
     s = model.seq_length if seq_length is None else seq_length
-    if model.num_layers % plan.pp == 0 and plan.schedule != "gpipe" and plan.gpus == cluster.num_gpus:
+    mem = None
+    even = model.num_layers % plan.pp == 0 and not (plan.account_for_embedding or plan.account_for_loss)
+    if even and plan.cp == 1 and plan.schedule != "gpipe" and plan.gpus == cluster.num_gpus:
         try:
-            mem = memory.breakdown(model, acc, plan, seq_length=s, optimizer_name=optimizer_name,
+            mem = memory.breakdown(model, cluster.accelerator, plan, seq_length=s, optimizer_name=optimizer_name,
                                    flash_attention=flash_attention)
         except ValueError:
             mem = None
-    else:
-        mem = None
     return StepTime(**fields, memory=mem, plan=plan)
 
 
@@ -534,14 +878,16 @@ class SearchResult:
         return int(np.sum(self.table["feasible"]))
 
     def plan(self, i: int = 0) -> Plan:
-        """The :class:`Plan` of row ``i`` (0: the best)."""
+        """The :class:`Plan` of row ``i`` (0: the best); its precision is ``table["dtype"][i]``."""
         i = _v.count("i", i, low=0, high=len(self) - 1, unit="a row of the search")
         t = self.table
         sched = str(t["schedule"][i])
-        return Plan(tp=int(t["tp"][i]), pp=int(t["pp"][i]), dp=int(t["dp"][i]), micro_batch=int(t["micro_batch"][i]),
-                    global_batch=int(t["global_batch"][i]), zero_stage=int(t["zero_stage"][i]), schedule=sched,
+        return Plan(tp=int(t["tp"][i]), cp=int(t["cp"][i]), pp=int(t["pp"][i]), dp=int(t["dp"][i]),
+                    micro_batch=int(t["micro_batch"][i]), global_batch=int(t["global_batch"][i]),
+                    zero_stage=int(t["zero_stage"][i]), schedule=sched,
                     virtual_stages=int(t["virtual_stages"][i]) if sched == "interleaved" else 1,
-                    recompute=str(t["recompute"][i]), sequence_parallel=bool(t["sequence_parallel"][i]))
+                    recompute=str(t["recompute"][i]), sequence_parallel=bool(t["sequence_parallel"][i]),
+                    tp_overlap=bool(t["tp_overlap"][i]))
 
     def best(self) -> Plan:
         if not self.feasible_count:
@@ -556,7 +902,7 @@ class SearchResult:
                 key = r.split(":")[0]
             elif r.startswith("global batch"):
                 key = "global batch not a whole number of micro-batches per replica"
-            elif r.startswith("TP x PP x DP"):
+            elif r.startswith("TP x CP x PP x DP"):
                 key = "GPU count does not match the cluster"
             else:
                 key = r
@@ -585,71 +931,87 @@ def _divisors_pow2(n: int, limit: int) -> list[int]:
     return [d for d in range(1, min(n, limit) + 1) if n % d == 0]
 
 
-def search(model, cluster: hardware.Cluster, global_batch: int, *, seq_length=None, dtype: str = "bf16",
+def search(model, cluster: hardware.Cluster, global_batch: int, *, seq_length=None, dtypes=("bf16",),
            optimizer_name: str = memory.RUNNING_EXAMPLE_OPTIMIZER, micro_batches=(1, 2, 4, 8),
-           zero_stages=(0, 1, 2, 3), schedules=("gpipe", "1f1b", "interleaved"), virtual_stages=(2, 4),
-           recomputes=RECOMPUTE, sequence_parallel=(False, True), dp_overlap: float = DP_OVERLAP,
-           flash_attention: bool = False) -> SearchResult:
+           context_parallel=(1, 2, 4, 8), zero_stages=(0, 1, 2, 3), schedules=("gpipe", "1f1b", "interleaved"),
+           virtual_stages=(2, 4), recomputes=RECOMPUTE, sequence_parallel=(False, True),
+           dp_overlap: float = DP_OVERLAP, tp_overlap: bool = True, flash_attention: bool = True,
+           calibration: Calibration = CALIBRATION) -> SearchResult:
     """Every layout of ``model`` on ``cluster`` for ``global_batch`` sequences per step, ranked by throughput.
 
     The candidates: ``tp`` every divisor of the GPU count up to twice the node size (so that "TP beyond the
-    node" shows among the infeasible), ``pp`` every divisor of the GPU count up to the number of layers,
-    ``dp`` what is left, and every combination of the given micro-batch sizes, ZeRO stages, schedules
-    (interleaved with each of ``virtual_stages``), recomputation modes and sequence parallelism. They are
-    evaluated at once, vectorised (:func:`evaluate`); no Python loop over layouts.
+    node" shows among the infeasible), ``cp`` each of ``context_parallel`` that divides what is left, ``pp``
+    every divisor up to the number of layers, ``dp`` what is left, and every combination of the given
+    micro-batch sizes, ZeRO stages, schedules (interleaved with each of ``virtual_stages``), recomputation
+    modes, sequence parallelism and precisions (``dtypes``, e.g. ``("bf16", "fp8")``). They are evaluated at
+    once per precision, vectorised (:func:`evaluate`); no Python loop over layouts.
     """
     model = models.model(model)
     if not isinstance(cluster, hardware.Cluster):
-        raise ValueError(f"cluster={cluster!r} must be an atscale.hardware.Cluster")
+        raise ValueError(f"cluster must be an atscale.hardware.Cluster (got a {type(cluster).__name__})")
     n = cluster.num_gpus
     global_batch = _v.count("global_batch", global_batch, unit="sequences")
-    micro_batches, virtual_stages = (tuple(int(x) for x in np.ravel(_v.count(name, value, scalar=False)))
-                                     for name, value in (("micro_batches", micro_batches),
-                                                         ("virtual_stages", virtual_stages)))
+    micro_batches, virtual_stages, cps = (tuple(int(x) for x in np.ravel(_v.count(name, value, scalar=False)))
+                                          for name, value in (("micro_batches", micro_batches),
+                                                              ("virtual_stages", virtual_stages),
+                                                              ("context_parallel", context_parallel)))
     zero_stages = tuple(int(x) for x in np.ravel(_v.count("zero_stages", zero_stages, low=0, high=3, scalar=False)))
     schedules, recomputes = (_names(name, value, options) for name, value, options in
                              (("schedules", schedules, SCHEDULES), ("recomputes", recomputes, RECOMPUTE)))
+    dtypes = _names("dtypes", dtypes, tuple(cluster.accelerator.peak_flops))
     sequence_parallel = tuple(bool(x) for x in np.ravel(_v.flags("sequence_parallel", sequence_parallel)))
-    tps = _divisors_pow2(n, 2 * cluster.node.gpus)
-    pps = _divisors_pow2(n, model.num_layers)
     sched_v = [(s, 1) for s in schedules if s != "interleaved"]
     if "interleaved" in schedules:
         sched_v += [("interleaved", v) for v in virtual_stages]
-    combos = [(t, p, n // (t * p)) for t in tps for p in pps if n % (t * p) == 0]
-    layouts = (len(combos) * len(micro_batches) * len(zero_stages) * len(sched_v) * len(recomputes)
-               * len(sequence_parallel))
+    combos = [(t, c, p, n // (t * c * p)) for t in _divisors_pow2(n, 2 * cluster.node.gpus) for c in cps
+              for p in _divisors_pow2(n, model.num_layers) if n % (t * c * p) == 0]
+    sizes = (len(combos), len(micro_batches), len(zero_stages), len(sched_v), len(recomputes), len(sequence_parallel))
+    layouts = math.prod(sizes) * len(dtypes)
     if layouts > MAX_SEARCH_LAYOUTS:
-        raise ValueError(f"{layouts:,} layouts to evaluate ({len(combos)} TP x PP x DP splits x {len(micro_batches)} "
-                         f"micro_batches x {len(zero_stages)} zero_stages x {len(sched_v)} schedules x "
-                         f"{len(recomputes)} recomputes x {len(sequence_parallel)} sequence_parallel); at most "
-                         f"{MAX_SEARCH_LAYOUTS:,}: give shorter candidate lists")
+        raise ValueError(f"{layouts:,} layouts to evaluate ({len(combos)} TP x CP x PP x DP splits x "
+                         f"{len(micro_batches)} micro_batches x {len(zero_stages)} zero_stages x {len(sched_v)} "
+                         f"schedules x {len(recomputes)} recomputes x {len(sequence_parallel)} sequence_parallel x "
+                         f"{len(dtypes)} dtypes); at most {MAX_SEARCH_LAYOUTS:,}: give shorter candidate lists")
     grid = np.array(list(itertools.product(range(len(combos)), micro_batches, zero_stages, range(len(sched_v)),
                                            range(len(recomputes)), sequence_parallel)), dtype=np.int64)
-    combos_a = np.array(combos, dtype=np.int64)
-    tp, pp, dp = combos_a[grid[:, 0]].T
-    b, zs = grid[:, 1], grid[:, 2]
-    sched = np.array([s for s, _ in sched_v], dtype=object)[grid[:, 3]]
-    v = np.array([vv for _, vv in sched_v])[grid[:, 3]]
-    reco = np.array(recomputes, dtype=object)[grid[:, 4]]
-    sp = grid[:, 5].astype(bool)
-    keep = ~(sp & (tp == 1))  # sequence parallelism is meaningless without TP: not a layout
-    tp, pp, dp, b, zs, sched, v, reco, sp = (x[keep] for x in (tp, pp, dp, b, zs, sched, v, reco, sp))
-    r = evaluate(model, cluster, tp=tp, pp=pp, dp=dp, micro_batch=b, global_batch=global_batch, zero_stage=zs,
-                 schedule=sched, virtual_stages=v, recompute=reco, sequence_parallel=sp, seq_length=seq_length,
-                 dtype=dtype, optimizer_name=optimizer_name, dp_overlap=dp_overlap, flash_attention=flash_attention)
+    tp, cp, pp, dp = np.array(combos, dtype=np.int64)[grid[:, 0]].T
+    cols = dict(tp=tp, cp=cp, pp=pp, dp=dp, micro_batch=grid[:, 1], zero_stage=grid[:, 2],
+                schedule=np.array([s for s, _ in sched_v], dtype=object)[grid[:, 3]],
+                virtual_stages=np.array([vv for _, vv in sched_v])[grid[:, 3]],
+                recompute=np.array(recomputes, dtype=object)[grid[:, 4]], sequence_parallel=grid[:, 5].astype(bool))
+    keep = ~(cols["sequence_parallel"] & (tp == 1))  # sequence parallelism is meaningless without TP: not a layout
+    cols = {k: np.concatenate([x[keep]] * len(dtypes)) for k, x in cols.items()}
+    cols["dtype"] = np.repeat(np.array(dtypes, dtype=object), int(keep.sum()))
+    results = [evaluate(model, cluster, **{k: cols[k][cols["dtype"] == d] for k in cols if k != "dtype"},
+                        global_batch=global_batch, tp_overlap=tp_overlap, seq_length=seq_length, dtype=d,
+                        optimizer_name=optimizer_name, dp_overlap=dp_overlap, flash_attention=flash_attention,
+                        calibration=calibration) for d in dtypes]
+    r = _concatenate(results)
     tps_ = np.where(r.feasible, r.tokens_per_second, -np.inf)
     order = np.lexsort((np.arange(len(tps_)), -tps_))
     fields = {f.name: getattr(r, f.name) for f in dataclasses.fields(r)}
     ranked = StepTime(**{k: (val[order] if isinstance(val, np.ndarray) and val.shape == tps_.shape else val)
                          for k, val in fields.items()})
-    table = {"tp": tp[order], "pp": pp[order], "dp": dp[order], "micro_batch": b[order],
-             "global_batch": np.full(len(order), global_batch), "zero_stage": zs[order], "schedule": sched[order],
-             "virtual_stages": v[order], "recompute": reco[order], "sequence_parallel": sp[order],
+    table = {**{k: x[order] for k, x in cols.items()}, "global_batch": np.full(len(order), global_batch),
+             "tp_overlap": np.full(len(order), bool(tp_overlap)),
              **{f"{k}_s": np.asarray(val) for k, val in ranked.parts().items()}, "total_s": np.asarray(ranked.total),
              "tokens_per_second": np.asarray(ranked.tokens_per_second), "mfu": np.asarray(ranked.mfu),
-             "memory": np.asarray(ranked.memory_total), "feasible": np.asarray(ranked.feasible),
-             "reason": np.asarray(ranked.reason)}
+             "memory": np.asarray(ranked.memory_total), "memory_status": np.asarray(ranked.memory_status),
+             "feasible": np.asarray(ranked.feasible), "reason": np.asarray(ranked.reason)}
     return SearchResult(MappingProxyType(table), ranked, model.name, cluster.name)
+
+
+def _concatenate(results: list[StepTime]) -> StepTime:
+    """One :class:`StepTime` of arrays from several (one per precision); ``dtype`` becomes the first's, the
+    per-row precision is in the search table."""
+    if len(results) == 1:
+        return results[0]
+    first = results[0]
+    out = {}
+    for f in dataclasses.fields(first):
+        vals = [getattr(r, f.name) for r in results]
+        out[f.name] = np.concatenate(vals) if isinstance(vals[0], np.ndarray) else vals[0]
+    return StepTime(**out)
 
 
 # --------------------------------------------------------------------------------------
@@ -666,7 +1028,8 @@ class Run:
     """A published training run and what it measured.
 
     ``metric`` is ``"hardware_flops_per_gpu"`` (FLOP/s per GPU counting recomputation, as Narayanan et al.
-    2021 report), ``"mfu"`` or ``"hfu"``; ``published`` its value (FLOP/s or a fraction). ``role`` is
+    2021 report), ``"mfu"``, ``"mfu_causal"`` (MFU with attention counted for its causal half, for sources
+    that count FLOPs that way), ``"model_flops_per_gpu"`` or ``"hfu"``; ``published`` its value (FLOP/s or a fraction). ``role`` is
     ``"calibration"`` (the constants were fitted on it) or ``"validation"`` (they were not). ``source``:
     paper, table, row. ``assumed``: what the paper does not print and the model had to assume.
     """
@@ -685,10 +1048,12 @@ class Run:
     seq_length: int | None = None
     flash_attention: bool = False
     memory_check: bool = True
+    dtype: str = "bf16"
 
     def __post_init__(self):
         _v.choice("role", self.role, ("calibration", "validation"))
-        _v.choice("metric", self.metric, ("hardware_flops_per_gpu", "mfu", "hfu"))
+        _v.choice("metric", self.metric, ("hardware_flops_per_gpu", "model_flops_per_gpu", "mfu", "mfu_causal", "hfu"))
+        self.cluster.accelerator.peak(self.dtype) if isinstance(self.cluster, hardware.Cluster) else None
         if not isinstance(self.model, models.TransformerConfig):
             raise ValueError(f"model={self.model!r} must be an atscale.models.TransformerConfig")
         if not isinstance(self.cluster, hardware.Cluster):
@@ -703,10 +1068,16 @@ class Run:
         for name in ("flash_attention", "memory_check"):
             object.__setattr__(self, name, _v.flag(name, getattr(self, name)))
 
-    def step(self) -> StepTime:
+    def step(self, calibration: Calibration = CALIBRATION) -> StepTime:
+        """The model's step for this run (with ``calibration``'s constants)."""
         return step_time(self.model, self.cluster, self.plan, optimizer_name=self.optimizer_name,
-                         dp_overlap=self.dp_overlap, seq_length=self.seq_length,
-                         flash_attention=self.flash_attention, memory_check=self.memory_check)
+                         dp_overlap=self.dp_overlap, seq_length=self.seq_length, dtype=self.dtype,
+                         flash_attention=self.flash_attention, memory_check=self.memory_check,
+                         calibration=calibration)
+
+    def predict(self, calibration: Calibration = CALIBRATION) -> float:
+        """The model's value of :attr:`metric` with ``calibration``'s constants."""
+        return float(getattr(self.step(calibration), self.metric))
 
     def memory_verdict(self) -> str:
         """The memory model's verdict on the published layout (even where ``memory_check`` is off)."""
@@ -715,8 +1086,8 @@ class Run:
 
     @property
     def predicted(self) -> float:
-        """The model's value of :attr:`metric` for this run."""
-        return float(getattr(self.step(), self.metric))
+        """The model's value of :attr:`metric` for this run (:data:`CALIBRATION`)."""
+        return self.predict()
 
     @property
     def error(self) -> float:
@@ -752,7 +1123,7 @@ published: achieved TFLOP/s per GPU *including* recomputation (their eq. 3), com
 :attr:`StepTime.hardware_flops_per_gpu` for full recomputation. Validation: no constant was fitted on them."""
 
 _T5 = "Korthikanti et al. (2022), Reducing Activation Recomputation in Large Transformer Models, Tables 3 and 5"
-_T5_PLAN = dict(zero_stage=0, recompute="selective", sequence_parallel=True)
+_T5_PLAN = dict(zero_stage=0, recompute="selective", sequence_parallel=True, tp_overlap=False)
 _K22 = _gpt("GPT 22B", 64, 6144, 48)
 _K175 = _gpt("GPT-3 175B", 96, 12_288, 96)
 _K530 = _gpt("MT-NLG 530B", 128, 20_480, 105)
@@ -772,21 +1143,24 @@ KORTHIKANTI_TABLE5_RUNS: tuple[Run, ...] = tuple(
 parallelism, A100 80GB), MFU and HFU each. The MFUs are in :data:`CALIBRATION_RUNS`."""
 
 _L3 = "Llama Team (2024), The Llama 3 Herd of Models, Table 4"
-_L3_ASSUMED = ("micro-batch 1, 1F1B with 126 layers on 16 stages (8 on the fullest; the paper trims the first and "
-               "last stage instead and tunes its own schedule), FlashAttention, no recomputation, "
-               "ZeRO-1-style sharded optimizer (Megatron BF16 layout), gradient reduction overlapped; memory not "
-               "checked: the memory model puts this layout a few GB over an H100 (it does not know Meta's balancing "
-               "of the first and last stages); the context-parallel row (CP=16, 131k tokens) is not modelled")
+_L3_ASSUMED = ("micro-batch 1; the interleaved schedule with v = 2 model chunks per GPU (the paper names the "
+               "interleaved schedule but not v); 126 layers with the embedding and the output layer each counted "
+               "as a layer of the first and last stage (the paper's 'one fewer layer on the first and last "
+               "stage'); FlashAttention; no recomputation; ZeRO-1-style sharded optimizer (Megatron BF16 layout); "
+               "gradient reduction and TP communication overlapped; attention FLOPs counted for the causal half "
+               "(6N + 6lsh per token: the paper does not print its formula)")
 
 
-def _l3(gpus, dp, mfu, row):
+def _l3(gpus, cp, dp, seq, batch, mfu, row, memory_check=True):
     cl = hardware.Cluster.of_gpus(hardware.DGX_H100, gpus, hardware.FABRICS["RoCE 400G"])
-    return Run(f"Llama 3 405B, {gpus:,} H100", models.LLAMA3_405B, cl,
-               Plan(tp=8, pp=16, dp=dp, micro_batch=1, global_batch=2048, zero_stage=1, schedule="1f1b",
-                    recompute="none", sequence_parallel=True),
-               "mfu", mfu, "validation", f"{_L3}, row {row}: TP 8, CP 1, PP 16, DP {dp}, 16M tokens per batch, "
-               f"BF16 MFU {mfu:.0%}", _L3_ASSUMED, optimizer_name="megatron-bf16", dp_overlap=DP_OVERLAP,
-               flash_attention=True, memory_check=False)
+    label = f"Llama 3 405B, {gpus:,} H100" + (f", CP {cp}, {seq:,} tokens" if cp > 1 else "")
+    return Run(label, models.LLAMA3_405B, cl,
+               Plan(tp=8, cp=cp, pp=16, dp=dp, micro_batch=1, global_batch=batch, zero_stage=1, schedule="interleaved",
+                    virtual_stages=2, recompute="none", sequence_parallel=True, account_for_embedding=True,
+                    account_for_loss=True),
+               "mfu_causal", mfu, "validation", f"{_L3}, row {row}: TP 8, CP {cp}, PP 16, DP {dp}, sequences of "
+               f"{seq:,} tokens, 16M tokens per batch, BF16 MFU {mfu:.0%}", _L3_ASSUMED, optimizer_name="megatron-bf16",
+               dp_overlap=DP_OVERLAP, seq_length=seq, flash_attention=True, memory_check=memory_check)
 
 
 OTHER_RUNS: tuple[Run, ...] = (
@@ -795,8 +1169,9 @@ OTHER_RUNS: tuple[Run, ...] = (
              **_T5_PLAN),
         "mfu", 0.542, "validation", f"{_T5}, sec. 6.3 text: the 530B run scaled to 8-way data parallelism, "
         "39.15 s per iteration, MFU 54.2% (no overlap of the gradient all-reduce)", "as the Table 5 row"),
-    _l3(8192, 64, 0.43, "8,192 GPUs"),
-    _l3(16_384, 128, 0.41, "16,384 GPUs (CP 1)"),
+    _l3(8192, 1, 64, 8192, 2048, 0.43, "8,192 GPUs", memory_check=False),
+    _l3(16_384, 1, 128, 8192, 2048, 0.41, "16,384 GPUs (CP 1)"),
+    _l3(16_384, 16, 8, 131_072, 128, 0.38, "16,384 GPUs (CP 16)"),
 )
 """Published runs outside both tables above; no constant was fitted on them."""
 
@@ -815,34 +1190,30 @@ VALIDATION_RUNS: tuple[Run, ...] = tuple(
 validation), the 530B run with data parallelism, and Llama 3's Table 4."""
 
 
-def calibrate(runs=CALIBRATION_RUNS, *, e_grid=np.linspace(0.60, 1.0, 41), w_grid=np.linspace(0, 600, 13),
-              h_grid=np.linspace(0, 3000, 13)):
-    """Least-squares ``(E_max, w_half, h_half)`` of :func:`compute_efficiency` on ``runs``.
+def calibrate(runs=None, *, e_grid=np.linspace(0.60, 1.0, 41), w_grid=np.linspace(0, 600, 13),
+              h_grid=np.linspace(0, 3000, 13)) -> tuple[Calibration, float]:
+    """Least-squares :class:`Calibration` of :func:`compute_efficiency` on ``runs`` (default
+    :data:`CALIBRATION_RUNS`): ``(calibration, loss)``.
 
-    A grid search over the three constants (transparent, and the step time is monotonic in each) minimising
-    the sum of squared ``log(predicted / published)`` over ``runs``; returns ``(E_max, w_half, h_half, loss)``.
-    The module's constants are this fit on :data:`CALIBRATION_RUNS` (the default grids take about a
-    minute and a half); the tests check that no neighbouring grid point fits better.
+    A grid search over the three constants (transparent, and the step time is monotonic in each) minimising the
+    sum of squared ``log(predicted / published)`` over ``runs``, each candidate passed down as a
+    :class:`Calibration` (nothing is patched). :data:`CALIBRATION` is this fit on :data:`CALIBRATION_RUNS` with
+    the default grids (several minutes); the tests check that no neighbouring grid point fits better.
     """
-    global COMPUTE_EFFICIENCY_MAX, COMPUTE_HALF_WIDTH, COMPUTE_HALF_HIDDEN
-    runs = tuple(runs) if not isinstance(runs, Run) else (runs,)
+    runs = CALIBRATION_RUNS if runs is None else (tuple(runs) if not isinstance(runs, Run) else (runs,))
     if not runs or not all(isinstance(r, Run) for r in runs):
         raise ValueError(f"runs={_v.show(runs)} must be a non-empty sequence of atscale.parallelism.Run")
     e_grid = np.ravel(_v.number("e_grid", e_grid, low=0, low_open=True, high=1))
     w_grid, h_grid = (np.ravel(_v.nonnegative(name, grid)) for name, grid in (("w_grid", w_grid), ("h_grid", h_grid)))
-    saved = COMPUTE_EFFICIENCY_MAX, COMPUTE_HALF_WIDTH, COMPUTE_HALF_HIDDEN
-    best = (np.inf, None, None, None)
-    try:
-        for h in h_grid:
-            for w in w_grid:
-                for e in e_grid:
-                    COMPUTE_EFFICIENCY_MAX, COMPUTE_HALF_WIDTH, COMPUTE_HALF_HIDDEN = float(e), float(w), float(h)
-                    loss = sum(math.log(r.predicted / r.published) ** 2 for r in runs)
-                    if loss < best[0]:
-                        best = (loss, float(e), float(w), float(h))
-    finally:
-        COMPUTE_EFFICIENCY_MAX, COMPUTE_HALF_WIDTH, COMPUTE_HALF_HIDDEN = saved
-    return best[1], best[2], best[3], best[0]
+    best = (np.inf, None)
+    for h in h_grid:
+        for w in w_grid:
+            for e in e_grid:
+                cal = Calibration(float(e), float(w), float(h))
+                loss = sum(math.log(r.predict(cal) / r.published) ** 2 for r in runs)
+                if loss < best[0]:
+                    best = (loss, cal)
+    return best[1], best[0]
 
 
 # --------------------------------------------------------------------------------------
@@ -865,21 +1236,24 @@ plan beyond it is refused rather than left to exhaust memory."""
 
 
 def rank_groups(plan: Plan, gpus_per_node: int = 8):
-    """Which TP, PP and DP group each global rank belongs to, in Megatron's order (TP fastest, then DP, then PP).
+    """Which TP, DP and PP group each global rank belongs to, in Megatron-Core's order (TP fastest, then CP,
+    then DP, then PP).
 
     Returns ``(tp_rank, dp_rank, pp_rank, node)`` arrays indexed by global rank: rank
-    ``r = tp_rank + tp * (dp_rank + dp * pp_rank)``, so a TP group is ``tp`` consecutive ranks (one node when
-    ``tp`` divides the node), a DP group strides by ``tp`` and a pipeline by ``tp * dp``. Source: Megatron-LM's
-    ``initialize_model_parallel`` (``megatron/core/parallel_state.py``), default order ``tp-dp-pp``.
+    ``r = tp_rank + tp * (cp_rank + cp * (dp_rank + dp * pp_rank))``, so a TP group is ``tp`` consecutive ranks
+    (one node when ``tp`` divides the node), a CP group strides by ``tp``, a DP group by ``tp * cp`` and a
+    pipeline by ``tp * cp * dp``. The CP rank of ``r`` is ``(r // tp) % cp``. Source: Megatron-Core's
+    ``initialize_model_parallel`` (``megatron/core/parallel_state.py``), default order ``tp-cp-ep-dp-pp``.
     """
     if not isinstance(plan, Plan):
-        raise ValueError(f"plan={plan!r} must be an atscale.plan.Plan")
+        raise ValueError(f"plan must be an atscale.plan.Plan (got a {type(plan).__name__})")
     gpus_per_node = _v.count("gpus_per_node", gpus_per_node)
     if plan.gpus > MAX_RANKS:
         raise ValueError(f"plan={plan.describe()} has {plan.gpus:,} ranks; rank_groups lists at most {MAX_RANKS:,} "
                          "(four integer arrays indexed by rank)")
     r = np.arange(plan.gpus)
-    return r % plan.tp, (r // plan.tp) % plan.dp, r // (plan.tp * plan.dp), r // gpus_per_node
+    inner = plan.tp * plan.cp
+    return r % plan.tp, (r // inner) % plan.dp, r // (inner * plan.dp), r // gpus_per_node
 
 
 # --------------------------------------------------------------------------------------

@@ -4,6 +4,9 @@ A plan says how many ways each parallel axis splits the work and how each replic
 share of a step:
 
 * **tensor parallel** ``tp``: each layer's matrices split across ``tp`` GPUs (inside a node);
+* **context parallel** ``cp``: each sequence's tokens split across ``cp`` GPUs, which pass keys and
+  values around a ring so that every query still sees every earlier key (Megatron-Core's context
+  parallelism; Liu et al. 2023, ring attention);
 * **pipeline parallel** ``pp``: the layers split into ``pp`` consecutive stages;
 * **data parallel** ``dp``: ``dp`` replicas of the whole pipeline, each on its own slice of the batch,
   optionally sharding the model state among themselves (ZeRO stage 1-3);
@@ -12,7 +15,21 @@ share of a step:
   their gradients before the optimizer step (*gradient accumulation*; in a pipeline these
   micro-batches are what keeps the stages busy);
 * the pipeline **schedule** (GPipe, 1F1B, interleaved 1F1B with ``virtual_stages`` chunks per GPU),
-  activation **recomputation** and Megatron's **sequence parallelism**.
+  activation **recomputation** and Megatron's **sequence parallelism**;
+* the **pipeline split**: any number of layers on any ``pp x v`` chunks (as even as possible, the
+  first chunks taking one more), optionally counting the embedding as a layer of the first stage and
+  the output layer with its loss as a layer of the last (Megatron-Core's
+  ``account_for_embedding_in_pipeline_split`` / ``account_for_loss_in_pipeline_split``), which is how
+  "one fewer layer on the first and last stage" is written;
+* the **overlap** options of current frameworks: tensor-parallel communication pipelined with the
+  matmuls (``tp_overlap``), and for ZeRO-3/FSDP whether weights are freed after the forward pass
+  (``reshard_after_forward``) and over how many data-parallel ranks the state is sharded
+  (``shard_group``: HSDP shards inside a group and replicates across groups).
+
+**Rank order.** Ranks are numbered with ``tp`` fastest, then ``cp``, then ``dp``, then ``pp``
+(Megatron-Core's default order ``tp-cp-ep-dp-pp``): a TP group is ``tp`` consecutive GPUs, a CP
+group strides by ``tp``, a DP group by ``tp * cp``, a pipeline by ``tp * cp * dp``. So which links
+each group uses follows from the layout (:func:`atscale.parallelism.rank_groups`).
 
 The memory chapter asks what a plan costs in bytes (:func:`atscale.memory.breakdown`), the
 parallelism chapter what it costs in seconds. Only what a plan is on its own is checked here
@@ -55,8 +72,10 @@ class Plan:
     """A parallel layout and the way each replica runs a step.
 
     Attributes:
-        tp, pp, dp: tensor-, pipeline- and data-parallel degrees (whole numbers >= 1);
-            the plan uses ``tp * pp * dp`` GPUs.
+        tp, pp, dp, cp: tensor-, pipeline-, data- and context-parallel degrees (whole numbers
+            >= 1); the plan uses ``tp * cp * pp * dp`` GPUs (Megatron-Core's convention: ``dp``
+            counts the replicas, apart from ``cp``). The gradients are reduced (and ZeRO shards
+            the state) over the ``dp * cp`` GPUs that hold the same weights.
         micro_batch: sequences per micro-batch, per replica.
         global_batch: sequences per optimizer step across all replicas, a multiple of
             ``micro_batch * dp``; ``None`` when only the per-GPU memory matters (then a step is
@@ -67,11 +86,24 @@ class Plan:
         virtual_stages: model chunks per GPU of the interleaved schedule (``v``); 1 otherwise.
         recompute: one of :data:`RECOMPUTE`.
         sequence_parallel: Megatron sequence parallelism (needs ``tp > 1``).
+        account_for_embedding, account_for_loss: count the embedding as one layer of the first
+            pipeline stage, the output layer and loss as one layer of the last (Megatron-Core's
+            ``account_for_*_in_pipeline_split``).
+        tp_overlap: tensor-parallel (sequence-parallel) communication pipelined with the matmuls
+            it feeds (Transformer Engine's comm-GEMM overlap, TorchTitan's async TP; Wang et al.
+            2023). On by default, as current frameworks run; ``False`` is the 2021-22 Megatron-LM
+            behaviour (the A100-era records set it).
+        reshard_after_forward: ZeRO-3/FSDP frees the gathered weights after each layer's forward
+            and gathers them again for the backward (``True``, FSDP's default) or keeps them
+            (``False``: one gather fewer per micro-batch, more memory; Llama 3's choice).
+        shard_group: ZeRO/FSDP shards over groups of this many of the ``dp * cp`` ranks and
+            replicates across groups (HSDP); ``None`` shards over all of them.
     """
 
     tp: int = 1
     pp: int = 1
     dp: int = 1
+    cp: int = 1
     micro_batch: int = 1
     global_batch: int | None = None
     zero_stage: int = 0
@@ -79,9 +111,14 @@ class Plan:
     virtual_stages: int = 1
     recompute: str = "none"
     sequence_parallel: bool = False
+    account_for_embedding: bool = False
+    account_for_loss: bool = False
+    tp_overlap: bool = True
+    reshard_after_forward: bool = True
+    shard_group: int | None = None
 
     def __post_init__(self):
-        for name in ("tp", "pp", "dp", "micro_batch", "virtual_stages"):
+        for name in ("tp", "pp", "dp", "cp", "micro_batch", "virtual_stages"):
             object.__setattr__(self, name, v.count(name, getattr(self, name)))
         if self.global_batch is not None:
             object.__setattr__(self, "global_batch", v.count("global_batch", self.global_batch))
@@ -97,15 +134,23 @@ class Plan:
         if self.schedule == "interleaved" and self.pp == 1:
             raise ValueError("schedule='interleaved' needs a pipeline: pp=1 given, pp >= 2 needed")
         v.choice("recompute", self.recompute, RECOMPUTE)
-        object.__setattr__(self, "sequence_parallel", v.flag("sequence_parallel", self.sequence_parallel))
+        for name in ("sequence_parallel", "account_for_embedding", "account_for_loss", "tp_overlap",
+                     "reshard_after_forward"):
+            object.__setattr__(self, name, v.flag(name, getattr(self, name)))
+        if self.shard_group is not None:
+            group = v.count("shard_group", self.shard_group)
+            if (self.dp * self.cp) % group:
+                raise ValueError(f"shard_group={group} must divide dp x cp = {self.dp} x {self.cp} = "
+                                 f"{self.dp * self.cp} (the ranks that hold the same weights)")
+            object.__setattr__(self, "shard_group", group)
         if self.sequence_parallel and self.tp == 1:
             raise ValueError("sequence_parallel=True splits activations over the tensor-parallel group: "
                              "it needs tp > 1 (tp=1 given)")
 
     @property
     def gpus(self) -> int:
-        """GPUs the plan occupies: ``tp * pp * dp``."""
-        return self.tp * self.pp * self.dp
+        """GPUs the plan occupies: ``tp * cp * pp * dp``."""
+        return self.tp * self.cp * self.pp * self.dp
 
     @property
     def micro_batches(self) -> int:
@@ -120,7 +165,8 @@ class Plan:
 
     def describe(self) -> str:
         """A short label, e.g. ``'TP=8 PP=4 DP=32 ZeRO-1'``."""
-        return f"TP={self.tp} PP={self.pp} DP={self.dp} ZeRO-{self.zero_stage}"
+        cp = f" CP={self.cp}" if self.cp > 1 else ""
+        return f"TP={self.tp}{cp} PP={self.pp} DP={self.dp} ZeRO-{self.zero_stage}"
 
     def __str__(self) -> str:
         extras = [f"micro-batch {self.micro_batch}"]
@@ -131,4 +177,10 @@ class Plan:
             extras.append("sequence parallel")
         if self.recompute != "none":
             extras.append(f"{self.recompute} recomputation")
+        if self.tp > 1 and not self.tp_overlap:
+            extras.append("TP communication not overlapped")
+        if self.zero_stage == 3 and not self.reshard_after_forward:
+            extras.append("no reshard after forward")
+        if self.shard_group is not None:
+            extras.append(f"sharded over groups of {self.shard_group}")
         return f"{self.describe()} on {self.gpus:,} GPUs; " + ", ".join(extras)
