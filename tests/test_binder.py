@@ -273,20 +273,25 @@ SHOW_EVERY_CELL = """(path) => {
 }"""
 
 READ_PAGE = """() => {
-  const text = Array.from(document.querySelectorAll('.jp-Notebook .jp-MarkdownOutput, .jp-Notebook .jp-OutputArea-output'))
-    .map(e => {
-      const copy = e.cloneNode(true);   // typeset math and the Markdown's code blocks are not prose
-      copy.querySelectorAll('mjx-container, .MathJax, mjx-assistive-mml, script, style').forEach(m => m.remove());
-      if (e.classList.contains('jp-MarkdownOutput')) { copy.querySelectorAll('pre').forEach(m => m.remove()); }
-      return copy.textContent;
-    }).join('\\n');
-  const images = Array.from(document.querySelectorAll('.jp-Notebook .jp-MarkdownOutput img'));
+  // A Markdown cell's rendering, whichever renderer made it (JupyterLab's or jupyterlab-myst's):
+  // its input area without the editor that holds the source.
+  const read = (e, markdown) => {
+    const copy = e.cloneNode(true);   // typeset math and the Markdown's code blocks are not prose
+    copy.querySelectorAll('.jp-InputArea-editor, .jp-InputPrompt, .cm-editor, mjx-container, .MathJax, mjx-assistive-mml, .katex-mathml, annotation, script, style')
+      .forEach(m => m.remove());
+    if (markdown) { copy.querySelectorAll('pre').forEach(m => m.remove()); }
+    return copy.textContent;
+  };
+  const cells = Array.from(document.querySelectorAll('.jp-Notebook .jp-MarkdownCell .jp-InputArea'));
+  const rendered = cells.map(e => read(e, true));
+  const outputs = Array.from(document.querySelectorAll('.jp-Notebook .jp-OutputArea-output')).map(e => read(e, false));
+  const images = cells.flatMap(e => Array.from(e.querySelectorAll('img'))).filter(i => !i.closest('.jp-InputArea-editor'));
   return {
-    text: text,
-    markdown: document.querySelectorAll('.jp-Notebook .jp-MarkdownCell .jp-MarkdownOutput').length,
+    text: rendered.concat(outputs).join('\\n'),
+    markdown: rendered.filter(t => t.trim()).length,
     images: images.length,
     broken: images.filter(i => !i.complete || i.naturalWidth === 0).length,
-    details: document.querySelectorAll('.jp-Notebook .jp-MarkdownOutput details').length,
+    details: cells.flatMap(e => Array.from(e.querySelectorAll('details'))).length,
   };
 }"""
 
@@ -310,6 +315,7 @@ def _raw_myst_in_page(page, chapter: str) -> None:
 
     found = raw_myst(state["text"])
     assert not found, f"{chapter}: raw MyST or LaTeX shown as text in JupyterLab: {found[:5]}"
+    assert state["markdown"] == len(markdown), f"{chapter}: only {state['markdown']} of {len(markdown)} Markdown cells rendered"
     figures = sum(m.count("](data:image/png;base64,") for m in markdown)
     assert state["images"] >= figures and state["broken"] == 0, f"{chapter}: glued figures not shown: {state}"
     assert state["details"] == sum(m.count("<details>") for m in markdown), f"{chapter}: solutions not folded: {state}"
