@@ -291,14 +291,13 @@ READ_PAGE = """() => {
     markdown: rendered.filter(t => t.trim()).length,
     images: images.length,
     broken: images.filter(i => !i.complete || i.naturalWidth === 0).length,
-    details: cells.flatMap(e => Array.from(e.querySelectorAll('details'))).length,
   };
 }"""
 
 
 def _raw_myst_in_page(page, chapter: str) -> None:
     """Scan the rendered notebook, as a reader sees it, for MyST or LaTeX left as text; every
-    Markdown cell rendered, every glued figure shown, every solution a <details> block."""
+    Markdown cell rendered (the folded solutions unfolded first), every glued figure shown."""
     nb = json.loads((ROOT / "jupyter" / f"{chapter}.ipynb").read_text(encoding="utf-8"))
     markdown = ["".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown"]
     rendered = page.evaluate(SHOW_EVERY_CELL, f"jupyter/{chapter}.ipynb")
@@ -318,9 +317,8 @@ def _raw_myst_in_page(page, chapter: str) -> None:
     assert state["markdown"] == len(markdown), f"{chapter}: only {state['markdown']} of {len(markdown)} Markdown cells rendered"
     figures = sum(m.count("](data:image/png;base64,") for m in markdown)
     assert state["images"] >= figures and state["broken"] == 0, f"{chapter}: glued figures not shown: {state}"
-    assert state["details"] == sum(m.count("<details>") for m in markdown), f"{chapter}: solutions not folded: {state}"
-    print(f"{chapter}: {state['markdown']} Markdown cells read, {state['images']} figures, "
-          f"{state['details']} folded solutions, no raw MyST")
+    print(f"{chapter}: {state['markdown']} Markdown cells read (folded ones unfolded), {state['images']} figures, "
+          "no raw MyST")
 
 
 def _check_chapter(browser, lab, chapter, *, every_explorer: bool, explorers: bool = True):

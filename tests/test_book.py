@@ -217,7 +217,7 @@ def test_jupyter_edition_reads_as_the_html(built_book, chapter):
     exercises = _html_texts(html, "div.exercise p.admonition-title span.caption-number")
     assert re.findall(r"^\*\*(Exercise \d+)\.\*\*", text, re.M) == exercises
     solutions = [t.replace("Solution to ", "") for t in _html_texts(html, "div.solution p.admonition-title")]
-    assert list(dict.fromkeys(re.findall(r"<summary>Solution to (Exercise \d+)</summary>", text))) == solutions
+    assert list(dict.fromkeys(re.findall(r"^\*\*Solution to (Exercise \d+)\*\*", text, re.M))) == solutions
 
 
 # --------------------------------------------------------------------------- the server

@@ -81,7 +81,10 @@ def test_edition_markdown_is_plain(edition, chapter):
     figures = sum(c.source.count("{glue:figure}") for c in book.cells if c.cell_type == "markdown")
     assert text.count("](data:image/png;base64,") == figures
     solutions = sum(c.source.count("{solution-start}") for c in book.cells if c.cell_type == "markdown")
-    assert len(set(re.findall(r"<summary>Solution to (Exercise \d+)</summary>", text))) == solutions
+    folded = [c for c in nb.cells if c.cell_type == "markdown" and c.source.startswith("**Solution to Exercise ")]
+    assert len({c.source.split("**")[1] for c in folded}) == solutions
+    assert all(c.metadata["jupyter"]["source_hidden"] for c in folded)
+    assert len({c.id for c in nb.cells}) == len(nb.cells)
 
 
 def _chapter(cells) -> object:
@@ -107,9 +110,11 @@ def test_conversion_of_each_construct():
     assert text[1] == ("A 23.4% share (Narayanan *et al.*, 2021), Fig. 3, [The memory wall](memory.ipynb).\n\n"
                        "> **Note**\n>\n> See Exercise 7.")
     assert text[2] == "**Exercise 7.**\nAsk."
-    assert text[3] == "<details>\n<summary>Solution to Exercise 7</summary>\n\nThe answer.\n\n</details>"
+    assert text[3] == "**Solution to Exercise 7** (folded: click to open)\n\nThe answer."
+    assert nb.cells[3].metadata["jupyter"] == {"source_hidden": True}
     assert text[4] == "check('x', 42)"
     assert text[5].startswith("After.\n\n- **Narayanan *et al.*, 2021.** Deepak Narayanan")
+    assert "jupyter" not in nb.cells[5].metadata
     assert nb.cells[0].outputs == []  # the invisible glue output is dropped, the code kept
 
 
