@@ -50,3 +50,27 @@ def _is_local(url: str) -> bool:
     if parts.scheme in ("data", "blob", "about", "javascript", "chrome-extension"):
         return True
     return parts.hostname in LOCAL_HOSTS
+
+
+RAW_MYST = {
+    "a glue role": r"\{glue",
+    "a citation role": r"\{cite",
+    "a cross-reference role": r"\{(numref|ref|doc)\}",
+    "an exercise fence": r"\{exercise",
+    "a solution fence": r"\{solution",
+    "a directive fence": r"(```|:::)\s*\{",
+    "LaTeX shown as text": r"\\[a-zA-Z]{2,}",
+}
+"""What a reader must never see as text on a rendered page (HTML book or Jupyter): MyST that was not
+resolved, or LaTeX that was not typeset. Applied to visible text without code blocks and typeset math."""
+
+
+def raw_myst(text: str) -> list[str]:
+    """Each occurrence of raw MyST or LaTeX in ``text``, as 'what: …context…'."""
+    import re
+
+    found = []
+    for what, pattern in RAW_MYST.items():
+        for m in re.finditer(pattern, text):
+            found.append(f"{what}: {text[max(0, m.start() - 40):m.end() + 40]!r}")
+    return found

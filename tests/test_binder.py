@@ -18,6 +18,7 @@ clone builds it once, about a minute).
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
 import shutil
@@ -26,12 +27,13 @@ import subprocess
 import sys
 import time
 import tomllib
+from contextlib import contextmanager
 from pathlib import Path
 from urllib.request import urlopen
 
 import pytest
 
-from conftest import _is_local
+from conftest import RAW_MYST, _is_local
 
 ROOT = Path(__file__).resolve().parents[1]
 BINDER = ROOT / "binder"
@@ -117,11 +119,13 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture(scope="module")
-def lab(binder_env, tmp_path_factory):
-    """A JupyterLab server of the Binder environment on 127.0.0.1, over a copy of book/."""
-    home = tmp_path_factory.mktemp("lab")
-    shutil.copytree(ROOT / "book", home / "book")
+@contextmanager
+def _lab_server(binder_env: Path, home: Path, *, myst: bool):
+    """A JupyterLab server of the Binder environment on 127.0.0.1, over a copy of book/ and of the
+    Jupyter edition (jupyter/, what the launch buttons open); ``myst=False`` disables
+    jupyterlab-myst, as in Colab (which runs no extension)."""
+    for folder in ("book", "jupyter"):
+        shutil.copytree(ROOT / folder, home / folder)
     settings = home / "settings"
     # Render every cell (no virtual scrolling), start the notebook's kernel without asking, no news prompt.
     (settings / "@jupyterlab" / "notebook-extension").mkdir(parents=True)
@@ -130,11 +134,15 @@ def lab(binder_env, tmp_path_factory):
     (settings / "@jupyterlab" / "apputils-extension").mkdir(parents=True)
     (settings / "@jupyterlab" / "apputils-extension" / "notification.jupyterlab-settings").write_text(
         '{"fetchNews": "false", "checkForUpdates": false}')
+    if not myst:
+        (home / "config" / "labconfig").mkdir(parents=True)
+        (home / "config" / "labconfig" / "page_config.json").write_text(
+            json.dumps({"disabledExtensions": {"jupyterlab-myst": True}}))
     port = _free_port()
     log = open(home / "lab.log", "w")
     server = subprocess.Popen(
         [str(binder_env / "bin" / "jupyter"), "lab", "--no-browser", "--allow-root", "--ip=127.0.0.1",
-         f"--port={port}", "--ServerApp.token=", "--ServerApp.password=", f"--ServerApp.root_dir={home / 'book'}",
+         f"--port={port}", "--ServerApp.token=", "--ServerApp.password=", f"--ServerApp.root_dir={home}",
          f"--LabApp.user_settings_dir={settings}", "--LabApp.news_url=None",
          "--LabApp.extension_manager=readonly", "--LabApp.expose_app_in_browser=True"],
         env=_isolated_jupyter_env(home), stdout=log, stderr=subprocess.STDOUT)
@@ -161,6 +169,20 @@ def lab(binder_env, tmp_path_factory):
         log.close()
 
 
+@pytest.fixture(scope="module")
+def lab(binder_env, tmp_path_factory):
+    """JupyterLab as Binder runs it: with jupyterlab-myst."""
+    with _lab_server(binder_env, tmp_path_factory.mktemp("lab"), myst=True) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def plain_lab(binder_env, tmp_path_factory):
+    """JupyterLab without jupyterlab-myst: the Jupyter edition must read as well without it."""
+    with _lab_server(binder_env, tmp_path_factory.mktemp("plain-lab"), myst=False) as url:
+        yield url
+
+
 JS_STATE = """() => ({
   running: Array.from(document.querySelectorAll('.jp-InputPrompt')).filter(e => e.textContent.includes('*')).length,
   errors: Array.from(document.querySelectorAll(
@@ -181,8 +203,9 @@ RUN_ALL = """async (path) => {
 }"""
 
 
-def _run_chapter(browser, url: str, chapter: str):
-    """Open a chapter in JupyterLab, run all cells, wait for the kernel; returns (context, page, remote)."""
+def _run_chapter(browser, url: str, chapter: str, *, explorers: bool = True):
+    """Open a chapter's Jupyter edition in JupyterLab, run all cells, wait for the kernel; returns
+    (context, page, remote)."""
     remote: list[str] = []
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
 
@@ -195,17 +218,18 @@ def _run_chapter(browser, url: str, chapter: str):
 
     context.route("**/*", route)
     page = context.new_page()
-    page.goto(f"{url}/lab/tree/{chapter}.ipynb?reset")
+    page.goto(f"{url}/lab/tree/jupyter/{chapter}.ipynb?reset")
     page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=60_000)
     page.wait_for_function("() => window.jupyterapp", timeout=60_000)
     # What Run > Run All Cells does, on this chapter's notebook made the current one, once its kernel
     # is ready (the server exposes the app to the page for this).
-    outcome = page.evaluate(RUN_ALL, f"{chapter}.ipynb")
+    outcome = page.evaluate(RUN_ALL, f"jupyter/{chapter}.ipynb")
     assert outcome == "ok", f"{chapter}: could not run all cells ({outcome})"
     # Stored outputs hold no widget views, so a live explorer means the run has started (and every
     # cell is queued, showing [*]); then wait for the queue to empty.
     try:
-        page.wait_for_selector(".widget-image", state="attached", timeout=120_000)
+        if explorers:
+            page.wait_for_selector(".widget-image", state="attached", timeout=120_000)
         page.wait_for_function(f"() => ({JS_STATE})().running === 0", timeout=120_000)
     except Exception:
         SCREENSHOTS.mkdir(parents=True, exist_ok=True)
@@ -239,24 +263,85 @@ def _move(page, explorer_index: int) -> float:
     return time.monotonic() - start
 
 
-def _check_chapter(browser, lab, chapter, *, every_explorer: bool):
-    context, page, remote = _run_chapter(browser, lab, chapter)
+SHOW_EVERY_CELL = """(path) => {
+  const panel = Array.from(window.jupyterapp.shell.widgets('main')).find(w => w.context && w.context.path === path);
+  for (const cell of panel.content.widgets) {   // unfold what the edition folds, so it is read too
+    cell.inputHidden = false;
+    if (cell.model.type === 'markdown') { cell.rendered = true; }
+  }
+  return panel.content.widgets.filter(c => c.model.type === 'markdown').length;
+}"""
+
+READ_PAGE = """() => {
+  // A Markdown cell's rendering, whichever renderer made it (JupyterLab's or jupyterlab-myst's):
+  // its input area without the editor that holds the source.
+  const read = (e, markdown) => {
+    const copy = e.cloneNode(true);   // typeset math and the Markdown's code blocks are not prose
+    copy.querySelectorAll('.jp-InputArea-editor, .jp-InputPrompt, .cm-editor, mjx-container, .MathJax, mjx-assistive-mml, .katex-mathml, annotation, script, style')
+      .forEach(m => m.remove());
+    if (markdown) { copy.querySelectorAll('pre').forEach(m => m.remove()); }
+    return copy.textContent;
+  };
+  const cells = Array.from(document.querySelectorAll('.jp-Notebook .jp-MarkdownCell .jp-InputArea'));
+  const rendered = cells.map(e => read(e, true));
+  const outputs = Array.from(document.querySelectorAll('.jp-Notebook .jp-OutputArea-output')).map(e => read(e, false));
+  const images = cells.flatMap(e => Array.from(e.querySelectorAll('img'))).filter(i => !i.closest('.jp-InputArea-editor'));
+  return {
+    text: rendered.concat(outputs).join('\\n'),
+    markdown: rendered.filter(t => t.trim()).length,
+    images: images.length,
+    broken: images.filter(i => !i.complete || i.naturalWidth === 0).length,
+  };
+}"""
+
+
+def _raw_myst_in_page(page, chapter: str) -> None:
+    """Scan the rendered notebook, as a reader sees it, for MyST or LaTeX left as text; every
+    Markdown cell rendered (the folded solutions unfolded first), every glued figure shown."""
+    nb = json.loads((ROOT / "jupyter" / f"{chapter}.ipynb").read_text(encoding="utf-8"))
+    markdown = ["".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown"]
+    rendered = page.evaluate(SHOW_EVERY_CELL, f"jupyter/{chapter}.ipynb")
+    assert rendered == len(markdown), f"{chapter}: {rendered} Markdown cells in the page, {len(markdown)} in the file"
+    pattern = "|".join(f"({p})" for p in RAW_MYST.values())
+    try:  # MathJax typesets asynchronously: give it time to replace the $...$ source
+        page.wait_for_function(
+            f"() => {{ const r = ({READ_PAGE})(); return r.markdown >= {len(markdown)} && !new RegExp({json.dumps(pattern)}).test(r.text); }}",
+            timeout=30_000)
+    except Exception:
+        pass
+    state = page.evaluate(READ_PAGE)
+    from conftest import raw_myst
+
+    found = raw_myst(state["text"])
+    assert not found, f"{chapter}: raw MyST or LaTeX shown as text in JupyterLab: {found[:5]}"
+    assert state["markdown"] == len(markdown), f"{chapter}: only {state['markdown']} of {len(markdown)} Markdown cells rendered"
+    figures = sum(m.count("](data:image/png;base64,") for m in markdown)
+    assert state["images"] >= figures and state["broken"] == 0, f"{chapter}: glued figures not shown: {state}"
+    print(f"{chapter}: {state['markdown']} Markdown cells read (folded ones unfolded), {state['images']} figures, "
+          "no raw MyST")
+
+
+def _check_chapter(browser, lab, chapter, *, every_explorer: bool, explorers: bool = True):
+    context, page, remote = _run_chapter(browser, lab, chapter, explorers=explorers)
     try:
         state = page.evaluate(JS_STATE)
         assert not state["errors"], f"{chapter}: error output after Run All: {state['errors'][:3]}"
-        assert state["explorers"] >= 1, f"{chapter}: no live explorer rendered"
-        for i in range(state["explorers"] if every_explorer else 1):
+        assert state["explorers"] >= 1 or not explorers, f"{chapter}: no live explorer rendered"
+        for i in range(state["explorers"] if every_explorer else min(1, state["explorers"])):
             seconds = _move(page, i)
             print(f"{chapter} explorer {i + 1}: new figure {seconds * 1000:.0f} ms after the control moved")
             assert page.evaluate(JS_STATE)["errors"] == []
+        _raw_myst_in_page(page, chapter)
         assert not remote, f"{chapter}: requests to other hosts: {remote[:5]}"
     finally:
         page.evaluate("() => jupyterapp.serviceManager.sessions.shutdownAll()")  # one kernel at a time
         context.close()
 
 
-def test_a_chapter_runs_live_and_its_slider_moves_the_figure(browser, lab):
-    _check_chapter(browser, lab, "roofline", every_explorer=False)
+def test_a_chapter_runs_live_and_reads_without_raw_myst(browser, plain_lab):
+    """The roofline chapter's Jupyter edition in JupyterLab without jupyterlab-myst (as Colab, which
+    runs no extension): it runs, its slider moves the figure, and its page shows no raw MyST."""
+    _check_chapter(browser, plain_lab, "roofline", every_explorer=False)
 
 
 WITH_EXPLORERS = [c for c in CHAPTERS if "_explorer(" in (ROOT / "book" / f"{c}.md").read_text(encoding="utf-8")]
@@ -271,3 +356,11 @@ def test_the_chapters_with_explorers_are_known():
 @pytest.mark.parametrize("chapter", WITH_EXPLORERS)
 def test_every_explorer_of_every_chapter_responds(browser, lab, chapter):
     _check_chapter(browser, lab, chapter, every_explorer=True)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("chapter", [c for c in CHAPTERS if c not in WITH_EXPLORERS])
+def test_every_other_chapter_runs_and_reads_without_raw_myst(browser, lab, chapter):
+    """Chapters without an explorer, in Binder's JupyterLab (with jupyterlab-myst): they run and
+    show no raw MyST (those with explorers are scanned by the test above)."""
+    _check_chapter(browser, lab, chapter, every_explorer=False, explorers=False)

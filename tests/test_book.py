@@ -31,7 +31,7 @@ from urllib.parse import urlsplit
 
 import pytest
 import yaml
-from conftest import _is_local
+from conftest import _is_local, raw_myst
 
 from atscale.widgets import LIVE_NOTE
 
@@ -130,6 +130,94 @@ def test_no_cdn_references_in_script_tags(built_book):
         if urls:
             bad[page] = ["//" + u for _, u in urls]
     assert not bad, f"pages reference remote scripts/stylesheets: {bad}"
+
+
+# --------------------------------------------------------------------------- raw MyST
+
+
+def visible_text(html: str) -> str:
+    """What a reader reads on a built page: the text of its body, without scripts, styles, code
+    blocks (which show Python source), and math (MathJax typesets it; the browser test checks that)."""
+    from bs4 import BeautifulSoup
+
+    soup = BeautifulSoup(html, "html.parser")
+    for tag in soup(["script", "style", "pre", "noscript", "template"]):
+        tag.decompose()
+    for tag in soup.select(".math, .highlight"):
+        tag.decompose()
+    body = soup.body or soup
+    return body.get_text(" ")
+
+
+def test_raw_myst_scan_finds_what_it_guards():
+    """The scan below catches what the reader of a broken page would see."""
+    glued_formula = '<p>The bubble is <span class="pasted-text">$\\frac{p - 1}{m}$</span>.</p>'
+    assert raw_myst(visible_text(glued_formula))
+    for raw in ["{glue:text}`x`", "{cite:p}`a2020`", "{numref}`fig-a`", "```{exercise-start}", "\\emph X"]:
+        assert raw_myst(visible_text(f"<p>{raw}</p>")), raw
+    typeset = '<p><span class="math notranslate nohighlight">\\(\\frac{p}{m}\\)</span></p><pre>f"{x}"</pre>'
+    assert raw_myst(visible_text(typeset)) == []
+
+
+def test_no_raw_myst_on_any_built_page(built_book):
+    """No page of the HTML book shows unresolved MyST or LaTeX as text."""
+    found = {}
+    for path in sorted(built_book.rglob("*.html")):
+        if "_static" in path.parts or path.name in ("genindex.html", "search.html"):
+            continue
+        problems = raw_myst(visible_text(path.read_text(encoding="utf-8")))
+        if problems:
+            found[path.relative_to(built_book).as_posix()] = problems[:3]
+    assert not found, f"raw MyST or LaTeX shown as text: {found}"
+
+
+def _edition_tool():
+    import importlib.machinery
+    import importlib.util
+
+    loader = importlib.machinery.SourceFileLoader("jupyter_edition", str(ROOT / "tools" / "jupyter-edition"))
+    spec = importlib.util.spec_from_loader("jupyter_edition", loader)
+    module = importlib.util.module_from_spec(spec)
+    loader.exec_module(module)
+    return module
+
+
+def _html_texts(html: str, selector: str) -> list[str]:
+    from bs4 import BeautifulSoup
+
+    soup = BeautifulSoup(html, "html.parser")
+    return [re.sub(r"\s+", " ", e.get_text()).strip() for e in soup.select(selector)]
+
+
+@pytest.mark.parametrize("chapter", sorted(p.stem for p in (ROOT / "book").glob("*.ipynb")))
+def test_jupyter_edition_reads_as_the_html(built_book, chapter):
+    """The Jupyter edition prints what the HTML page prints, in the same order: each glued value,
+    each figure and exercise number, each citation (the HTML brackets it, the edition uses
+    parentheses), figure captions and the solutions' exercise numbers."""
+    import nbformat
+
+    tool = _edition_tool()
+    conv = tool.Chapter(chapter, nbformat.read(ROOT / "book" / f"{chapter}.ipynb", as_version=4),
+                        numbers=tool.book_numbers(), references=tool.References(), titles=tool.chapter_titles())
+    nb = conv.convert()
+    html = (built_book / "book" / f"{chapter}.html").read_text(encoding="utf-8")
+
+    def plain(text: str) -> str:
+        return re.sub(r"\\(.)", r"\1", text).replace("*", "")
+
+    got = {k: [plain(t) for kind, t in conv.rendered if kind in kinds]
+           for k, kinds in {"glue": ("glue:text",), "numref": ("numref", "ref"), "cite": ("cite", "cite:p", "cite:t")}.items()}
+    assert got["glue"] == _html_texts(html, "span.pasted-text"), f"{chapter}: glued values differ"
+    assert got["numref"] == _html_texts(html, "span.std-numref"), f"{chapter}: cross-reference numbers differ"
+    assert got["cite"] == ["(" + t[1:-1] + ")" for t in _html_texts(html, "span.bibtex-citation")], \
+        f"{chapter}: citations differ"
+    text = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
+    captions = [t.split(" ", 2)[:2] for t in _html_texts(html, "figcaption span.caption-number")]
+    assert re.findall(r"^\*\*(Fig\.) (\d+)\.\*\*", text, re.M) == [(a, b) for a, b in captions]
+    exercises = _html_texts(html, "div.exercise p.admonition-title span.caption-number")
+    assert re.findall(r"^\*\*(Exercise \d+)\.\*\*", text, re.M) == exercises
+    solutions = [t.replace("Solution to ", "") for t in _html_texts(html, "div.solution p.admonition-title")]
+    assert list(dict.fromkeys(re.findall(r"^\*\*Solution to (Exercise \d+)\*\*", text, re.M))) == solutions
 
 
 # --------------------------------------------------------------------------- the server
@@ -320,16 +408,19 @@ def test_page_in_browser(page_name, server, browser):
         # Launch buttons (Binder, Colab) on notebook pages.
         if is_notebook:
             binder, colab, org_repo, branch = _launch_urls()
-            nb_path = source.relative_to(ROOT).as_posix()
             hrefs = page.eval_on_selector_all(
                 ".dropdown-launch-buttons a[href]", "els => els.map(e => e.href)"
             )
+            # Both open the chapter's Jupyter edition (jupyter/NAME.ipynb), which must exist.
+            nb_path = f"jupyter/{source.stem}.ipynb"
+            if not (ROOT / nb_path).is_file():
+                problems.append(f"{nb_path} is missing (run: python tools/jupyter-edition)")
             want = {
-                "Binder": f"{binder}/v2/gh/{org_repo}/{branch}?",
+                "Binder": f"{binder}/v2/gh/{org_repo}/{branch}?urlpath=lab/tree/{nb_path}",
                 "Colab": f"{colab}/github/{org_repo}/blob/{branch}/{nb_path}",
             }
             for name, prefix in want.items():
-                if not any(h.startswith(prefix) and nb_path in h for h in hrefs):
+                if not any(h == prefix for h in hrefs):
                     problems.append(f"no {name} launch link starting with {prefix} in the launch menu")
 
         page.wait_for_load_state("networkidle", timeout=10_000)
