@@ -186,7 +186,9 @@ def _html_texts(html: str, selector: str) -> list[str]:
     from bs4 import BeautifulSoup
 
     soup = BeautifulSoup(html, "html.parser")
-    return [re.sub(r"\s+", " ", e.get_text()).strip() for e in soup.select(selector)]
+    # Sphinx's SmartQuotes prints ' and " as typographic quotes; the Jupyter edition keeps them straight.
+    straight = str.maketrans({"’": "'", "‘": "'", "“": '"', "”": '"'})
+    return [re.sub(r"\s+", " ", e.get_text()).strip().translate(straight) for e in soup.select(selector)]
 
 
 @pytest.mark.parametrize("chapter", sorted(p.stem for p in (ROOT / "book").glob("*.ipynb")))
