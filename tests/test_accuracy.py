@@ -12,11 +12,22 @@ ALL = A.comparisons()
 # The measured errors of the comparisons the book says the model misses (model / published - 1).
 KNOWN_MISSES = {
     "8 × A100 80GB (HPE), large": -0.148,
-    # The step-time model's misses of more than 3 MFU points (accuracy.STEP_TIME_MISS_POINTS), as relative errors:
-    # Llama 3 405B at 8,192 GPUs (+6.5 points: the interleaved bubble with 32 micro-batches is smaller in the
-    # model than Meta measured) and the context-parallel row (+4.8 points, inside its 5-point target).
-    "Llama 3 405B, 8,192 H100, MFU": 0.150,
-    "Llama 3 405B, 16,384 H100, CP 16, 131,072 tokens, MFU": 0.126,
+    # The step-time model's misses of more than 3 MFU points (accuracy.STEP_TIME_MISS_POINTS), as relative errors
+    # of MFU. Two are calibration residuals (the least-squares fit leaves them beyond 3 points):
+    "GPT 1T (MFU)": -0.076,  # -4.3 points
+    "Llama 3.1 70B, 64 H100, BF16": 0.056,  # +3.0 points
+    # and the rest validation runs:
+    "GPT 1T (HFU)": -0.075,  # -4.2 points (the same run as the 1T MFU)
+    "Llama 3 405B, 8,192 H100": 0.114,  # +4.9 points: the Llama 3 target (3 points) is missed on this row
+    "Llama 3 405B, 16,384 H100, CP 16, 131,072 tokens": 0.089,  # +3.4 points, inside this row's 5-point target
+    "MegaScale 175B (Megatron-LM), 3,072 A100": 0.072,  # +3.5 points
+    "MegaScale 175B (Megatron-LM), 8,192 A100": 0.140,  # +6.1 points
+    "MegaScale 175B (Megatron-LM), 12,288 A100": 0.148,  # +6.1 points
+    "Llama 3.1 70B, 2,048 H100, BF16": 0.073,  # +3.9 points
+    "Llama 3.1 70B, 2,048 H100, FP8": 0.089,  # +3.1 points (of the FP8 peak)
+    "Llama 3.1 405B, 2,304 H100, BF16": 0.075,  # +4.0 points
+    "Nemotron-4 340B, 128 H100, BF16": 0.115,  # +5.4 points
+    "Nemotron-4 340B, 2,048 H100, BF16": 0.125,  # +5.6 points
 }
 
 
@@ -29,11 +40,11 @@ def test_each_comparison_within_its_stated_band(c):
 @pytest.mark.parametrize("c", [c for c in ALL if c.known_miss], ids=lambda c: c.what)
 def test_known_misses_are_misses_with_their_error_pinned(c):
     assert not c.within
-    assert c.role == "validation"
+    assert c.role == "validation" or c.group == "Step time"  # a step-time fit residual beyond 3 points is named too
     assert c.error == pytest.approx(KNOWN_MISSES[c.what], abs=0.002)
 
 
-def test_the_known_misses_are_exactly_the_three_the_book_states():
+def test_the_known_misses_are_exactly_those_the_book_states():
     assert {c.what for c in ALL if c.known_miss} == set(KNOWN_MISSES)
 
 
@@ -66,7 +77,9 @@ def test_the_model_values_are_the_chapters():
     # The records carry the library's own numbers, not copies.
     run = parallelism.OTHER_RUNS[2]
     rec = next(c for c in ALL if c.what.startswith(run.label))
-    assert rec.model == run.predicted and rec.published == run.published and rec.error == pytest.approx(run.error)
+    assert rec.model == run.predicted and rec.published == pytest.approx(run.published, rel=1e-12)
+    assert rec.error == pytest.approx(run.error)
+    assert rec.model - rec.published == pytest.approx(run.points())
     m = collectives.VALIDATION[0]
     rec = next(c for c in ALL if c.what == m.label)
     assert rec.error == pytest.approx(m.error)
@@ -81,9 +94,10 @@ def test_the_model_values_are_the_chapters():
 
 def test_summary_statistics_calibration_and_validation_apart():
     cal, val = A.summary("calibration"), A.summary("validation")
-    assert cal.count == 18 and val.count == 19
-    assert cal.median_abs_error == pytest.approx(0.016, abs=0.002) and cal.worst_abs_error < 0.05
-    assert val.median_abs_error == pytest.approx(0.044, abs=0.002)
+    assert cal.count == 22 and val.count == 39
+    assert cal.median_abs_error == pytest.approx(0.023, abs=0.002)
+    assert cal.worst_abs_error == pytest.approx(0.076, abs=0.002) and cal.worst == "GPT 1T (MFU)"
+    assert val.median_abs_error == pytest.approx(0.051, abs=0.002)
     assert val.worst_abs_error == pytest.approx(0.323, abs=0.002) and val.worst.startswith("textbook profile")
     bounds = A.summary("validation", kind="upper bound")
     assert bounds.count == 13 and bounds.worst.startswith("MI300X")

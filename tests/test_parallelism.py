@@ -190,28 +190,82 @@ def test_calibration_and_validation_sets_are_disjoint():
 
 
 def test_constants_are_the_calibration_fit():
-    # A local check of the grid fit: no neighbour of the constants fits the calibration runs better.
+    # A local check of the grid fit: no neighbour of the constants (one fine step each way) fits better.
     c = P.CALIBRATION
-    e, w, h = c.efficiency_max, c.half_width, c.half_hidden
-    best, loss = P.calibrate(e_grid=[e - 0.01, e, e + 0.01], w_grid=[max(w - 50, 0), w, w + 50],
-                             h_grid=[h - 250, h, h + 250])
+    e, w, h, r = c.efficiency_max, c.half_width, c.half_hidden, c.fp8_matmul_speedup
+    best, loss = P.calibrate(e_grid=[e - 0.01, e, e + 0.01], w_grid=[max(w - 25, 0), w, w + 25],
+                             h_grid=[h - 125, h, h + 125], r_grid=[r - 0.01, r, r + 0.01])
     assert best == c and loss > 0
     assert (P.COMPUTE_EFFICIENCY_MAX, P.COMPUTE_HALF_WIDTH, P.COMPUTE_HALF_HIDDEN) == (e, w, h)
 
 
-def test_outside_runs_reported_with_their_measured_error():
-    """Validation runs (no constant fitted on them), in MFU points. Targets: Llama 3 405B Table 4 rows within 3
-    points, the context-parallel row within 5. Row 1 (8,192 GPUs) misses: with the interleaved schedule
-    (v = 2 assumed) and 32 micro-batches the model's bubble is small and it predicts about 6.5 points too
-    much, and its memory model puts that layout over an H100. Recorded as a miss, not tuned away."""
+def test_fp8_constant_is_fitted_on_the_speedup_over_the_bf16_twin():
+    fp8 = [r for r in P.CALIBRATION_RUNS if r.dtype == "fp8"]
+    assert len(fp8) == 1
+    with pytest.raises(ValueError, match="BF16 twin"):
+        P.calibrate(fp8, e_grid=[0.84], w_grid=[25], h_grid=[750])
+
+
+def _points():
+    return {r.label: r.points() for r in P.VALIDATION_RUNS if r.metric != "hfu"}
+
+
+def test_llama3_table4_targets():
+    """Llama 3 405B, Table 4 (validation). Targets: rows 1-2 within 3 MFU points, the CP16 row within 5.
+    Row 1 (8,192 GPUs) misses: measured +4.9 points. With the interleaved schedule (v = 2 assumed) and 32
+    micro-batches the model's bubble is small, and its memory model puts that layout over an H100 (Meta's
+    tuned schedule and memory balancing are not modelled). Recorded as a miss with its error, not tuned away."""
+    pts = _points()
+    assert abs(pts["Llama 3 405B, 16,384 H100"]) <= 0.03
+    assert abs(pts["Llama 3 405B, 16,384 H100, CP 16, 131,072 tokens"]) <= 0.05
+    assert 0.045 < pts["Llama 3 405B, 8,192 H100"] < 0.055  # the declared miss, pinned at +4.9
     runs = {r.label: r for r in P.OTHER_RUNS}
     assert abs(runs["MT-NLG 530B, 2,240 A100 (DP 8)"].error) <= TOLERANCE
-    points = {k: r.predicted - r.published for k, r in runs.items() if k.startswith("Llama")}
-    assert abs(points["Llama 3 405B, 16,384 H100"]) <= 0.03
-    assert abs(points["Llama 3 405B, 16,384 H100, CP 16, 131,072 tokens"]) <= 0.05
-    assert 0.05 < points["Llama 3 405B, 8,192 H100"] < 0.08  # the known miss, pinned
     assert runs["Llama 3 405B, 16,384 H100"].memory_verdict() == "fits"
     assert runs["Llama 3 405B, 8,192 H100"].memory_verdict().startswith("does not fit")
+
+
+def test_megascale_targets():
+    """MegaScale's Megatron-LM baseline, 175B on A100 at a fixed batch (validation). Target: within 3 points
+    each. Met at 6,144 GPUs; missed at 3,072 (+3.5), 8,192 (+6.1) and 12,288 (+6.1): the published MFU falls
+    by 7.5 points from 3,072 to 12,288 GPUs, the model's by 4.9 (more data-parallel and bubble time), so
+    something that grows with scale in that baseline is not in the model. Pinned with the measured errors."""
+    pts = {int(k.split(", ")[1].split()[0].replace(",", "")): v for k, v in _points().items()
+           if k.startswith("MegaScale")}
+    assert abs(pts[6144]) <= 0.03
+    assert 0.030 < pts[3072] < 0.040
+    assert 0.055 < pts[8192] < 0.065 and 0.055 < pts[12_288] < 0.065
+    assert pts[3072] > pts[6144] and pts[12_288] > pts[6144]  # optimistic throughout
+
+
+def test_validation_median_and_worst():
+    """Across every end-to-end validation run (the HFUs excluded: same runs as calibration MFUs). Targets:
+    median |error| <= 3 MFU points, worst <= 6. The median holds (2.2); the worst is MegaScale at 8,192 and
+    12,288 GPUs at 6.1 points (see test_megascale_targets), the only runs beyond 6."""
+    pts = _points()
+    assert len(pts) >= 12 and sum(r.cluster.accelerator.name.startswith("H100") for r in P.VALIDATION_RUNS) >= 12
+    assert np.median(np.abs(list(pts.values()))) <= 0.03
+    beyond = {k for k, v in pts.items() if abs(v) > 0.06}
+    assert beyond == {"MegaScale 175B (Megatron-LM), 8,192 A100", "MegaScale 175B (Megatron-LM), 12,288 A100"}
+    assert max(abs(v) for v in pts.values()) < 0.065
+
+
+@pytest.mark.parametrize("run", P.H100_RUNS, ids=lambda r: r.label)
+def test_h100_runs_are_not_refused_and_land_within_six_points(run):
+    assert run.memory_verdict() == "fits", run.memory_verdict()  # a layout that ran is never refused
+    assert abs(run.points()) <= 0.06
+
+
+def test_fp8_speeds_a_step_up_by_what_it_really_does():
+    """FP8 matmuls at the fitted rate, the rest at its own: the model's step speedups lie in 1.2-1.5x
+    (published 1.32-1.53x), not the datasheet's 2x."""
+    runs = {r.label: r for r in P.H100_RUNS}
+    for label, r in runs.items():
+        if r.dtype == "fp8":
+            bf16 = runs[label.replace("FP8", "BF16")]
+            speedup = bf16.step().total / r.step().total
+            assert 1.2 < speedup < 1.5, (label, speedup)
+            assert 1.3 < bf16.published / r.published < 1.55
 
 
 # --- search ----------------------------------------------------------------------------------------

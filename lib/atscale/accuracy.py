@@ -44,8 +44,9 @@ COLLECTIVES_TOLERANCE = 0.10
 """The collectives chapter's stated accuracy: the model's time within 10% of a measurement (dimensionless)."""
 
 STEP_TIME_TOLERANCE = 0.10
-"""The 3D-parallelism chapter's stated accuracy: the step-time model within 10% of a published run's
-utilisation or FLOP/s per GPU (dimensionless)."""
+"""The 3D-parallelism chapter's stated accuracy on the Megatron-LM and Korthikanti et al. runs: the step-time
+model within 10% of a published run's utilisation or FLOP/s per GPU (dimensionless). Every end-to-end run is
+also held to :data:`STEP_TIME_MISS_POINTS`."""
 
 PEAK_OVER_MEASURED_MAX = 1.0
 """The hardware tests assert that every measured matmul ceiling lies above half the datasheet peak,
@@ -71,6 +72,8 @@ class Comparison:
         source: paper or report, table, row.
         known_miss: the model misses this measurement by more than the band and the book says so; the
             tests pin the error instead of asserting the band.
+        claim: the stated accuracy in words where the band is not a round relative error (the step-time
+            model's "±3 MFU points"); empty: :attr:`tolerance_text` words the band.
     """
 
     group: str
@@ -84,6 +87,7 @@ class Comparison:
     leaves_out: str
     source: str
     known_miss: bool = False
+    claim: str = ""
 
     def __post_init__(self):
         _v.choice("group", self.group, GROUPS)
@@ -114,7 +118,9 @@ class Comparison:
 
     @property
     def tolerance_text(self) -> str:
-        """The band in words: ``"±10%"``, ``"0 to +67%"``, ``"factor 1.5"``."""
+        """The band in words: ``"±10%"``, ``"0 to +67%"``, ``"factor 1.5"`` (or :attr:`claim`)."""
+        if self.claim:
+            return self.claim
         lo, hi = self.band
         if hi < 1e-6:
             return "exact (fitted)"
@@ -176,30 +182,46 @@ def _collectives():
 
 
 STEP_TIME_MISS_POINTS = 0.03
-"""An end-to-end MFU more than this many points (0.03 = 3 points) from the published one is a known miss of the
-step-time model, named as such in the appendix (the Llama 3 targets the model is held to)."""
+"""A run's MFU more than this many points (0.03 = 3 points) from the published one is a known miss of
+the step-time model, named as such in the appendix (the targets the model is held to); for a calibration run
+it is a residual the least-squares fit could not remove."""
+
+_STEP_QUANTITY = {"mfu": "MFU", "mfu_causal": "MFU (attention counted causal)",
+                  "hardware_flops_per_gpu": "MFU (from the published FLOP/s per GPU)",
+                  "hfu": "MFU (from the published HFU)", "model_flops_per_gpu": "MFU (from the published FLOP/s)",
+                  "step_seconds": "MFU (from the published step time)"}
+
+_STEP_MISSES = {
+    "Llama Team": "Meta's tuned pipeline schedule and memory balancing, which the model does not know (it puts "
+                  "this layout at: {verdict})",
+    "MegaScale": "whatever in that baseline grows with scale beyond the data-parallel and bubble time the model "
+                 "adds: the published MFU falls 7.5 points from 3,072 to 12,288 GPUs, the model's 4.9",
+    "NVIDIA": "what makes an H100 layer slower than its share of the measured matmul ceiling (sustained clocks "
+              "under the power limit, kernel mix): the efficiency constants are shared with the A100 runs, and most "
+              "BF16 H100 runs come out optimistic",
+    "Korthikanti": "one efficiency curve of the per-GPU width does not fit both the 1T and the 530B rows of "
+                   "Korthikanti et al.: the least-squares fit leaves the 1T row about 4 points under",
+}
 
 
 def _step_time():
     from . import parallelism
 
     out = []
-    names = {"hardware_flops_per_gpu": "hardware FLOP/s per GPU (recomputation counted)", "mfu": "MFU",
-             "mfu_causal": "MFU (attention counted causal)", "hfu": "HFU"}
     for r in parallelism.CALIBRATION_RUNS + parallelism.VALIDATION_RUNS:
-        predicted = r.predicted
-        miss = r.metric.startswith("mfu") and abs(predicted - r.published) > STEP_TIME_MISS_POINTS
+        published, predicted = r.mfu_pair()
+        miss = abs(predicted - published) > STEP_TIME_MISS_POINTS
         leaves = "kernel-level detail (one compute efficiency curve of the per-GPU width), overlap beyond the " \
-                 "modelled terms; assumed where the paper is silent: " + r.assumed
+                 "modelled terms; assumed where the source is silent: " + r.assumed
         if miss:
-            leaves = ("Meta's tuned pipeline schedule and memory balancing, which the model does not know (it "
-                      f"puts this layout at: {r.memory_verdict()}); assumed: " + r.assumed)
+            why = next(v for k, v in _STEP_MISSES.items() if k in r.source)
+            leaves = why.format(verdict=r.memory_verdict()) + "; assumed: " + r.assumed
         if r.metric == "hfu":
             leaves += "; the same runs as the calibration MFUs, so this checks the recomputation FLOPs only"
-        label = r.label if r.metric in ("hardware_flops_per_gpu",) or r.metric.upper() in r.label \
-            else f"{r.label}, {names[r.metric].split(' (')[0]}"
-        out.append(Comparison("Step time", label, names[r.metric], predicted, r.published, r.role, "estimate",
-                              _pm(STEP_TIME_TOLERANCE), leaves, r.source, known_miss=miss))
+        quantity = _STEP_QUANTITY[r.metric] + (", FP8 peak" if r.dtype == "fp8" else "")
+        band = _pm(STEP_TIME_MISS_POINTS / published)  # 3 points of MFU, as a relative error of this run's MFU
+        out.append(Comparison("Step time", r.label, quantity, predicted, published, r.role, "estimate", band,
+                              leaves, r.source, known_miss=miss, claim=f"±{STEP_TIME_MISS_POINTS * 100:.0f} MFU points"))
     return out
 
 

@@ -206,6 +206,12 @@ LLAMA3_405B = _llama3("Llama 3 405B", 126, 16_384, 53_248, 128)
 GPT3_175B = _gpt("GPT-3 175B", 96, 12_288, 96, 50_257, 2048,
                  "Brown et al., Language Models are Few-Shot Learners (2020), Table 2.1")
 
+NEMOTRON4_340B = TransformerConfig(
+    "Nemotron-4 340B", num_layers=96, hidden_size=18_432, num_heads=96, num_kv_heads=8, ffn_hidden_size=73_728,
+    gated_mlp=False, vocab_size=256_000, seq_length=4096, norm="layernorm", tied_embeddings=False,
+    source="NVIDIA, Nemotron-4 340B Technical Report (2024), Table 1: 96 layers, hidden 18,432, 96 heads, 8 KV "
+           "heads, squared-ReLU MLP of 73,728 (not gated), vocabulary 256,000, sequence 4,096, no biases, untied")
+
 _MEGATRON = "Narayanan et al. (2021), Table 1; vocabulary padded to 51,200, sequence 2,048"
 # (published parameter count in billions, heads, hidden size, layers)
 MEGATRON_TABLE1 = (
@@ -222,7 +228,7 @@ MEGATRON_GPT = tuple(
 )
 
 MODELS: Mapping[str, TransformerConfig] = MappingProxyType(
-    {m.name: m for m in (LLAMA3_8B, LLAMA3_70B, LLAMA3_405B, GPT3_175B, *MEGATRON_GPT)}
+    {m.name: m for m in (LLAMA3_8B, LLAMA3_70B, LLAMA3_405B, GPT3_175B, NEMOTRON4_340B, *MEGATRON_GPT)}
 )
 
 

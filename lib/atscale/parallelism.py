@@ -60,7 +60,8 @@ __all__ = [
     "GRADIENT_ACCUMULATION_BYTES", "ACTIVATION_BYTES", "FP8_CAST_BYTES", "LOGITS_BYTES", "MEMORY_MARGIN",
     "bubble_fraction", "bubble_fraction_of_total", "StageLayers", "stage_layers", "layers_per_stage",
     "compute_efficiency", "elementwise_bytes_per_token", "StepTime", "step_time", "evaluate", "SearchResult", "search",
-    "Run", "MEGATRON_TABLE1_RUNS", "KORTHIKANTI_TABLE5_RUNS", "OTHER_RUNS", "CALIBRATION_RUNS", "VALIDATION_RUNS",
+    "Run", "METRICS", "MEGATRON_TABLE1_RUNS", "KORTHIKANTI_TABLE5_RUNS", "OTHER_RUNS", "H100_RUNS",
+    "MEGASCALE_RUNS", "CALIBRATION_RUNS", "VALIDATION_RUNS",
     "calibrate", "amdahl_speedup", "rank_groups", "Timeline", "pipeline_timeline", "MAX_SEARCH_LAYOUTS", "MAX_RANKS",
 ]
 
@@ -82,17 +83,26 @@ class Calibration:
     constants: the step-time model charges them at the HBM bandwidth (:func:`elementwise_bytes_per_token`).
     :data:`CALIBRATION` is the least-squares fit of :func:`calibrate` on :data:`CALIBRATION_RUNS`; any
     other instance is a "what if", passed down explicitly (``step_time(..., calibration=...)``).
+
+    ``fp8_matmul_speedup``: how much faster a layer's matmuls run in an FP8 recipe than in BF16, in training
+    (dimensionless). The FP8 dense peak is twice the BF16 one, but a training step's FP8 GEMMs are smaller
+    than a benchmark's, carry per-tensor scaling and keep some of their inputs in BF16 (Transformer Engine's
+    delayed-scaling recipe; Micikevicius et al. 2022, sec. 4), so they gain less. Fitted on one published FP8
+    step (:data:`CALIBRATION_RUNS`); the other FP8 runs of :data:`VALIDATION_RUNS` check it.
     """
 
-    efficiency_max: float = 0.88
-    half_width: float = 50.0
+    efficiency_max: float = 0.84
+    half_width: float = 25.0
     half_hidden: float = 750.0
+    fp8_matmul_speedup: float = 1.44
 
     def __post_init__(self):
         object.__setattr__(self, "efficiency_max",
                            _v.number("efficiency_max", self.efficiency_max, low=0, low_open=True, high=1, scalar=True))
         for name in ("half_width", "half_hidden"):
             object.__setattr__(self, name, _v.nonnegative(name, getattr(self, name), scalar=True))
+        object.__setattr__(self, "fp8_matmul_speedup",
+                           _v.number("fp8_matmul_speedup", self.fp8_matmul_speedup, low=1, high=2, scalar=True))
 
     def scaled(self, factor: float) -> "Calibration":
         """The same calibration with :attr:`efficiency_max` multiplied by ``factor`` (capped at 1)."""
@@ -100,7 +110,7 @@ class Calibration:
         return dataclasses.replace(self, efficiency_max=min(1.0, self.efficiency_max * factor))
 
 
-CALIBRATION = Calibration(efficiency_max=0.88, half_width=50.0, half_hidden=750.0)
+CALIBRATION = Calibration(efficiency_max=0.84, half_width=25.0, half_hidden=750.0, fp8_matmul_speedup=1.44)
 """The fitted constants (:func:`calibrate` on :data:`CALIBRATION_RUNS`); the default of every function
 that takes a ``calibration``."""
 
@@ -432,15 +442,14 @@ class _Context:
     calibration: Calibration
 
 
-def _ceiling(acc: hardware.Accelerator, dtype: str) -> float:
-    """The measured matmul ceiling of ``dtype``; where none is published, the BF16 measurement's share of the
-    BF16 peak applied to the dtype's peak (FP8 GEMMs assumed to reach the same share of theirs), else 80 %."""
+def _ceiling(acc: hardware.Accelerator, dtype: str, cal: Calibration) -> float:
+    """The matmul ceiling of ``dtype`` in FLOP/s: the measured one where published (else 80 % of the dense peak);
+    FP8 is the BF16 ceiling times :attr:`Calibration.fp8_matmul_speedup` (what FP8 gains in training, not the
+    2x of the datasheet)."""
+    if dtype == "fp8" and "bf16" in acc.peak_flops:
+        return _ceiling(acc, "bf16", cal) * cal.fp8_matmul_speedup
     measured = acc.measured(dtype)
-    if measured:
-        return measured
-    bf16 = acc.measured("bf16") if "bf16" in acc.peak_flops else None
-    share = bf16 / acc.peak("bf16") if bf16 else 0.8
-    return share * acc.peak(dtype)
+    return measured if measured else 0.8 * acc.peak(dtype)
 
 
 def _link_time(op, size, ranks, on_node, c: _Context):
@@ -722,7 +731,7 @@ def _context(model, cluster, seq_length, dtype, optimizer_name, flash_attention,
     acc = cluster.accelerator
     acc.peak(dtype)  # a ValueError naming the accelerator's dtypes
     s = float(model.seq_length if seq_length is None else _v.count("seq_length", seq_length))
-    return _Context(model, s, _ceiling(acc, dtype), _ceiling(acc, "bf16"), acc.hbm_bandwidth,
+    return _Context(model, s, _ceiling(acc, dtype, calibration), _ceiling(acc, "bf16", calibration), acc.hbm_bandwidth,
                     collectives._scale_up(cluster.node), collectives._rail(cluster), cluster.node.gpus,
                     memory.optimizer(optimizer_name), _v.flag("flash_attention", flash_attention), dtype == "fp8",
                     1.0, calibration)
@@ -1023,13 +1032,19 @@ def _gpt(name, heads, hidden, layers):
                                     tied_embeddings=True, source="Korthikanti et al. (2022), Table 3")
 
 
+METRICS = ("hardware_flops_per_gpu", "model_flops_per_gpu", "mfu", "mfu_causal", "hfu", "step_seconds")
+"""What a :class:`Run` may have published (see :attr:`Run.metric`)."""
+
+
 @dataclass(frozen=True)
 class Run:
     """A published training run and what it measured.
 
     ``metric`` is ``"hardware_flops_per_gpu"`` (FLOP/s per GPU counting recomputation, as Narayanan et al.
     2021 report), ``"mfu"``, ``"mfu_causal"`` (MFU with attention counted for its causal half, for sources
-    that count FLOPs that way), ``"model_flops_per_gpu"`` or ``"hfu"``; ``published`` its value (FLOP/s or a fraction). ``role`` is
+    that count FLOPs that way), ``"model_flops_per_gpu"``, ``"hfu"`` or ``"step_seconds"`` (seconds per
+    optimizer step, where the source prints the step time itself); ``published`` its value (FLOP/s, a
+    fraction or seconds). ``role`` is
     ``"calibration"`` (the constants were fitted on it) or ``"validation"`` (they were not). ``source``:
     paper, table, row. ``assumed``: what the paper does not print and the model had to assume.
     """
@@ -1052,7 +1067,7 @@ class Run:
 
     def __post_init__(self):
         _v.choice("role", self.role, ("calibration", "validation"))
-        _v.choice("metric", self.metric, ("hardware_flops_per_gpu", "model_flops_per_gpu", "mfu", "mfu_causal", "hfu"))
+        _v.choice("metric", self.metric, METRICS)
         self.cluster.accelerator.peak(self.dtype) if isinstance(self.cluster, hardware.Cluster) else None
         if not isinstance(self.model, models.TransformerConfig):
             raise ValueError(f"model={self.model!r} must be an atscale.models.TransformerConfig")
@@ -1077,7 +1092,26 @@ class Run:
 
     def predict(self, calibration: Calibration = CALIBRATION) -> float:
         """The model's value of :attr:`metric` with ``calibration``'s constants."""
-        return float(getattr(self.step(calibration), self.metric))
+        st = self.step(calibration)
+        return float(st.total if self.metric == "step_seconds" else getattr(st, self.metric))
+
+    def mfu_pair(self, calibration: Calibration = CALIBRATION) -> tuple[float, float]:
+        """``(published, predicted)`` as MFU (fractions) in one convention for this run: the MFU the published
+        value implies for the model's FLOPs, and the model's own (see :meth:`points` for the convention)."""
+        st = self.step(calibration)
+        mfu = float(st.mfu_causal if self.metric == "mfu_causal" else st.mfu_at_dtype_peak)
+        if self.metric == "step_seconds":
+            return mfu * float(st.total) / self.published, mfu
+        return mfu * self.published / float(getattr(st, self.metric)), mfu
+
+    def points(self, calibration: Calibration = CALIBRATION) -> float:
+        """The model's error in MFU points (0.01 = one point; positive: optimistic), whatever the metric: the
+        predicted MFU (:attr:`StepTime.mfu_causal` for an ``"mfu_causal"`` run, else
+        :attr:`StepTime.mfu_at_dtype_peak`: against the FP8 peak for an FP8 run, as NVIDIA's tables report
+        it, so an FP8 point is worth twice a BF16 one in throughput) minus the MFU the published value implies for the same FLOPs (a rate scales MFU, a step time divides
+        it). A relative error of 10 % is 5 points at 50 % MFU."""
+        published, predicted = self.mfu_pair(calibration)
+        return predicted - published
 
     def memory_verdict(self) -> str:
         """The memory model's verdict on the published layout (even where ``memory_check`` is off)."""
@@ -1175,45 +1209,167 @@ OTHER_RUNS: tuple[Run, ...] = (
 )
 """Published runs outside both tables above; no constant was fitted on them."""
 
+_NV = ("NVIDIA (2024), DGX Cloud Benchmarking recipes (NeMo 24.09/24.11 on DGX H100, InfiniBand NDR), "
+       "performance tables")
+_NV_ASSUMED = ("micro-batch 1 and the layouts the recipes print; no recomputation; Megatron-Core's distributed "
+               "optimizer (ZeRO-1) with BF16 gradient buffers (grad_reduce_in_fp32 off: not printed, and with "
+               "FP32 buffers the 340B layout at 128 GPUs would not fit); gradient reduction, parameter gather and "
+               "TP communication overlapped; FlashAttention")
+_NEMO_FP8 = "FP8 hybrid recipe (Transformer Engine, delayed scaling): matmuls in FP8, attention core in BF16"
+# (model, recipe, TP, PP, CP, v, sequence, sequences per GPU of the global batch, ((GPUs, BF16 s, FP8 s), ...))
+_NV_ROWS = ((models.LLAMA3_8B, "Llama 3.1 8B", 1, 1, 2, 1, 8192, 16, ((8, 12.91, 9.67), (128, 13.10, 9.82))),
+            (models.LLAMA3_70B, "Llama 3.1 70B", 4, 4, 2, 5, 8192, 2, ((64, 14.72, 11.01), (2048, 14.98, 11.39))),
+            (models.LLAMA3_405B, "Llama 3.1 405B", 8, 9, 2, 7, 8192, 252 / 576,
+             ((576, 17.20, 11.24), (2304, 17.62, 12.35))),
+            (models.GPT3_175B, "GPT-3 175B", 4, 8, 1, 12, 2048, 2, ((128, 8.309, 5.626), (2048, 8.49, 5.96))),
+            (models.NEMOTRON4_340B, "Nemotron-4 340B", 8, 8, 1, 12, 4096, 1 / 4,
+             ((128, 4.61, 3.16), (2048, 4.84, 3.49))))
+_NV_CALIBRATION = {("Llama 3.1 8B", 8, "bf16"), ("Llama 3.1 70B", 64, "bf16"), ("GPT-3 175B", 128, "bf16"),
+                   ("Llama 3.1 70B", 64, "fp8")}
+"""The H100 runs the constants were fitted on: the smallest run of three of the five models in BF16 (the
+three constants of :func:`compute_efficiency`), and one FP8 run (:attr:`Calibration.fp8_matmul_speedup`).
+Chosen before any comparison, by size alone; every other row is validation."""
+
+
+def _nv(model, recipe, tp, pp, cp, v, seq, per_gpu, gpus, dtype, seconds) -> Run:
+    dp = gpus // (tp * pp * cp)
+    plan = Plan(tp=tp, cp=cp, pp=pp, dp=dp, micro_batch=1, global_batch=round(per_gpu * gpus), zero_stage=1,
+                schedule="interleaved" if v > 1 else "1f1b", virtual_stages=v, recompute="none",
+                sequence_parallel=tp > 1)
+    role = "calibration" if (recipe, gpus, dtype) in _NV_CALIBRATION else "validation"
+    layout = f"TP {tp}, PP {pp}" + (f" (v = {v})" if v > 1 else "") + f", CP {cp}, DP {dp}"
+    return Run(f"{recipe}, {gpus:,} H100, {dtype.upper()}", model,
+               hardware.Cluster.of_gpus(hardware.DGX_H100, gpus, hardware.FABRICS["InfiniBand NDR"]), plan,
+               "step_seconds", seconds, role,
+               f"{_NV}, {recipe} on {gpus:,} GPUs, {dtype.upper()}: {seconds} s per step; {layout}, sequences of "
+               f"{seq:,} tokens, global batch {plan.global_batch:,}",
+               _NV_ASSUMED + ("; " + _NEMO_FP8 if dtype == "fp8" else ""), optimizer_name="adam-mixed",
+               dp_overlap=DP_OVERLAP, seq_length=seq, flash_attention=True, dtype=dtype)
+
+
+H100_RUNS: tuple[Run, ...] = tuple(
+    _nv(*row[:8], gpus, dtype, sec) for row in _NV_ROWS for gpus, bf16, fp8 in row[8]
+    for dtype, sec in (("bf16", bf16), ("fp8", fp8)))
+"""Twenty H100 runs of five models in BF16 and FP8, each at the smallest and the largest scale NVIDIA's
+performance tables print, with the published layouts (context parallelism, interleaved pipelines, uneven
+chunks for 405B's 126 layers over 9 x 7). Four are calibration runs (:data:`CALIBRATION_RUNS`), sixteen
+validation."""
+
+_MS = ("Jiang et al. (2024), MegaScale: Scaling Large Language Model Training to More Than 10,000 GPUs, Table 2, "
+       "Megatron-LM rows")
+_MS175 = models.TransformerConfig(
+    "MegaScale 175B", num_layers=96, hidden_size=12_288, num_heads=128, vocab_size=64_000, seq_length=2048,
+    learned_position_embeddings=True, biases=True, norm="layernorm", tied_embeddings=True,
+    source=f"{_MS}: 96 layers, hidden 12,288, 128 heads, vocabulary 64,000, sequence 2,048")
+MEGASCALE_RUNS: tuple[Run, ...] = tuple(
+    Run(f"MegaScale 175B (Megatron-LM), {n:,} A100", _MS175, _a100(n),
+        Plan(tp=8, pp=8, dp=n // 64, micro_batch=1, global_batch=6144, zero_stage=1, schedule="interleaved",
+             virtual_stages=6, recompute="none", sequence_parallel=True, tp_overlap=False),
+        "mfu", mfu, "validation", f"{_MS}: {n:,} GPUs, TP 8, PP 8 (interleaved, 6 chunks per GPU), batch 6,144, "
+        f"MFU {mfu:.1%}",
+        "micro-batch 1; no recomputation; the distributed optimizer; no overlap of the data-parallel or "
+        "tensor-parallel communication and no fused attention kernel (MegaScale lists these among its own "
+        "optimisations over the Megatron-LM baseline); HDR-class 200 Gb/s NICs",
+        optimizer_name="megatron-bf16", dp_overlap=0.0, flash_attention=False)
+    for n, mfu in ((3072, 0.487), (6144, 0.478), (8192, 0.433), (12_288, 0.412)))
+"""The Megatron-LM baseline of MegaScale's Table 2 (175B on 3,072-12,288 A100, fixed batch): validation."""
+
 _CAL_TABLE1 = (0, 3, 9)  # rows 1.7B, 18.4B and 1008B: the smallest, the narrowest per GPU, the largest
 CALIBRATION_RUNS: tuple[Run, ...] = tuple(r for r in KORTHIKANTI_TABLE5_RUNS if r.metric == "mfu") + tuple(
-    dataclasses.replace(MEGATRON_TABLE1_RUNS[i], role="calibration") for i in _CAL_TABLE1)
-"""The runs the three constants of :func:`compute_efficiency` were fitted on (:func:`calibrate`): the four
-MFUs of Korthikanti et al. (2022), Table 5, and three rows of Narayanan et al. (2021), Table 1 (the smallest
-model, the narrowest per-GPU width, the largest), so that the fit spans model widths 2,304-25,600."""
+    dataclasses.replace(MEGATRON_TABLE1_RUNS[i], role="calibration") for i in _CAL_TABLE1) + tuple(
+    r for r in H100_RUNS if r.role == "calibration")
+"""The runs the constants of :class:`Calibration` were fitted on (:func:`calibrate`): the four MFUs of
+Korthikanti et al. (2022), Table 5, and three rows of Narayanan et al. (2021), Table 1 (the smallest model, the
+narrowest per-GPU width, the largest), so that the fit spans model widths 2,304-25,600 on A100; three BF16 H100
+runs of NVIDIA's tables (Llama 3.1 8B on 8 GPUs, 70B on 64, GPT-3 175B on 128: GQA, SwiGLU, 128k vocabularies,
+context parallelism, 8k sequences); and one FP8 run (Llama 3.1 70B on 64) for
+:attr:`Calibration.fp8_matmul_speedup`."""
 
 VALIDATION_RUNS: tuple[Run, ...] = tuple(
     r for i, r in enumerate(MEGATRON_TABLE1_RUNS) if i not in _CAL_TABLE1) + tuple(
-    r for r in KORTHIKANTI_TABLE5_RUNS if r.metric == "hfu") + OTHER_RUNS
+    r for r in KORTHIKANTI_TABLE5_RUNS if r.metric == "hfu") + OTHER_RUNS + MEGASCALE_RUNS + tuple(
+    r for r in H100_RUNS if r.role == "validation")
 """Everything no constant was fitted on: seven rows of Megatron-LM's Table 1, Korthikanti et al.'s HFUs
 (the same runs as the calibration MFUs, so only a check of the recomputation FLOPs, not an independent
-validation), the 530B run with data parallelism, and Llama 3's Table 4."""
+validation), the 530B run with data parallelism, Llama 3's Table 4, MegaScale's Megatron-LM baseline and
+sixteen of NVIDIA's H100 runs (:data:`H100_RUNS`)."""
 
 
-def calibrate(runs=None, *, e_grid=np.linspace(0.60, 1.0, 41), w_grid=np.linspace(0, 600, 13),
-              h_grid=np.linspace(0, 3000, 13)) -> tuple[Calibration, float]:
-    """Least-squares :class:`Calibration` of :func:`compute_efficiency` on ``runs`` (default
-    :data:`CALIBRATION_RUNS`): ``(calibration, loss)``.
+def _fit(runs, grids, base: Calibration, names) -> tuple[Calibration, float]:
+    """The point of the grid (one array per field in ``names``) minimising the sum of squared
+    ``log(predicted / published)`` over ``runs``, the other fields as in ``base``."""
+    best = (np.inf, base)
+    for values in itertools.product(*grids):
+        cal = dataclasses.replace(base, **{n: float(x) for n, x in zip(names, values)})
+        loss = sum(math.log(r.predict(cal) / r.published) ** 2 for r in runs)
+        if loss < best[0]:
+            best = (loss, cal)
+    return best[1], best[0]
 
-    A grid search over the three constants (transparent, and the step time is monotonic in each) minimising the
-    sum of squared ``log(predicted / published)`` over ``runs``, each candidate passed down as a
-    :class:`Calibration` (nothing is patched). :data:`CALIBRATION` is this fit on :data:`CALIBRATION_RUNS` with
-    the default grids (several minutes); the tests check that no neighbouring grid point fits better.
+
+_COARSE = dict(efficiency_max=(0.60, 1.0, 0.05), half_width=(0.0, 600.0, 100.0), half_hidden=(0.0, 3000.0, 500.0))
+_FINE = dict(efficiency_max=0.01, half_width=25.0, half_hidden=125.0)
+_R_GRID = np.round(np.arange(1.0, 2.0001, 0.01), 2)
+
+
+def calibrate(runs=None, *, e_grid=None, w_grid=None, h_grid=None, r_grid=None) -> tuple[Calibration, float]:
+    """Least-squares :class:`Calibration` on ``runs`` (default :data:`CALIBRATION_RUNS`): ``(calibration, loss)``.
+
+    Two fits, each a transparent grid search (the step time is monotonic in every constant), each candidate
+    passed down as a :class:`Calibration` (nothing is patched): first the three constants of
+    :func:`compute_efficiency`, minimising the sum of squared ``log(predicted / published)`` over the BF16
+    runs; then :attr:`Calibration.fp8_matmul_speedup` with those three fixed, minimising the squared log error
+    of each FP8 run's *speedup over its BF16 twin* (the same layout, which must be among ``runs``), so that
+    the FP8 constant measures what FP8 gains and does not absorb the BF16 error (the loss returned is the
+    sum of both). Given grids are searched exhaustively; by default the three are searched coarsely, then
+    within two fine steps (0.01, 25, 125) of the coarse best, and the FP8 speedup over 1.00-2.00 in steps of
+    0.01. :data:`CALIBRATION` is this fit on :data:`CALIBRATION_RUNS` (about a minute); the tests check that
+    no neighbouring grid point fits better.
     """
     runs = CALIBRATION_RUNS if runs is None else (tuple(runs) if not isinstance(runs, Run) else (runs,))
     if not runs or not all(isinstance(r, Run) for r in runs):
         raise ValueError(f"runs={_v.show(runs)} must be a non-empty sequence of atscale.parallelism.Run")
-    e_grid = np.ravel(_v.number("e_grid", e_grid, low=0, low_open=True, high=1))
-    w_grid, h_grid = (np.ravel(_v.nonnegative(name, grid)) for name, grid in (("w_grid", w_grid), ("h_grid", h_grid)))
-    best = (np.inf, None)
-    for h in h_grid:
-        for w in w_grid:
-            for e in e_grid:
-                cal = Calibration(float(e), float(w), float(h))
-                loss = sum(math.log(r.predict(cal) / r.published) ** 2 for r in runs)
-                if loss < best[0]:
-                    best = (loss, cal)
-    return best[1], best[0]
+    names = ("efficiency_max", "half_width", "half_hidden")
+    given = dict(zip(names, (e_grid, w_grid, h_grid)))
+    checks = dict(efficiency_max=lambda n, g: _v.number(n, g, low=0, low_open=True, high=1),
+                  half_width=_v.nonnegative, half_hidden=_v.nonnegative)
+    short = dict(efficiency_max="e_grid", half_width="w_grid", half_hidden="h_grid")
+    grids = {n: None if g is None else np.ravel(checks[n](short[n], g)) for n, g in given.items()}
+    r_grid = _R_GRID if r_grid is None else np.ravel(_v.number("r_grid", r_grid, low=1, high=2))
+    bf16 = [r for r in runs if r.dtype != "fp8"]
+    fp8 = [r for r in runs if r.dtype == "fp8"]
+    cal, loss = CALIBRATION, 0.0
+    if bf16:
+        coarse = [grids[n] if grids[n] is not None else np.round(np.arange(lo, hi + step / 2, step), 6)
+                  for n, (lo, hi, step) in _COARSE.items()]
+        cal, loss = _fit(bf16, coarse, cal, names)
+        if any(g is None for g in grids.values()):
+            fine = [grids[n] if grids[n] is not None else
+                    np.unique(np.clip(np.round(getattr(cal, n) + _FINE[n] * np.arange(-2, 3), 6), 0.0, None))
+                    for n in names]
+            fine[0] = fine[0][(fine[0] > 0) & (fine[0] <= 1.0)]
+            cal, loss = _fit(bf16, fine, cal, names)
+    if fp8:
+        twins = [_bf16_twin(r, bf16) for r in fp8]
+        best = (np.inf, cal)
+        for x in r_grid:
+            c8 = dataclasses.replace(cal, fp8_matmul_speedup=float(x))
+            l8 = sum(math.log((r.predict(c8) / r.published) / (t.predict(c8) / t.published)) ** 2
+                     for r, t in zip(fp8, twins))
+            if l8 < best[0]:
+                best = (l8, c8)
+        cal, loss = best[1], loss + best[0]
+    return cal, loss
+
+
+def _bf16_twin(run: Run, runs) -> Run:
+    """The BF16 run of ``runs`` with ``run``'s model, cluster, layout and sequence (an FP8 run's reference)."""
+    for r in runs:
+        if (r.model, r.cluster, r.plan, r.seq_length, r.metric) == (run.model, run.cluster, run.plan,
+                                                                      run.seq_length, run.metric):
+            return r
+    raise ValueError(f"the FP8 run {run.label!r} needs its BF16 twin (same model, cluster and layout) among the "
+                     "calibration runs: the FP8 speedup is fitted on the ratio of the two")
 
 
 # --------------------------------------------------------------------------------------

@@ -110,32 +110,38 @@ def step_breakdown_chart(step: P.StepTime, *, ax=None):
 
 @house_style
 def validation_chart(*, ax=None):
-    """The model against published runs: predicted vs published MFU (or HFU; Megatron-LM's Table 1 as
-    hardware FLOP/s over peak, i.e. HFU), calibration and validation runs marked apart."""
-    ax = new_axes(ax, figsize=(6.0, 5.0))
+    """The model against published runs: predicted vs published MFU (each run in its source's convention,
+    :meth:`atscale.parallelism.Run.mfu_pair`; FP8 runs against the FP8 peak), calibration runs filled,
+    validation runs hollow."""
+    ax = new_axes(ax, figsize=(6.4, 5.4))
     seen = set()
     styles = {"Narayanan": ("o", PALETTE[0], "Megatron-LM Table 1"),
               "Korthikanti": ("s", PALETTE[1], "Korthikanti et al. Table 5"),
-              "Llama": ("^", PALETTE[3], "Llama 3 Table 4")}
+              "Llama Team": ("^", PALETTE[3], "Llama 3 Table 4"),
+              "MegaScale": ("v", PALETTE[4], "MegaScale Table 2"),
+              "NVIDIA": ("D", PALETTE[2], "NVIDIA H100 tables")}
     for run in P.CALIBRATION_RUNS + P.VALIDATION_RUNS:
+        if run.metric == "hfu":
+            continue  # the same runs as the calibration MFUs
         key = next(k for k in styles if k in run.source)
         marker, colour, name = styles[key]
-        peak = run.cluster.accelerator.peak("bf16")
-        scale = peak if run.metric == "hardware_flops_per_gpu" else 1.0
-        x, y = run.published / scale * 100, run.predicted / scale * 100
-        filled = run.role == "calibration"
+        published, predicted = run.mfu_pair()
         lab = f"{name} ({run.role})"
-        ax.scatter(x, y, marker=marker, s=42, color=colour if filled else "white", edgecolors=colour, lw=1.4,
+        ax.scatter(published * 100, predicted * 100, marker=marker, s=40,
+                   color=colour if run.role == "calibration" else "white", edgecolors=colour, lw=1.4,
                    label=None if lab in seen else lab, zorder=3)
         seen.add(lab)
-    ax.plot([15, 65], [15, 65], color=INK, lw=1, ls="--")
-    ax.text(55, 58, "model = published", fontsize=8.5, color=MUTED, rotation=38)
-    ax.set_xlim(15, 65)
-    ax.set_ylim(15, 65)
-    ax.set_xlabel("Published utilisation (% of dense peak)")
-    ax.set_ylabel("Model's utilisation (% of dense peak)")
+    ax.plot([25, 65], [25, 65], color=INK, lw=1, ls="--")
+    for d in (-3, 3):
+        ax.plot([25, 65], [25 + d, 65 + d], color=MUTED, lw=0.8, ls=":")
+    ax.text(57, 59.5, "model = published", fontsize=8.5, color=MUTED, rotation=38)
+    ax.text(60.5, 57.2, "± 3 points", fontsize=8, color=MUTED, rotation=38)
+    ax.set_xlim(25, 65)
+    ax.set_ylim(25, 65)
+    ax.set_xlabel("Published MFU (% of dense peak of the run's precision)")
+    ax.set_ylabel("Model's MFU (% of the same peak)")
     ax.set_title("Step-time model against published runs")
-    ax.legend(loc="upper left", fontsize=8)
+    ax.legend(loc="upper left", fontsize=7.5)
     return ax.figure
 
 
