@@ -196,9 +196,9 @@ _STEP_MISSES = {
                   "this layout at: {verdict})",
     "MegaScale": "whatever in that baseline grows with scale beyond the data-parallel and bubble time the model "
                  "adds: the published MFU falls 7.5 points from 3,072 to 12,288 GPUs, the model's 4.9",
-    "NVIDIA": "what makes an H100 layer slower than its share of the measured matmul ceiling (sustained clocks "
-              "under the power limit, kernel mix): the efficiency constants are shared with the A100 runs, and most "
-              "BF16 H100 runs come out optimistic",
+    "NVIDIA": "whatever makes an H100 layer slower than its share of the measured matmul ceiling (plausibly "
+              "sustained clocks under the power limit, the kernel mix): the efficiency constants are shared with "
+              "the A100 runs, and most BF16 H100 runs come out optimistic",
     "Korthikanti": "one efficiency curve of the per-GPU width does not fit both the 1T and the 530B rows of "
                    "Korthikanti et al.: the least-squares fit leaves the 1T row about 4 points under",
 }

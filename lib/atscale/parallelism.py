@@ -58,7 +58,8 @@ __all__ = [
     "Calibration", "CALIBRATION", "COMPUTE_EFFICIENCY_MAX", "COMPUTE_HALF_WIDTH", "COMPUTE_HALF_HIDDEN", "PARTS",
     "PART_LABELS", "SELECTIVE_RECOMPUTE_FACTOR", "FLASH_CAUSAL_FRACTION", "DP_OVERLAP", "SEQUENCE_PARALLEL_COMM_FACTOR",
     "GRADIENT_ACCUMULATION_BYTES", "ACTIVATION_BYTES", "FP8_CAST_BYTES", "LOGITS_BYTES", "MEMORY_MARGIN",
-    "bubble_fraction", "bubble_fraction_of_total", "StageLayers", "stage_layers", "layers_per_stage",
+    "bubble_fraction", "bubble_fraction_of_total", "StageLayers", "stage_layers", "stage_loads",
+    "layers_per_stage",
     "compute_efficiency", "elementwise_bytes_per_token", "StepTime", "step_time", "evaluate", "SearchResult", "search",
     "Run", "METRICS", "MEGATRON_TABLE1_RUNS", "KORTHIKANTI_TABLE5_RUNS", "OTHER_RUNS", "H100_RUNS",
     "MEGASCALE_RUNS", "CALIBRATION_RUNS", "VALIDATION_RUNS",
@@ -251,6 +252,27 @@ def stage_layers(num_layers: int, pp, virtual_stages=1, *, account_for_embedding
     out = _stage_layers(float(l), p, v, emb, loss)
     conv = (lambda x: int(x)) if np.ndim(out.first) == 0 else (lambda x: np.asarray(x).astype(int))
     return StageLayers(conv(out.first), conv(out.middle), conv(out.last))
+
+
+def stage_loads(num_layers: int, pp: int, virtual_stages: int = 1, *, account_for_embedding=False,
+                account_for_loss=False) -> np.ndarray:
+    """Layer slots of every pipeline stage, stage 0 first (an array of ``pp`` floats): its transformer layers,
+    plus 1 on stage 0 for the embedding and 1 on the last stage for the output layer and loss where they are
+    accounted for (:func:`stage_layers` gives the first, fullest middle and last of these without the slots).
+
+    The same split as :func:`stage_layers`: ``l`` layers plus the accounted slots cut into ``pp x v`` chunks,
+    the first ``slots mod (pp v)`` one slot fuller, chunk ``k`` on stage ``k mod pp``. Scalars only."""
+    l = _v.count("num_layers", num_layers)
+    p, v = _v.count("pp", pp), _v.count("virtual_stages", virtual_stages)
+    emb, loss = (int(_v.flag(n, x)) for n, x in (("account_for_embedding", account_for_embedding),
+                                                  ("account_for_loss", account_for_loss)))
+    slots = l + emb + loss
+    if p * v > slots:
+        raise ValueError(f"pp={p} x virtual_stages={v} chunks exceed the {slots} layer slots: some chunks would "
+                         "be empty")
+    q, r = divmod(slots, p * v)
+    chunk = q + (np.arange(p * v) < r)
+    return chunk.reshape(v, p).sum(axis=0).astype(float)
 
 
 def layers_per_stage(num_layers: int, pp):
@@ -705,7 +727,7 @@ def _reasons(L, c: _Context, num_gpus: int) -> np.ndarray:
     fail(L.tp > g, lambda i: f"TP={int(L.tp[i])} exceeds the {g} GPUs of a node: its collectives would leave NVLink")
     fail((m.num_heads % L.tp != 0) | (m.kv_heads % L.tp != 0),
          lambda i: f"TP={int(L.tp[i])} does not divide the {m.num_heads} heads and {m.kv_heads} KV heads")
-    fail((L.cp > 1) & ~c.flash, lambda i: "context parallelism needs a fused (FlashAttention) kernel")
+    fail((L.cp > 1) & (not c.flash), lambda i: "context parallelism needs a fused (FlashAttention) kernel")
     fail(np.mod(c.s, 2 * L.cp) != 0, lambda i: f"CP={int(L.cp[i])}: the sequence of {int(c.s):,} tokens does not "
                                                f"split into 2 x CP load-balanced chunks")
     fail(L.pp * L.v > l + L.emb + L.loss,

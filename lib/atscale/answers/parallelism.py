@@ -46,10 +46,53 @@ def _():
     return parallelism.step_time(ex.model, ex.cluster, plan, seq_length=ex.seq_length).dp_comm
 
 
-@answer("parallelism-search-flash-mfu", unit="", rtol=0.01,
-        hint="parallelism.search(..., flash_attention=True) for the running example; the MFU of row 0 "
+@answer("parallelism-search-noflash-mfu", unit="", rtol=0.01,
+        hint="parallelism.search(..., flash_attention=False) for the running example; the MFU of row 0 "
              "(result.table['mfu'][0]).")
 def _():
     ex = RUNNING_EXAMPLE
-    r = parallelism.search(ex.model, ex.cluster, ex.plan.global_batch, seq_length=ex.seq_length, flash_attention=True)
+    r = parallelism.search(ex.model, ex.cluster, ex.plan.global_batch, seq_length=ex.seq_length,
+                           flash_attention=False)
     return float(r.table["mfu"][0])
+
+
+@answer("parallelism-uneven-first-stage", unit="", rtol=0.0, atol=0.5,
+        hint="parallelism.stage_layers(126, 16, account_for_embedding=True, account_for_loss=True).first: "
+             "128 slots over 16 stages, one slot of the first stage taken by the embedding.")
+def _():
+    return parallelism.stage_layers(126, 16, account_for_embedding=True, account_for_loss=True).first
+
+
+@answer("parallelism-tp-overlap-saved", unit="s", rtol=0.02,
+        hint="step_time(...).tp_comm with dataclasses.replace(ex.plan, tp_overlap=False), minus the same with "
+             "the running example's plan (seconds per step).")
+def _():
+    ex = RUNNING_EXAMPLE
+    off = dataclasses.replace(ex.plan, tp_overlap=False)
+    st = [parallelism.step_time(ex.model, ex.cluster, p, seq_length=ex.seq_length) for p in (off, ex.plan)]
+    return st[0].tp_comm - st[1].tp_comm
+
+
+@answer("parallelism-fp8-speedup", unit="", rtol=0.01,
+        hint="The BF16 step's total over the FP8 step's total: step_time(..., dtype='fp8') for the running example.")
+def _():
+    ex = RUNNING_EXAMPLE
+    bf16, fp8 = (parallelism.step_time(ex.model, ex.cluster, ex.plan, seq_length=ex.seq_length, dtype=d)
+                 for d in ("bf16", "fp8"))
+    return bf16.total / fp8.total
+
+
+@answer("parallelism-cp-kv-bytes", unit="B", rtol=0.01,
+        hint="Keys and values of the tokens one rank holds: (s / c) tokens x 2 x (KV heads x head dimension) / t "
+             "values, 2 bytes each, with s = 131,072, c = 16, t = 8, 8 KV heads of dimension 128.")
+def _():
+    m = models.LLAMA3_405B
+    return 131_072 / 16 * 2 * m.kv_heads * m.head_dim / 8 * parallelism.ACTIVATION_BYTES
+
+
+@answer("parallelism-hsdp-exposed", unit="s", rtol=0.02,
+        hint="dataclasses.replace(ex.plan, zero_stage=3, shard_group=8), then step_time(...).dp_comm (seconds).")
+def _():
+    ex = RUNNING_EXAMPLE
+    plan = dataclasses.replace(ex.plan, zero_stage=3, shard_group=8)
+    return parallelism.step_time(ex.model, ex.cluster, plan, seq_length=ex.seq_length).dp_comm

@@ -9,8 +9,8 @@ from .. import parallelism as P
 from ..plan import Plan
 from . import INK, MUTED, PALETTE, STYLE, LiveFigure, house_style, new_axes
 
-__all__ = ["pipeline_schedule_chart", "rank_map_chart", "step_breakdown_chart", "validation_chart",
-           "mfu_scaling_chart", "search_scatter_chart", "StepBreakdownFigure", "PipelineScheduleFigure",
+__all__ = ["pipeline_schedule_chart", "rank_map_chart", "step_breakdown_chart", "step_comparison_chart",
+           "stage_loads_chart", "cp_exposure_chart", "validation_chart", "mfu_scaling_chart", "search_scatter_chart", "StepBreakdownFigure", "PipelineScheduleFigure",
            "RankMapFigure"]
 
 _PART_COLOURS = dict(zip(P.PARTS, (PALETTE[0], PALETTE[5], PALETTE[1], PALETTE[7], PALETTE[4], "#bbbbbb", PALETTE[3],
@@ -105,6 +105,91 @@ def step_breakdown_chart(step: P.StepTime, *, ax=None):
     ax.set_title(f"{label}: {float(step.total):.2f} s per step, MFU {float(step.mfu):.1%}")
     ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.3), ncol=4, fontsize=8)
     ax.figure.subplots_adjust(bottom=0.45, left=0.04, right=0.97)
+    return ax.figure
+
+
+@house_style
+def step_comparison_chart(steps, *, title: str = "", ax=None):
+    """Several layouts' steps side by side: one stacked bar of parts per entry of ``steps`` (a mapping
+    ``label -> StepTime``, drawn top to bottom), each labelled with its total and MFU; an infeasible one
+    says why instead of a bar."""
+    steps = dict(steps)
+    if not steps or not all(isinstance(st, P.StepTime) for st in steps.values()):
+        raise ValueError("steps must be a non-empty mapping of labels to atscale.parallelism.StepTime")
+    ax = new_axes(ax, figsize=(7.2, 0.9 + 0.55 * len(steps)))
+    ax.grid(False)
+    longest = max((float(st.total) for st in steps.values() if bool(st.feasible)), default=1.0)
+    for row, (label, st) in enumerate(steps.items()):
+        if not bool(st.feasible):
+            ax.text(0.01 * longest, row, f"infeasible: {str(st.reason)[:70]}", va="center", fontsize=8,
+                    color="#b00020")
+            continue
+        left = 0.0
+        for name, seconds in st.parts().items():
+            ax.barh(row, float(seconds), left=left, color=_PART_COLOURS[name], height=0.6,
+                    label=P.PART_LABELS[name] if row == 0 else None)
+            left += float(seconds)
+        ax.text(left + 0.01 * longest, row, f"{left:.2f} s, MFU {float(st.mfu):.1%}", va="center", fontsize=8)
+    ax.set_yticks(range(len(steps)), list(steps), fontsize=8.5)
+    ax.set_ylim(len(steps) - 0.5, -0.5)
+    ax.set_xlim(0, longest * 1.28)
+    ax.set_xlabel("Seconds per optimizer step, per GPU")
+    if title:
+        ax.set_title(title)
+    handles, labels = ax.get_legend_handles_labels()
+    ax.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, -0.9 / (0.9 + 0.55 * len(steps)) - 0.25),
+              ncol=4, fontsize=7.5)
+    ax.figure.subplots_adjust(left=0.3, right=0.97, bottom=0.42 if len(steps) < 4 else 0.3)
+    return ax.figure
+
+
+@house_style
+def stage_loads_chart(num_layers: int = 126, pp: int = 16, virtual_stages: int = 1, *, ax=None):
+    """Layer slots per pipeline stage (:func:`atscale.parallelism.stage_loads`), split evenly as it comes and
+    with the embedding and the output layer counted as a layer of the first and last stage."""
+    plain = P.stage_loads(num_layers, pp, virtual_stages)
+    acc = P.stage_loads(num_layers, pp, virtual_stages, account_for_embedding=True, account_for_loss=True)
+    ax = new_axes(ax, figsize=(7.2, 3.4))
+    x = np.arange(1, pp + 1)
+    ax.bar(x - 0.2, plain, width=0.38, color=PALETTE[5], label="layers split as they come")
+    layers = acc.copy()
+    layers[0] -= 1
+    layers[-1] -= 1
+    ax.bar(x + 0.2, layers, width=0.38, color=PALETTE[0], label="layers, embedding and output counted")
+    ax.bar([x[0] + 0.2, x[-1] + 0.2], [1, 1], bottom=[layers[0], layers[-1]], width=0.38, color=PALETTE[1],
+           label="embedding (stage 1) or output layer and loss (last stage)")
+    ax.axhline(plain.max(), color=PALETTE[3], lw=1, ls="--")
+    ax.text(pp + 0.45, plain.max(), "pace: fullest stage", fontsize=8, color=PALETTE[3], va="bottom", ha="right")
+    ax.set_xticks(x)
+    ax.set_ylim(0, plain.max() * 1.35)
+    ax.set_xlabel("Pipeline stage")
+    ax.set_ylabel("Layer slots (layers per GPU)")
+    v = f", {virtual_stages} chunks per GPU" if virtual_stages > 1 else ""
+    ax.set_title(f"{num_layers} layers on {pp} stages{v}")
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2, fontsize=8)
+    ax.figure.subplots_adjust(bottom=0.34)
+    return ax.figure
+
+
+@house_style
+def cp_exposure_chart(seq_lengths, exposed, *, ax=None):
+    """Exposed context-parallel communication against the sequence length: ``exposed`` maps a label (a CP
+    degree and where its group lands) to an array of the exposed share of the step (fractions), one per
+    sequence length (tokens)."""
+    seq = np.asarray(seq_lengths, dtype=float)
+    ax = new_axes(ax, figsize=(6.6, 3.8))
+    for i, (label, share) in enumerate(dict(exposed).items()):
+        share = np.asarray(share, dtype=float)
+        if share.shape != seq.shape:
+            raise ValueError(f"exposed[{label!r}] has {share.size} values for {seq.size} sequence lengths")
+        ax.plot(seq, share * 100, marker="o", color=PALETTE[i % len(PALETTE)], label=label)
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(seq, [f"{int(x) // 1024}k" for x in seq])
+    ax.set_xlabel("Sequence length (tokens)")
+    ax.set_ylabel("Exposed CP communication (% of step)")
+    ax.set_title("The ring exchange hides behind attention as sequences grow")
+    ax.set_ylim(bottom=0)
+    ax.legend(fontsize=8)
     return ax.figure
 
 

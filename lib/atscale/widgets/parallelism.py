@@ -47,30 +47,38 @@ def pipeline_explorer() -> Explorer:
     )
 
 
-def _step(model, tp, pp, dp, micro_batch, global_batch, zero_stage, schedule, virtual_stages, recompute,
-          sequence_parallel):
-    plan = Plan(tp=tp, pp=pp, dp=dp, micro_batch=micro_batch, global_batch=global_batch, zero_stage=zero_stage,
-                schedule=schedule, virtual_stages=virtual_stages, recompute=recompute,
-                sequence_parallel=sequence_parallel)
-    return parallelism.step_time(models.model(model), RUNNING_EXAMPLE.cluster, plan, seq_length=RUNNING_EXAMPLE.seq_length)
+def _step(model, tp, cp, pp, dp, micro_batch, global_batch, zero_stage, schedule, virtual_stages, recompute,
+          sequence_parallel, tp_overlap, balanced, dtype):
+    plan = Plan(tp=tp, cp=cp, pp=pp, dp=dp, micro_batch=micro_batch, global_batch=global_batch,
+                zero_stage=zero_stage, schedule=schedule, virtual_stages=virtual_stages, recompute=recompute,
+                sequence_parallel=sequence_parallel, tp_overlap=tp_overlap, account_for_embedding=balanced,
+                account_for_loss=balanced)
+    return parallelism.step_time(models.model(model), RUNNING_EXAMPLE.cluster, plan,
+                                 seq_length=RUNNING_EXAMPLE.seq_length, dtype=dtype)
 
 
 def _summary(st: parallelism.StepTime) -> str:
     if not st.feasible:
         return f"Infeasible: {st.reason}"
-    return (f"{st.total:.2f} s per step, {st.tokens_per_second / 1e6:.2f} M tokens/s, MFU {st.mfu:.1%}, "
-            f"HFU {st.hfu:.1%}; memory {st.memory_total / 1e9:.1f} of {st.memory_capacity / 1e9:.1f} GB per GPU")
+    tight = " (tight: within the memory model's margin)" if st.memory_status == "tight" else ""
+    fp8 = f" ({st.mfu_at_dtype_peak:.1%} of the FP8 peak)" if st.dtype == "fp8" else ""
+    return (f"{st.total:.2f} s per step, {st.tokens_per_second / 1e6:.2f} M tokens/s, MFU {st.mfu:.1%}{fp8}, "
+            f"HFU {st.hfu:.1%}; memory {st.memory_total / 1e9:.1f} of {st.memory_capacity / 1e9:.1f} GB per "
+            f"GPU{tight}")
 
 
 def plan_explorer() -> Explorer:
-    """Every field of a plan on the running example's 1,024 H100s: the step-time breakdown and MFU, or the
-    reason the layout cannot run (a plan that does not use exactly the cluster's GPUs is one of them)."""
+    """Every field of a plan on the running example's 1,024 H100s, with the precision: the step-time breakdown
+    and MFU, or the reason the layout cannot run (a plan that does not use exactly the cluster's GPUs is one
+    of them). TP x CP x PP x DP must make 1,024."""
     plan = RUNNING_EXAMPLE.plan
+    on_off = {"on": True, "off": False}
     return Explorer(
         plots.StepBreakdownFigure, figsize=(7.0, 3.0), compute=_step, summary=_summary,
-        model=dropdown(["Llama 3 8B", "Llama 3 70B", "Llama 3 405B", "GPT-3 175B"], RUNNING_EXAMPLE.model.name,
-                       "Model"),
+        model=dropdown(["Llama 3 8B", "Llama 3 70B", "Llama 3 405B", "GPT-3 175B", "Nemotron-4 340B"],
+                       RUNNING_EXAMPLE.model.name, "Model"),
         tp=dropdown([1, 2, 4, 8, 16], plan.tp, "Tensor parallel (TP)"),
+        cp=dropdown([1, 2, 4, 8, 16], plan.cp, "Context parallel (CP)"),
         pp=dropdown([1, 2, 4, 8, 16], plan.pp, "Pipeline parallel (PP)"),
         dp=dropdown([1, 2, 4, 8, 16, 32, 64, 128, 256], plan.dp, "Data parallel (DP)"),
         micro_batch=dropdown([1, 2, 4, 8], plan.micro_batch, "Micro-batch (sequences)"),
@@ -79,5 +87,8 @@ def plan_explorer() -> Explorer:
         schedule=dropdown(["gpipe", "1f1b", "interleaved"], plan.schedule, "Schedule"),
         virtual_stages=dropdown([1, 2, 4], plan.virtual_stages, "Chunks per GPU (interleaved)"),
         recompute=dropdown(list(RECOMPUTE), plan.recompute, "Recomputation"),
-        sequence_parallel=dropdown({"on": True, "off": False}, plan.sequence_parallel, "Sequence parallel"),
+        sequence_parallel=dropdown(on_off, plan.sequence_parallel, "Sequence parallel"),
+        tp_overlap=dropdown(on_off, plan.tp_overlap, "TP communication overlap"),
+        balanced=dropdown(on_off, plan.account_for_embedding, "Embedding and loss as layers"),
+        dtype=dropdown({"BF16": "bf16", "FP8": "fp8"}, "bf16", "Precision"),
     )
