@@ -29,11 +29,15 @@ def _peer_ms_per_call():
 
 if __name__ == "__main__":
     cluster = hardware.Cluster.of_gpus(hardware.DGX_H100, 16_384, hardware.FABRICS["InfiniBand NDR"])
-    result = parallelism.search(models.LLAMA3_70B, cluster, 2048, seq_length=8192)
-    ms = median_ms(lambda: parallelism.search(models.LLAMA3_70B, cluster, 2048, seq_length=8192), repeat=5)
+    # Every axis the search covers: TP, CP (1, 2, 4, 8), PP, v (2, 4), DP, micro-batch, ZeRO stage, schedule,
+    # recomputation, sequence parallelism, and both precisions.
+    kw = dict(seq_length=8192, dtypes=("bf16", "fp8"))
+    result = parallelism.search(models.LLAMA3_70B, cluster, 2048, **kw)
+    ms = median_ms(lambda: parallelism.search(models.LLAMA3_70B, cluster, 2048, **kw), repeat=5)
     rate = len(result) / (ms / 1e3)
-    print(f"search, Llama 3 70B on 16,384 H100s: {len(result):,} layouts ({result.feasible_count:,} feasible) "
-          f"in {ms:.0f} ms (budget 2,000 ms): {rate:,.0f} layouts/s")
+    print(f"search, Llama 3 70B on 16,384 H100s, BF16 and FP8: {len(result):,} layouts "
+          f"({result.feasible_count:,} feasible) in {ms:.0f} ms (budget 2,000 ms): {rate:,.0f} layouts/s")
+    print(f"  best: {result.best()} in {result.table['dtype'][0]}, MFU {result.table['mfu'][0]:.1%}")
     peer = _peer_ms_per_call()
     if peer is None:
         print("peer (mlsysim DistributedModel.solve): not installed (pip install --target DIR mlsysim, then "
