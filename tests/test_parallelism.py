@@ -462,3 +462,59 @@ def test_search_on_a_cluster_whose_node_a_layout_does_not_divide():
     cluster = hw.Cluster.of_gpus(hw.DGX_H100, 24, hw.FABRICS["InfiniBand NDR"])
     result = P.search(m.LLAMA3_8B, cluster, 48)
     assert type(result).__name__ == "SearchResult"
+
+
+# --- the H100-era sections of the chapter --------------------------------------------------------
+def test_stage_loads_agree_with_stage_layers():
+    for l, p, v in ((126, 16, 1), (126, 16, 2), (126, 9, 7), (80, 4, 1), (80, 4, 3), (96, 8, 12)):
+        for acc in (False, True):
+            loads = P.stage_loads(l, p, v, account_for_embedding=acc, account_for_loss=acc)
+            sl = P.stage_layers(l, p, v, account_for_embedding=acc, account_for_loss=acc)
+            assert loads.shape == (p,) and loads.sum() == l + 2 * acc
+            assert (loads[0] - acc, loads[-1] - acc) == (sl.first, sl.last)
+            if p > 2:
+                assert loads[1:-1].max() == sl.middle
+    assert list(P.stage_loads(126, 16, 2, account_for_embedding=True, account_for_loss=True)) == [8.0] * 16
+    with pytest.raises(ValueError, match="chunks exceed"):
+        P.stage_loads(8, 4, 3)
+
+
+def test_new_figures_draw_and_refuse_bad_input():
+    from atscale import plots
+
+    st = {"BF16": P.step_time(EX.model, EX.cluster, EX.plan),
+          "FP8": P.step_time(EX.model, EX.cluster, EX.plan, dtype="fp8"),
+          "too big": P.step_time(EX.model, EX.cluster, dataclasses.replace(EX.plan, pp=1, dp=128, zero_stage=0))}
+    assert not st["too big"].feasible
+    for fig in (plots.step_comparison_chart(st, title="t"), plots.stage_loads_chart(126, 16, 2),
+                plots.cp_exposure_chart([8192, 16384], {"CP 2": [0.1, 0.0]})):
+        assert fig.axes
+    with pytest.raises(ValueError, match="StepTime"):
+        plots.step_comparison_chart({"x": 1.0})
+    with pytest.raises(ValueError, match="sequence lengths"):
+        plots.cp_exposure_chart([8192, 16384], {"CP 2": [0.1]})
+
+
+def test_context_parallelism_without_a_fused_kernel_is_refused_in_a_search():
+    # A vectorised search with flash_attention=False used to fail inside the reasons (an integer mask).
+    r = P.search(m.LLAMA3_70B, EX.cluster, 1024, seq_length=8192, flash_attention=False)
+    cp = r.table["cp"] > 1
+    assert cp.any() and not r.table["feasible"][cp].any()
+    assert all("fused" in x for x in r.table["reason"][cp] if x.startswith("context"))
+
+
+def test_plan_explorer_covers_cp_precision_overlap_and_balanced_stages():
+    from atscale import widgets
+
+    e = widgets.plan_explorer()
+    bf16 = e.summary_text
+    e.update(dtype="fp8")
+    assert "of the FP8 peak" in e.summary_text and e.summary_text != bf16
+    e.update(dtype="bf16", tp_overlap=False)
+    assert e.error is None and e.summary_text != bf16
+    e.update(tp_overlap=True, balanced=True)
+    assert e.error is None and "MFU" in e.summary_text
+    e.update(balanced=False, cp=2)
+    assert e.summary_text.startswith("Infeasible: TP x CP x PP x DP")
+    e.update(dp=16)
+    assert "MFU" in e.summary_text
