@@ -32,6 +32,11 @@ def show(value) -> str:
     return text if len(text) <= 80 else text[:77] + "..."
 
 
+def is_scalar(value) -> bool:
+    """Whether ``value`` is a plain or NumPy real scalar (not a bool), the fast path's test."""
+    return type(value) is float or type(value) is int or isinstance(value, (np.floating, np.integer))
+
+
 def _as_array(name: str, value, what: str) -> np.ndarray:
     if isinstance(value, (bool, np.bool_, str, bytes)) or value is None:
         raise ValueError(f"{name}={show(value)} must be {what}")
