@@ -25,6 +25,17 @@ from . import units as u
 from . import _validate as v
 from ._numeric import as_scalar
 
+__all__ = [
+    "series_mttf", "fleet_mtbf", "Component", "FailureProfile", "TEXTBOOK_PROFILE", "LLAMA3_INTERRUPTIONS",
+    "LLAMA3_GPUS", "LLAMA3_WINDOW", "LLAMA3_SDC_INTERRUPTIONS", "profile_from_counts", "LLAMA3_PROFILE",
+    "PROFILES", "FleetObservation", "LLAMA3_OBSERVED", "OBSERVATIONS", "MODEL_VS_FLEET_TOLERANCE",
+    "failure_probability", "any_failure_probability", "expected_failures", "young_interval", "daly_interval",
+    "Waste", "waste", "goodput_exact", "checkpoint_time", "Simulation", "SIMULATION_BUDGET", "simulate",
+    "Event", "timeline", "exact_optimal_interval", "NCCL_DEFAULT_TIMEOUT", "RestartTime",
+    "heartbeat_detection_time", "spares_needed", "UCurve", "U_CURVE_POINTS", "u_curve", "TimelineRun",
+    "timeline_run",
+]
+
 
 # --------------------------------------------------------------------------------------
 # Components, nodes, fleets
