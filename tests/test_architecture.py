@@ -94,3 +94,12 @@ def test_public_names_listed_and_documented(name):
     undocumented = [n for n in module.__all__ if callable(getattr(module, n))
                     and not (getattr(getattr(module, n), "__doc__", None) or "").strip()]
     assert not missing and not undocumented, (missing, undocumented)
+
+
+def test_no_function_longer_than_80_lines():
+    long = []
+    for path in ROOT.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.end_lineno - node.lineno >= 80:
+                long.append(f"{path.relative_to(ROOT)}:{node.lineno} {node.name}")
+    assert not long

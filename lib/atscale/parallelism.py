@@ -826,17 +826,18 @@ def _context(model, cluster, seq_length, dtype, optimizer_name, flash_attention,
                     dtype == "fp8", calibration, _model_constants(model, s, flash), xp)
 
 
-@functools.lru_cache(maxsize=32)
-def _links_cached(cluster: hardware.Cluster):
-    return collectives._scale_up(cluster.node), collectives._rail(cluster)
+_LINKS: dict = {}
 
 
 def _links(cluster: hardware.Cluster):
-    """The cluster's NVLink (per GPU) and NIC (per GPU) fabrics."""
-    try:
-        return _links_cached(cluster)
-    except TypeError:  # an unhashable cluster: no cache
-        return collectives._scale_up(cluster.node), collectives._rail(cluster)
+    """The cluster's NVLink (per GPU) and NIC (per GPU) fabrics, remembered per cluster object (a cluster is
+    frozen, so they cannot change; the entry keeps the cluster, so its id is not reused while cached)."""
+    entry = _LINKS.get(id(cluster))
+    if entry is None or entry[0] is not cluster:
+        if len(_LINKS) > 64:
+            _LINKS.clear()
+        entry = _LINKS[id(cluster)] = (cluster, collectives._scale_up(cluster.node), collectives._rail(cluster))
+    return entry[1:]
 
 
 def _parts(L, c: _Context) -> dict:
