@@ -59,7 +59,7 @@ def test_step_time_fields_and_rates():
     assert st.mfu == pytest.approx(st.model_flops_per_gpu / hw.H100_SXM.peak("bf16"))
     assert st.hfu > st.mfu  # selective recomputation adds hardware FLOPs
     assert 0.2 < st.mfu < 0.6
-    assert isinstance(st.memory, M.Breakdown) and st.memory.fits
+    assert st.memory_status == "fits" and st.memory_total < st.memory_capacity
     with pytest.raises(dataclasses.FrozenInstanceError):
         st.compute = 0
 
@@ -518,3 +518,57 @@ def test_plan_explorer_covers_cp_precision_overlap_and_balanced_stages():
     assert e.summary_text.startswith("Infeasible: TP x CP x PP x DP")
     e.update(dp=16)
     assert "MFU" in e.summary_text
+
+
+# --- one code path for one plan and for arrays ---------------------------------------------------------
+def _random_plans(n, seed=7):
+    """``n`` random plans that a Plan accepts (it refuses some combinations itself, e.g. a global batch that is
+    not a whole number of micro-batches)."""
+    rng = np.random.default_rng(seed)
+    made = 0
+    while made < n:
+        try:
+            plan = _random_plan(rng)
+        except ValueError:
+            continue
+        made += 1
+        yield plan
+
+
+def _random_plan(rng):
+    if True:
+        tp, cp = int(rng.choice([1, 2, 4, 8, 16])), int(rng.choice([1, 2, 4, 8]))
+        pp = int(rng.choice([1, 2, 3, 4, 8, 16]))
+        dp = max(1, 1024 // (tp * cp * pp)) * int(rng.choice([1, 1, 1, 2]))  # some do not use 1,024 GPUs
+        sched = str(rng.choice(["gpipe", "1f1b", "interleaved"]))
+        sp = bool(rng.integers(2)) and tp > 1
+        return Plan(tp=tp, cp=cp, pp=pp, dp=dp, micro_batch=int(rng.choice([1, 2, 4])),
+                   global_batch=int(rng.choice([512, 1024, 2048, 1000])), zero_stage=int(rng.integers(4)),
+                   schedule=sched, virtual_stages=int(rng.choice([2, 3, 5])) if sched == "interleaved" else 1,
+                   recompute=str(rng.choice(["none", "selective", "full"])), sequence_parallel=sp,
+                   account_for_embedding=bool(rng.integers(2)), account_for_loss=bool(rng.integers(2)),
+                   tp_overlap=bool(rng.integers(2)), reshard_after_forward=bool(rng.integers(2)),
+                   shard_group=int(rng.choice([8, 16])) if rng.integers(3) == 0 else None)
+
+
+@pytest.mark.parametrize("dtype,flash", [("bf16", True), ("fp8", True), ("bf16", False)])
+def test_one_plan_path_equals_the_vectorised_path(dtype, flash):
+    """step_time runs the cost terms on Python numbers, evaluate on arrays: the same numbers, reasons and
+    verdicts for 300 random plans (feasible and not) of every field."""
+    plans = list(_random_plans(300, seed={"bf16": 1, "fp8": 2}[dtype] + 10 * (not flash)))
+    kw = dict(seq_length=8192, dtype=dtype, flash_attention=flash, dp_overlap=0.6)
+    arrays = {f: np.array([getattr(p, f) if getattr(p, f) is not None else 0 for p in plans], dtype=object)
+              for f in P._FIELDS}
+    arrays = {f: (a.astype(bool) if isinstance(a[0], (bool, np.bool_)) else a.astype(str)
+                  if isinstance(a[0], str) else a.astype(int)) for f, a in arrays.items()}
+    r = P.evaluate(m.LLAMA3_70B, EX.cluster, **arrays, **kw)
+    feasible = 0
+    for i, plan in enumerate(plans):
+        one = P.step_time(m.LLAMA3_70B, EX.cluster, plan, **kw)
+        assert one.feasible == r.feasible[i] and one.reason == r.reason[i], plan
+        assert one.memory_status == r.memory_status[i]
+        if one.feasible:
+            feasible += 1
+            for name in P.PARTS + ("hardware_flops_per_step", "model_flops_per_step", "memory_total"):
+                assert getattr(one, name) == pytest.approx(getattr(r, name)[i], rel=1e-9, abs=1e-15), (plan, name)
+    assert feasible >= 10  # and the rest agree on their reasons

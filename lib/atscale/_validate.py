@@ -19,8 +19,8 @@ import numbers
 
 import numpy as np
 
-__all__ = ["number", "positive", "nonnegative", "count", "choice", "broadcast", "model_arg",
-           "accelerator_arg", "show", "seed"]
+__all__ = ["number", "positive", "nonnegative", "count", "choice", "broadcast", "catalog_arg", "is_scalar",
+           "show", "seed"]
 
 
 def show(value) -> str:
@@ -30,6 +30,11 @@ def show(value) -> str:
         return f"array({text})" if len(text) < 80 else f"array of shape {value.shape}"
     text = repr(value)
     return text if len(text) <= 80 else text[:77] + "..."
+
+
+def is_scalar(value) -> bool:
+    """Whether ``value`` is a plain or NumPy real scalar (not a bool), the fast path's test."""
+    return type(value) is float or type(value) is int or isinstance(value, (np.floating, np.integer))
 
 
 def _as_array(name: str, value, what: str) -> np.ndarray:
@@ -186,7 +191,7 @@ def broadcast(**arrays):
                          f"matching shapes") from None
 
 
-def _catalog_arg(name: str, value, kind, table, what: str):
+def catalog_arg(name: str, value, kind, table, what: str):
     """``value`` if it is a ``kind``, else the entry of ``table`` it names, else a ``ValueError``."""
     if isinstance(value, kind):
         return value
@@ -194,17 +199,3 @@ def _catalog_arg(name: str, value, kind, table, what: str):
         return table[value]
     raise ValueError(f"{name}: unknown {what} {show(value)}; give an atscale.{kind.__module__.split('.')[-1]}."
                      f"{kind.__name__} or a catalog {what} name; known: {', '.join(table)}")
-
-
-def model_arg(name: str, value):
-    """A :class:`~atscale.models.TransformerConfig`, or a catalog model name resolved to one."""
-    from . import models
-
-    return _catalog_arg(name, value, models.TransformerConfig, models.MODELS, "model")
-
-
-def accelerator_arg(name: str, value):
-    """An :class:`~atscale.hardware.Accelerator`, or a catalog accelerator name resolved to one."""
-    from . import hardware
-
-    return _catalog_arg(name, value, hardware.Accelerator, hardware.ACCELERATORS, "accelerator")

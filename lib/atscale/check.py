@@ -30,6 +30,10 @@ from dataclasses import dataclass
 
 from .answers import ANSWERS, Answer
 
+__all__ = [
+    "exercises", "Feedback", "check", "exercise_table",
+]
+
 _UNIT_FACTORS = {
     3600.0: "seconds vs hours", 60.0: "seconds vs minutes, or minutes vs hours", 86400.0: "seconds vs days",
     24.0: "hours vs days", 8.0: "bits vs bytes", 1e3: "the SI prefixes (k, M, G, T; ms vs s)",

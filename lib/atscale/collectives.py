@@ -42,7 +42,8 @@ from . import _validate as _v
 from ._numeric import as_scalar
 
 __all__ = [
-    "OPS", "ALGORITHMS", "LinkModel", "LINK_MODELS", "IN_NETWORK", "link_model", "supports_in_network",
+    "OPS", "ALGORITHMS", "LinkModel", "LINK_MODELS", "IN_NETWORK", "link_model", "supports_in_network", "LinkCost",
+    "link_cost",
     "bus_bandwidth_factor", "algorithm_bandwidth", "bus_bandwidth", "bytes_sent_per_rank", "steps",
     "collective_time", "latency_bound_size", "best_algorithm", "Hierarchical", "hierarchical_phases",
     "hierarchical_time", "Measurement", "CALIBRATION", "VALIDATION", "model_time", "fit_ring_latency",
@@ -281,6 +282,64 @@ def supports_in_network(link) -> bool:
 # --------------------------------------------------------------------------------------
 # The time of one collective
 # --------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class LinkCost:
+    """The three numbers a collective's time on one link needs (checked once, then reused): ``base`` the
+    launch cost ``t0`` (s), ``hop`` the per-step latency ``alpha`` (s), ``rate`` the achievable bandwidth
+    ``eta B`` (bytes/s per rank per direction)."""
+
+    base: float
+    hop: float
+    rate: float
+
+
+def link_cost(link, algorithm: str = "ring") -> LinkCost:
+    """The :class:`LinkCost` of a catalog :class:`~atscale.hardware.Fabric` (or its name) for ``algorithm``
+    (:data:`LINK_MODELS`; :data:`IN_NETWORK` for ``"in-network"``, which needs a link whose switches reduce)."""
+    return _link_cost(hardware.fabric(link), _algorithm(algorithm))
+
+
+_LINK_COSTS: dict = {}
+
+
+def _link_cost(fab: hardware.Fabric, algorithm: str) -> LinkCost:
+    """:func:`link_cost` of a checked fabric and algorithm, computed once per (fabric, bandwidth, algorithm)."""
+    key = (fab.name, fab.bandwidth, algorithm)
+    cost = _LINK_COSTS.get(key)
+    if cost is None:
+        cost = _LINK_COSTS[key] = _new_link_cost(fab, algorithm)
+    return cost
+
+
+def _new_link_cost(fab: hardware.Fabric, algorithm: str) -> LinkCost:
+    model = link_model(fab)
+    eta = model.efficiency
+    if algorithm == "in-network":
+        if fab.name not in IN_NETWORK:
+            raise ValueError(f"algorithm='in-network' needs a link whose switches reduce; link={fab.name!r} has "
+                             f"none; links with it: {list(IN_NETWORK)}")
+        eta = IN_NETWORK[fab.name]
+    return LinkCost(model.base_latency, model.hop_latency, eta * fab.bandwidth)
+
+
+def _time(op: str, algorithm: str, size, n, cost: LinkCost):
+    """``t0 + steps alpha + bytes / (eta B)`` for ``n >= 2`` ranks, unchecked: plain arithmetic on floats or
+    arrays alike (the caller checks its inputs and gives one rank its 0 s). The factors and steps are those
+    of :func:`bytes_sent_per_rank` and :func:`steps`."""
+    if algorithm == "ring":
+        if op == "all-reduce":
+            factor, hops = 2 * (n - 1) / n, 2 * (n - 1)
+        elif op == "broadcast":
+            factor, hops = 1.0, n - 1
+        else:
+            factor, hops = (n - 1) / n, n - 1
+    elif algorithm == "tree":
+        factor, hops = 2.0, 2 * np.ceil(np.log2(n))
+    else:
+        factor, hops = 1.0, 2.0
+    return cost.base + hops * cost.hop + factor * size / cost.rate
+
+
 def collective_time(op: str, size, ranks, link, *, algorithm: str = "ring"):
     """Seconds for one collective of ``size`` bytes on ``ranks`` GPUs over ``link``.
 
@@ -292,17 +351,14 @@ def collective_time(op: str, size, ranks, link, *, algorithm: str = "ring"):
     efficiencies and latencies from :data:`LINK_MODELS`.
     """
     op, algorithm = _check_pair(op, algorithm)
-    fab = hardware.fabric(link)
-    model = link_model(fab)
+    cost = _link_cost(hardware.fabric(link), algorithm)
+    if _v.is_scalar(size) and _v.is_scalar(ranks):  # one collective: no arrays at all
+        m = _v.nonnegative("size", size, unit="bytes", scalar=True)
+        n = float(_v.count("ranks", ranks))
+        return float(_time(op, algorithm, m, n, cost)) if n > 1 else 0.0
     m, n = _v.broadcast(size=_size(size), ranks=_ranks(ranks))
-    eta = model.efficiency
-    if algorithm == "in-network":
-        if fab.name not in IN_NETWORK:
-            raise ValueError(f"algorithm='in-network' needs a link whose switches reduce; link={fab.name!r} has "
-                             f"none; links with it: {list(IN_NETWORK)}")
-        eta = IN_NETWORK[fab.name]
-    beta = bytes_sent_per_rank(op, m, n, algorithm) / (eta * fab.bandwidth)
-    t = model.base_latency + steps(op, n, algorithm) * model.hop_latency + beta
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = _time(op, algorithm, m, n, cost)
     return as_scalar(np.where(n > 1, t, 0.0))
 
 

@@ -34,7 +34,15 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Mapping
 
+from . import _validate
 from . import units as u
+
+__all__ = [
+    "DTYPES", "BYTES_PER_ELEMENT", "bytes_per_element", "Accelerator", "Fabric", "Node", "Cluster", "H100_SXM",
+    "H100_PCIE", "H200_SXM", "A100_SXM_80GB", "A100_SXM_40GB", "B200", "MI300X", "ACCELERATORS", "FABRICS",
+    "DGX_H100", "DGX_A100", "HGX_B200", "NODES", "accelerator_arg", "accelerator", "fabric", "node",
+    "accelerator_table", "node_table", "fabric_table", "source_table",
+]
 
 DTYPES = ("fp64", "tf32", "bf16", "fp16", "fp8")
 """Data types with a peak rate in the catalog. ``fp64`` is the FP64 tensor-core
@@ -55,7 +63,6 @@ def bytes_per_element(dtype: str) -> float:
 
 
 def _positive(owner: str, name: str, value: float) -> float:
-    from . import _validate
 
     return _validate.positive(name, value, scalar=True, unit=owner)
 
@@ -208,7 +215,6 @@ class Node:
 
     def __post_init__(self):
         _frozen_mapping(self, "sources")
-        from . import _validate
 
         for name in ("gpus", "nics", "psus"):
             object.__setattr__(self, name, _validate.count(name, getattr(self, name), unit=self.name))
@@ -238,7 +244,6 @@ class Cluster:
     fabric: Fabric
 
     def __post_init__(self):
-        from . import _validate
 
         if not isinstance(self.node, Node):
             raise ValueError(f"node={_validate.show(self.node)} must be an atscale.hardware.Node")
@@ -251,7 +256,6 @@ class Cluster:
     @classmethod
     def of_gpus(cls, node: Node, gpus: int, fabric: Fabric) -> "Cluster":
         """A cluster of ``gpus`` accelerators; ``gpus`` must be a multiple of ``node.gpus``."""
-        from . import _validate
 
         gpus = _validate.count("gpus", gpus, unit=f"a multiple of {node.gpus}")
         if gpus % node.gpus:
@@ -539,6 +543,12 @@ def _lookup(table: Mapping, kind: str, name: str):
         return table[name]
     except (KeyError, TypeError):
         raise ValueError(f"unknown {kind} {name!r}; known: {', '.join(table)}") from None
+
+
+def accelerator_arg(name: str, value) -> Accelerator:
+    """``value`` as an :class:`Accelerator`: one passes through, a catalog name is resolved; anything else is a
+    ``ValueError`` naming the argument ``name``, what was given and what is valid."""
+    return _validate.catalog_arg(name, value, Accelerator, ACCELERATORS, "accelerator")
 
 
 def accelerator(name: str | Accelerator) -> Accelerator:

@@ -454,14 +454,7 @@ def estimate(model, tokens, cluster: hardware.Cluster, plan: Plan | None = None,
     """
     model = models.model(model)
     tokens = _positive("tokens", tokens, unit="tokens")
-    if not isinstance(cluster, hardware.Cluster):
-        raise ValueError(f"cluster={cluster!r} must be an atscale.hardware.Cluster (see atscale.jct.cluster_of)")
-    if plan is not None and not isinstance(plan, Plan):
-        raise ValueError(f"plan={plan!r} must be an atscale.plan.Plan or None (best layout)")
-    if plan is not None and plan.global_batch is None:
-        raise ValueError("plan.global_batch is None: an estimate needs the global batch (sequences per step)")
-    if not isinstance(checkpoint, Checkpoint):
-        raise ValueError(f"checkpoint={checkpoint!r} must be an atscale.jct.Checkpoint")
+    _check_estimate_objects(cluster, plan, checkpoint)
     profile = _profile(failures)
     r = _restart(restart_time)
     if isinstance(dp_overlap, bool) or not isinstance(dp_overlap, numbers.Real) or not 0 <= dp_overlap <= 1:
@@ -496,25 +489,41 @@ def estimate(model, tokens, cluster: hardware.Cluster, plan: Plan | None = None,
     failure_free = step.total * steps
 
     size = memory.checkpoint_bytes(model) if checkpoint.size is None else checkpoint.size
-    delta = checkpoint.stall(size, gpus)
-    lag = checkpoint.durable_lag(size)
-    if profile is None:
-        mtbf = math.inf
-        tau = checkpoint.interval if checkpoint.interval is not None else math.inf
-        ckpt = failure_free / tau * delta
-        rework = restart = 0.0
-    else:
-        mtbf = float(profile.cluster_mtbf(gpus))
-        tau = checkpoint.interval if checkpoint.interval is not None else float(rel.exact_optimal_interval(delta, mtbf))
-        if checkpoint.strategy == "async":
-            tau = max(tau, lag - delta)  # the background write must end before the next checkpoint starts
-        ckpt, rework, restart = reliability_terms(failure_free, tau, delta, mtbf, r, durable_lag=lag)
+    delta, lag = checkpoint.stall(size, gpus), checkpoint.durable_lag(size)
+    mtbf, tau, (ckpt, rework, restart) = _failure_terms(failure_free, checkpoint, profile, gpus, delta, lag, r)
     return Estimate(minimum=minimum, compute_gap=compute - minimum, recompute=step.recompute * steps,
                     communication=sum(comm.values()), bubble=step.bubble * steps, optimizer=step.optimizer * steps,
                     checkpoint=ckpt, rework=rework, restart=restart, model=model.name, gpus=gpus,
                     accelerator=cluster.accelerator.name, tokens=tokens, plan=plan, step=step, steps=steps,
                     mtbf=mtbf, interval=tau, checkpoint_stall=delta, durable_lag=lag, restart_time=r,
                     strategy=checkpoint.strategy, failures=fname, communication_parts=comm)
+
+
+def _check_estimate_objects(cluster, plan, checkpoint) -> None:
+    """The object arguments of :func:`estimate`, each a ``ValueError`` naming it when of the wrong kind."""
+    if not isinstance(cluster, hardware.Cluster):
+        raise ValueError(f"cluster={cluster!r} must be an atscale.hardware.Cluster (see atscale.jct.cluster_of)")
+    if plan is not None and not isinstance(plan, Plan):
+        raise ValueError(f"plan={plan!r} must be an atscale.plan.Plan or None (best layout)")
+    if plan is not None and plan.global_batch is None:
+        raise ValueError("plan.global_batch is None: an estimate needs the global batch (sequences per step)")
+    if not isinstance(checkpoint, Checkpoint):
+        raise ValueError(f"checkpoint={checkpoint!r} must be an atscale.jct.Checkpoint")
+
+
+def _failure_terms(failure_free, checkpoint, profile, gpus, delta, lag, restart_time):
+    """``(mtbf, interval, (checkpoint, rework, restart))`` for :func:`estimate`: no failures (``profile`` None:
+    only the stalls of checkpoints at ``checkpoint.interval``, if any), else the cluster's MTBF, the given or
+    the exact optimal interval (an async write must end before the next checkpoint) and
+    :func:`reliability_terms`. Seconds."""
+    if profile is None:
+        tau = checkpoint.interval if checkpoint.interval is not None else math.inf
+        return math.inf, tau, (failure_free / tau * delta, 0.0, 0.0)
+    mtbf = float(profile.cluster_mtbf(gpus))
+    tau = checkpoint.interval if checkpoint.interval is not None else float(rel.exact_optimal_interval(delta, mtbf))
+    if checkpoint.strategy == "async":
+        tau = max(tau, lag - delta)  # the background write must end before the next checkpoint starts
+    return mtbf, tau, reliability_terms(failure_free, tau, delta, mtbf, restart_time, durable_lag=lag)
 
 
 # --------------------------------------------------------------------------------------

@@ -22,6 +22,14 @@ from . import _validate as v
 from ._numeric import as_scalar
 from .plan import RECOMPUTE, Plan
 
+__all__ = [
+    "Optimizer", "OPTIMIZERS", "RUNNING_EXAMPLE_OPTIMIZER", "optimizer", "ModelState", "model_state_bytes",
+    "zero_communication_factor", "zero_communication_bytes", "max_params", "MaxModelMeasurement", "ZERO_TABLE2",
+    "ZERO_TABLE2_FLOOR", "ActivationTerms", "activation_terms", "activation_bytes_per_layer",
+    "in_flight_micro_batches", "Breakdown", "breakdown", "max_micro_batch", "min_gpus_for_state",
+    "logits_bytes", "checkpoint_bytes",
+]
+
 
 # --------------------------------------------------------------------------------------
 # Bytes per parameter
@@ -103,7 +111,7 @@ def _params(model_or_params) -> float:
     if isinstance(model_or_params, models.TransformerConfig):
         return float(model_or_params.num_params)
     if isinstance(model_or_params, str):
-        return float(v.model_arg("model_or_params", model_or_params).num_params)
+        return float(models.model_arg("model_or_params", model_or_params).num_params)
     return v.positive("model_or_params", model_or_params, unit="a model, a catalog model name or a parameter count")
 
 
@@ -112,7 +120,7 @@ def _degree(name: str, value) -> int:
 
 
 def _model(model) -> models.TransformerConfig:
-    return v.model_arg("model", model)
+    return models.model_arg("model", model)
 
 
 @dataclass(frozen=True)
@@ -160,7 +168,7 @@ def model_state_bytes(model_or_params, optimizer_name: str = "adam-mixed", *, ze
     tp, pp = _degree("tp", tp), _degree("pp", pp)
     dp_arr = v.count("dp", dp, scalar=False)
     if isinstance(model_or_params, (models.TransformerConfig, str)):
-        m = v.model_arg("model_or_params", model_or_params)
+        m = models.model_arg("model_or_params", model_or_params)
         if m.num_heads % tp or m.kv_heads % tp:
             raise ValueError(f"tp={tp} must divide num_heads={m.num_heads} and num_kv_heads={m.kv_heads} of {m.name}")
         if m.num_layers % pp:
@@ -476,7 +484,7 @@ def breakdown(model: models.TransformerConfig, accelerator="H100 SXM", plan: Pla
         raise ValueError(f"give either plan or its fields, not both (got plan and {sorted(layout)})")
     elif not isinstance(plan, Plan):
         raise ValueError(f"plan={plan!r} must be an atscale.plan.Plan")
-    acc = v.accelerator_arg("accelerator", accelerator)
+    acc = hardware.accelerator_arg("accelerator", accelerator)
     if plan.tp > 1 and (model.num_heads % plan.tp or model.kv_heads % plan.tp):
         raise ValueError(f"tp={plan.tp} must divide num_heads={model.num_heads} and num_kv_heads={model.kv_heads}")
     if model.num_layers % plan.pp:
@@ -525,7 +533,7 @@ def min_gpus_for_state(model_or_params, accelerator="H100 SXM", optimizer_name: 
     (ZeRO-3), before any activation: ``ceil(total bytes / usable bytes per GPU)``, with the
     accelerator's :attr:`~atscale.hardware.Accelerator.usable_memory` (for an H100, 85.5e9
     bytes: a 1T model needs 188, not the 200 that "16 TB / 80 GB" suggests)."""
-    acc = v.accelerator_arg("accelerator", accelerator)
+    acc = hardware.accelerator_arg("accelerator", accelerator)
     total = optimizer(optimizer_name).total * _params(model_or_params)
     gpus = np.ceil(np.asarray(total, dtype=float) / acc.usable_memory)
     return int(gpus) if gpus.ndim == 0 else gpus.astype(np.int64)

@@ -24,6 +24,11 @@ import numpy as np
 from . import _validate as v
 from ._numeric import as_scalar
 
+__all__ = [
+    "TransformerConfig", "training_flops_per_token", "LLAMA3_8B", "LLAMA3_70B", "LLAMA3_405B", "GPT3_175B",
+    "NEMOTRON4_340B", "MEGATRON_TABLE1", "MEGATRON_GPT", "MODELS", "model_arg", "model",
+]
+
 
 @dataclass(frozen=True)
 class TransformerConfig:
@@ -171,7 +176,7 @@ def training_flops_per_token(model: TransformerConfig, seq_length: int | None = 
         recompute: count the extra forward pass of full activation recomputation
             (hardware FLOPs rather than model FLOPs).
     """
-    model = v.model_arg("model", model)
+    model = model_arg("model", model)
     v.flag("recompute", recompute)
     s = np.asarray(v.count("seq_length", model.seq_length if seq_length is None else seq_length, scalar=False),
                    dtype=float)
@@ -230,6 +235,12 @@ MEGATRON_GPT = tuple(
 MODELS: Mapping[str, TransformerConfig] = MappingProxyType(
     {m.name: m for m in (LLAMA3_8B, LLAMA3_70B, LLAMA3_405B, GPT3_175B, NEMOTRON4_340B, *MEGATRON_GPT)}
 )
+
+
+def model_arg(name: str, value) -> TransformerConfig:
+    """``value`` as a :class:`TransformerConfig`: one passes through, a catalog name is resolved; anything else is a
+    ``ValueError`` naming the argument ``name``, what was given and what is valid."""
+    return v.catalog_arg(name, value, TransformerConfig, MODELS, "model")
 
 
 def model(name: str | TransformerConfig) -> TransformerConfig:

@@ -42,6 +42,7 @@ import dataclasses
 import functools
 import itertools
 import math
+import operator
 import types
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -53,6 +54,7 @@ from . import _validate as _v
 from . import collectives, hardware, memory, models
 from . import units as u
 from .plan import RECOMPUTE, SCHEDULES, Plan
+from .roofline import ADAM_BYTES_PER_PARAM
 
 __all__ = [
     "Calibration", "CALIBRATION", "COMPUTE_EFFICIENCY_MAX", "COMPUTE_HALF_WIDTH", "COMPUTE_HALF_HIDDEN", "PARTS",
@@ -214,17 +216,17 @@ class StageLayers:
     last: object
 
 
-def _stage_layers(l, pp, v, emb, loss) -> StageLayers:
+def _stage_layers(l, pp, v, emb, loss, xp=np) -> StageLayers:
     slots = l + emb + loss
     chunks = pp * v
     q, r = slots // chunks, slots % chunks
     # Chunk k (0-based, k = j*pp + i for stage i) takes q + 1 slots when k < r. Stage i holds
     # #{j < v : j*pp + i < r} of those fuller chunks.
-    first = v * q + np.minimum(np.ceil(r / pp), v) - emb
-    middle = np.where(pp > 2, v * q + np.minimum(np.ceil(np.maximum(r - 1, 0) / pp), v), 0)
-    last = v * q + np.minimum(np.floor(r / pp), v) - loss
-    first = np.where(pp > 1, first, l)  # one stage holds every layer, whatever is accounted for
-    return StageLayers(first, middle, np.where(pp > 1, last, first))
+    first = v * q + xp.minimum(xp.ceil(r / pp), v) - emb
+    middle = xp.where(pp > 2, v * q + xp.minimum(xp.ceil(xp.maximum(r - 1, 0.0) / pp), v), 0.0)
+    last = v * q + xp.minimum(xp.floor(r / pp), v) - loss
+    first = xp.where(pp > 1, first, l)  # one stage holds every layer, whatever is accounted for
+    return StageLayers(first, middle, xp.where(pp > 1, last, first))
 
 
 def stage_layers(num_layers: int, pp, virtual_stages=1, *, account_for_embedding=False,
@@ -284,15 +286,15 @@ def layers_per_stage(num_layers: int, pp):
     return int(result) if np.ndim(result) == 0 else result
 
 
-def _in_flight(pp, v, m, gpipe, inter, stage_from_end):
+def _in_flight(pp, v, m, gpipe, inter, stage_from_end, xp=np):
     """Micro-batches' worth of a stage's layers whose activations it holds at its peak: stage ``i`` of 1F1B
     holds ``p - i``; interleaved stage ``i`` has ``2 (p - i - 1) + (v - 1) p + 1`` chunks in flight, each
     ``1/v`` of its layers (Megatron-LM's warm-up; Korthikanti et al. 2022, sec. 4.2.3 for stage 0); GPipe all
     ``m``. Never more than ``m``. ``stage_from_end``: ``p - i - 1``."""
     one_f_one_b = stage_from_end + 1
     interleaved = (2 * stage_from_end + (v - 1) * pp + 1) / v
-    held = np.where(gpipe, m, np.where(inter, interleaved, one_f_one_b))
-    return np.maximum(np.minimum(held, m), 1)
+    held = xp.where(gpipe, m, xp.where(inter, interleaved, one_f_one_b))
+    return xp.maximum(xp.minimum(held, m), 1.0)
 
 
 def compute_efficiency(model: models.TransformerConfig, tp, calibration: Calibration = CALIBRATION):
@@ -352,8 +354,8 @@ class StepTime:
     The parts are on the critical path of the pipeline stage that sets the pace and add up to :attr:`total`
     exactly. An infeasible layout has ``feasible`` False, its ``reason``, and NaN for every time and rate.
     ``memory_total`` is the per-GPU memory of the fuller of the first and last stage, ``memory_status`` the
-    verdict against the usable capacity (``"fits"``, or ``"tight"`` within :data:`MEMORY_MARGIN`); ``memory``
-    a :class:`atscale.memory.Breakdown` for one evenly split plan (``None`` otherwise).
+    verdict against the usable capacity (``"fits"``, or ``"tight"`` within :data:`MEMORY_MARGIN`); for a
+    term-by-term memory breakdown of an evenly split plan, :func:`atscale.memory.breakdown`.
 
     MFU convention: model FLOPs (``6N + 12lsh`` per token, full attention matrix) over the **BF16** dense peak
     (:attr:`peak_flops`), as Llama 3 and NVIDIA's performance tables report it, whatever the matmuls ran in;
@@ -381,7 +383,6 @@ class StepTime:
     dtype: str = "bf16"
     dtype_peak_flops: float | None = None
     causal_flops_ratio: float = 1.0
-    memory: memory.Breakdown | None = None
     plan: Plan | None = None
 
     @property
@@ -443,25 +444,41 @@ class StepTime:
 
 
 # --------------------------------------------------------------------------------------
-# The vectorised core: one small function per cost term, each on flat arrays of plan fields
+# The core: one small function per cost term, on plan fields as arrays (evaluate, search) or as plain
+# Python numbers (step_time), through the operations namespace ``c.xp``
 # --------------------------------------------------------------------------------------
+class _ScalarOps:
+    """The array operations the cost terms use, for one layout of Python floats and bools: with them the same
+    code runs on NumPy arrays (``c.xp`` is :mod:`numpy`) and, at Python's speed, on one plan (``step_time``)."""
+
+    where = staticmethod(lambda cond, a, b: a if cond else b)
+    maximum = staticmethod(max)
+    minimum = staticmethod(min)
+    ceil = staticmethod(lambda x: float(math.ceil(x)))
+    floor = staticmethod(lambda x: float(math.floor(x)))
+    choose = staticmethod(lambda i, options: options[int(i)])
+    logical_not = staticmethod(operator.not_)
+
+
 @dataclass(frozen=True)
 class _Context:
-    """What the model, cluster and options fix for every layout of one evaluation (floats, SI units)."""
+    """What the model, cluster and options fix for every layout of one evaluation (floats, SI units), checked
+    once; the cost terms below take it and do no checking of their own."""
 
     model: models.TransformerConfig
     s: float
-    gemm_rate: float  # the measured matmul ceiling of the step's dtype, FLOP/s
+    gemm_rate: float  # the matmul ceiling of the step's dtype, FLOP/s
     attention_rate: float  # the BF16 ceiling: attention stays in BF16 in FP8 recipes
     hbm: float
-    up: hardware.Fabric
-    rail: hardware.Fabric
+    up: collectives.LinkCost  # NVLink, per GPU
+    rail: collectives.LinkCost  # one NIC per GPU
     gpus_per_node: int
     opt: memory.Optimizer
     flash: bool
     fp8: bool
-    overlap: float
     calibration: Calibration
+    k: types.SimpleNamespace  # the model's constants (parameter counts, FLOPs per token, activation terms)
+    xp: object = np
 
 
 def _ceiling(acc: hardware.Accelerator, dtype: str, cal: Calibration) -> float:
@@ -476,27 +493,25 @@ def _ceiling(acc: hardware.Accelerator, dtype: str, cal: Calibration) -> float:
 
 def _link_time(op, size, ranks, on_node, c: _Context):
     """``op`` over ``ranks`` GPUs on NVLink where ``on_node``, else on the NICs (one per GPU); 0 for one rank."""
-    n = np.maximum(ranks, 2)
-    t = np.where(on_node, collectives.collective_time(op, size, n, c.up),
-                 collectives.collective_time(op, size, n, c.rail))
-    return np.where(ranks > 1, t, 0.0)
+    xp = c.xp
+    n = xp.maximum(ranks, 2.0)
+    t = xp.where(on_node, collectives._time(op, "ring", size, n, c.up), collectives._time(op, "ring", size, n, c.rail))
+    return xp.where(ranks > 1, t, 0.0)
 
 
 def _layer_times(L, c: _Context) -> dict:
     """Seconds per layer per micro-batch on one GPU: ``gemm``, ``attention`` (the core, executed FLOPs),
     ``elementwise`` (HBM-bound kernels), the ``recompute`` extra, and the hardware FLOPs per token that
     recomputation adds (``extra_flops``)."""
-    m = c.model
-    h, f, a, s = m.hidden_size, m.ffn_size, m.num_heads, c.s
+    xp, k = c.xp, c.k
+    h, f, a, s = k.h, k.f, k.a, c.s
     tokens = L.b * s / L.cp  # tokens of one micro-batch on one context-parallel rank
     rate = _efficiency(h, L.tp, c.calibration)
-    layer_matmul = (m.matmul_params - m.vocab_size * h) / m.num_layers
-    gemm = 6 * layer_matmul * tokens / L.tp / (rate * c.gemm_rate)
+    gemm = 6 * k.layer_matmul * tokens / L.tp / (rate * c.gemm_rate)
     causal = FLASH_CAUSAL_FRACTION if c.flash else 1.0
     attention = 12 * s * h * causal * tokens / L.tp / (rate * c.attention_rate)
-    rep, par = elementwise_bytes_per_token(m, int(s))
-    sp_div = np.where(L.sp, L.tp, 1.0)
-    elem_bytes = rep / sp_div + par / L.tp
+    sp_div = xp.where(L.sp, L.tp, 1.0)
+    elem_bytes = k.elem_rep / sp_div + k.elem_par / L.tp
     if c.fp8:  # casts of every matmul input, forward activations and backward gradients
         elem_bytes = elem_bytes + 2 * FP8_CAST_BYTES * (2 * h / sp_div + (h + f) / L.tp)
     scores = 0.0 if c.flash else 3 * 4 * a * s * ACTIVATION_BYTES / L.tp  # unfused softmax, fwd + bwd
@@ -505,9 +520,9 @@ def _layer_times(L, c: _Context) -> dict:
     selective = L.reco == _RECOMPUTE_CODE["selective"]
     sel_time = (attention / 3 if c.flash else
                 SELECTIVE_RECOMPUTE_FACTOR * s * h * tokens / L.tp / (rate * c.attention_rate) + scores / 3 * tokens / c.hbm)
-    recompute = np.where(full, (gemm + attention + elementwise) / 3, np.where(selective, sel_time, 0.0))
-    extra = np.where(full, 2 * layer_matmul + 4 * s * h,
-                     np.where(selective, (4.0 if c.flash else SELECTIVE_RECOMPUTE_FACTOR) * s * h, 0.0))
+    recompute = xp.where(full, (gemm + attention + elementwise) / 3, xp.where(selective, sel_time, 0.0))
+    extra = xp.where(full, 2 * k.layer_matmul + 4 * s * h,
+                     xp.where(selective, (4.0 if c.flash else SELECTIVE_RECOMPUTE_FACTOR) * s * h, 0.0))
     return dict(gemm=gemm, attention=attention, elementwise=elementwise, recompute=recompute, extra_flops=extra,
                 tokens=tokens, full=full)
 
@@ -519,15 +534,16 @@ def _tp_comm(L, c: _Context, layer: dict):
     ``tp_overlap`` (and sequence parallelism) each collective is cut into ``tp`` chunks pipelined with the
     matmul it feeds (Wang et al. 2023; Transformer Engine, TorchTitan's async TP): only what the layer's
     matmuls cannot cover is exposed, and at least one chunk, ``1/tp`` of it."""
-    msg = layer["tokens"] * c.model.hidden_size * ACTIVATION_BYTES
-    n = np.maximum(L.tp, 2)
-    pair = (collectives.collective_time("reduce-scatter", msg, n, c.up)
-            + collectives.collective_time("all-gather", msg, n, c.up)) * SEQUENCE_PARALLEL_COMM_FACTOR
-    one = np.where(L.sp, pair, collectives.collective_time("all-reduce", msg, n, c.up))
-    t = np.where(L.tp > 1, (4.0 + 2.0 * layer["full"]) * one, 0.0)
-    cover = layer["gemm"] * np.where(layer["full"], 4 / 3, 1.0)
-    hidden = np.maximum(t - cover, t / L.tp)
-    return np.where(L.tp_overlap & L.sp, hidden, t)
+    xp = c.xp
+    msg = layer["tokens"] * c.k.h * ACTIVATION_BYTES
+    n = xp.maximum(L.tp, 2.0)
+    pair = (collectives._time("reduce-scatter", "ring", msg, n, c.up)
+            + collectives._time("all-gather", "ring", msg, n, c.up)) * SEQUENCE_PARALLEL_COMM_FACTOR
+    one = xp.where(L.sp, pair, collectives._time("all-reduce", "ring", msg, n, c.up))
+    t = xp.where(L.tp > 1, (4.0 + 2.0 * layer["full"]) * one, 0.0)
+    cover = layer["gemm"] * xp.where(layer["full"], 4 / 3, 1.0)
+    hidden = xp.maximum(t - cover, t / L.tp)
+    return xp.where(L.tp_overlap & L.sp, hidden, t)
 
 
 def _cp_comm(L, c: _Context, layer: dict):
@@ -537,48 +553,56 @@ def _cp_comm(L, c: _Context, layer: dict):
     their gradients (twice the bytes) against the backward attention. Chunks are load-balanced (each rank
     holds two of ``2 cp`` chunks, one early, one late), so each rank does ``1/cp`` of the causal work. On
     NVLink when the group's ``tp x cp`` GPUs fit in a node, else on the NICs."""
-    kv = layer["tokens"] * 2 * c.model.kv_heads * c.model.head_dim / L.tp * ACTIVATION_BYTES
-    on_node = (L.tp * L.cp <= c.gpus_per_node) & (c.gpus_per_node % (L.tp * L.cp) == 0)
-    send = _link_time("broadcast", kv, 2 * np.ones_like(L.cp), on_node, c)
+    xp = c.xp
+    kv = layer["tokens"] * 2 * c.k.kv_width / L.tp * ACTIVATION_BYTES
+    g = c.gpus_per_node
+    on_node = (L.tp * L.cp <= g) & (g % (L.tp * L.cp) == 0)
+    send = xp.where(on_node, collectives._time("broadcast", "ring", kv, 2.0, c.up),
+                    collectives._time("broadcast", "ring", kv, 2.0, c.rail))
     fwd, bwd = layer["attention"] / 3, 2 * layer["attention"] / 3
     steps = L.cp - 1
-    exposed = steps * (np.maximum(0.0, send - fwd / L.cp) * (1 + layer["full"]) + np.maximum(0.0, 2 * send - bwd / L.cp))
-    return np.where(L.cp > 1, exposed, 0.0)
+    exposed = steps * (xp.maximum(0.0, send - fwd / L.cp) * (1 + layer["full"])
+                       + xp.maximum(0.0, 2 * send - bwd / L.cp))
+    return xp.where(L.cp > 1, exposed, 0.0)
 
 
 def _pp_comm(L, c: _Context, layer: dict):
     """Seconds per micro-batch of the pipeline's point-to-point sends: an activation forward and a gradient
     back per chunk boundary, ``2 v`` per micro-batch, each ``1/tp`` of a layer's activations (Megatron's
     scatter/gather; Narayanan et al. 2021, sec. 4.1), on the NICs unless the stage's neighbour is in the node."""
-    size = layer["tokens"] * c.model.hidden_size * ACTIVATION_BYTES / L.tp
+    xp = c.xp
+    size = layer["tokens"] * c.k.h * ACTIVATION_BYTES / L.tp
     on_node = L.tp * L.cp * L.dp < c.gpus_per_node
-    return np.where(L.pp > 1, 2.0 * L.v * _link_time("broadcast", size, 2 * np.ones_like(L.pp), on_node, c), 0.0)
+    send = xp.where(on_node, collectives._time("broadcast", "ring", size, 2.0, c.up),
+                    collectives._time("broadcast", "ring", size, 2.0, c.rail))
+    return xp.where(L.pp > 1, 2.0 * L.v * send, 0.0)
 
 
 def _output_layer(L, c: _Context, layer: dict):
     """Seconds per micro-batch of the output (logit) layer's matmuls on the last stage: ``6 V h`` FLOPs per
     token, split over TP (vocabulary-parallel; Shoeybi et al. 2019, sec. 3)."""
-    m = c.model
-    rate = _efficiency(m.hidden_size, L.tp, c.calibration)
-    return 6 * m.vocab_size * m.hidden_size * layer["tokens"] / L.tp / (rate * c.gemm_rate)
+    rate = _efficiency(c.k.h, L.tp, c.calibration)
+    return 6 * c.k.vh * layer["tokens"] / L.tp / (rate * c.gemm_rate)
 
 
 def _pace(L, c: _Context, layer: dict, tp_t, cp_t, pp_t) -> dict:
     """Per-micro-batch parts of the stage that sets the pipeline's pace (the slowest of the first, the fullest
-    middle and the last stage: :func:`stage_layers`), and the layer counts."""
-    m = c.model
-    sl = _stage_layers(float(m.num_layers), L.pp, L.v, L.emb, L.loss)
+    middle and the last stage: :func:`stage_layers`; the first of them on a tie), and the layer counts."""
+    xp = c.xp
+    sl = _stage_layers(float(c.k.l), L.pp, L.v, L.emb, L.loss, xp)
     out = _output_layer(L, c, layer)
     work = layer["gemm"] + layer["attention"] + layer["elementwise"]
-    cand = []
+    chosen, best = None, None
     for layers, last in ((sl.first, L.pp == 1), (sl.middle, False), (sl.last, L.pp > 1)):
-        parts = dict(compute=layers * work + np.where(last, out, 0.0), recompute=layers * layer["recompute"],
-                     tp_comm=layers * tp_t, cp_comm=layers * cp_t, pp_comm=pp_t)
-        cand.append(parts)
-    totals = np.stack([sum(p.values()) for p in cand])
-    pick = np.argmax(totals, axis=0)
-    chosen = {k: np.choose(pick, [p[k] for p in cand]) for k in cand[0]}
-    chosen["layers"] = np.choose(pick, [sl.first, sl.middle, sl.last])
+        parts = dict(compute=layers * work + xp.where(last, out, 0.0), recompute=layers * layer["recompute"],
+                     tp_comm=layers * tp_t, cp_comm=layers * cp_t, pp_comm=pp_t, layers=layers)
+        total = parts["compute"] + parts["recompute"] + parts["tp_comm"] + parts["cp_comm"] + pp_t
+        if chosen is None:
+            chosen, best = parts, total
+        else:
+            take = total > best
+            chosen = {key: xp.where(take, parts[key], chosen[key]) for key in parts}
+            best = xp.maximum(total, best)
     chosen["stages"] = sl
     return chosen
 
@@ -587,15 +611,16 @@ def _group_time(op, size, ranks, per_node, c: _Context):
     """``op`` over ``ranks`` GPUs of which ``per_node`` share each node: flat on NVLink when they all do,
     else hierarchical (Jia et al. 2018; NCCL's tree/ring across nodes): reduce-scatter inside the node,
     the collective of ``1/per_node`` of the data across nodes on the NICs, all-gather inside the node."""
-    inside = np.minimum(per_node, ranks)
-    nodes = np.maximum(np.ceil(ranks / np.maximum(inside, 1)), 1)
+    xp = c.xp
+    inside = xp.minimum(per_node, ranks)
+    nodes = xp.maximum(xp.ceil(ranks / xp.maximum(inside, 1.0)), 1.0)
     flat = _link_time(op, size, ranks, True, c)
     intra_rs = _link_time("reduce-scatter", size, inside, True, c)
     intra_ag = _link_time("all-gather", size, inside, True, c)
     across = _link_time(op, size / inside, nodes, False, c)
     hier = {"all-reduce": intra_rs + across + intra_ag, "reduce-scatter": intra_rs + across,
             "all-gather": across + intra_ag}[op]
-    return np.where(ranks <= inside, flat, hier)
+    return xp.where(ranks <= inside, flat, hier)
 
 
 def _dp_comm(L, c: _Context, psi, fwd_mb, bwd_mb, layers):
@@ -614,11 +639,12 @@ def _dp_comm(L, c: _Context, psi, fwd_mb, bwd_mb, layers):
       et al. 2020, sec. 7; Zhao et al. 2023, PyTorch FSDP, sec. 3.3-3.4);
     * with HSDP, the shard-sized gradient all-reduce across replicas once, behind the last backward.
     """
+    xp = c.xp
     n = L.dp * L.cp
-    k = np.where(L.shard > 0, L.shard, n)
-    r = np.ceil(n / k)
+    k = xp.where(L.shard > 0, L.shard, n)
+    r = xp.ceil(n / k)
     g = c.gpus_per_node
-    per_node = np.where(g % L.tp == 0, np.minimum(g // L.tp, n), 1.0)
+    per_node = xp.where(g % L.tp == 0, xp.minimum(g // L.tp, n), 1.0)
     grad = psi * (GRADIENT_ACCUMULATION_BYTES if c.opt.gradients >= 4 else float(c.opt.gradients))
     weights = psi * c.opt.weights
     rs = _group_time("reduce-scatter", grad, k, per_node, c)
@@ -627,47 +653,45 @@ def _dp_comm(L, c: _Context, psi, fwd_mb, bwd_mb, layers):
     ovl = L.ovl
 
     def behind(t, cover):
-        return np.maximum(0.0, t - ovl * cover)
+        return xp.maximum(0.0, t - ovl * cover)
 
     z0 = behind(_group_time("all-reduce", grad, k, per_node, c) + replicas, bwd_mb)
     z1 = behind(rs + replicas, bwd_mb) + behind(ag, fwd_mb)
     z2 = L.m * behind(rs, bwd_mb) + behind(replicas, bwd_mb) + behind(ag, fwd_mb)
-    per_mb = behind(ag, fwd_mb) + behind(np.where(L.reshard, ag, 0.0) + rs, bwd_mb) + ag / np.maximum(layers, 1)
+    per_mb = behind(ag, fwd_mb) + behind(xp.where(L.reshard, ag, 0.0) + rs, bwd_mb) + ag / xp.maximum(layers, 1.0)
     z3 = L.m * per_mb + behind(replicas, bwd_mb)
-    out = np.choose(L.zs.astype(int), [z0, z1, z2, z3])
-    return np.where(n > 1, out, 0.0)
+    out = xp.choose(L.zs_i, [z0, z1, z2, z3])
+    return xp.where(n > 1, out, 0.0)
 
 
-def _memory(L, c: _Context, acc: hardware.Accelerator, sl: StageLayers):
+def _memory(L, c: _Context, sl: StageLayers):
     """Per-GPU bytes of the fuller of the first and the last pipeline stage, as ``{"model state", "activations"}``:
     weights, gradients and optimizer state sharded as the ZeRO stage says over ``k`` ranks (plus the unsharded
     weights kept between forward and backward when ZeRO-3 does not reshard); each stage's in-flight activations
     (:func:`_in_flight`); the embedding on the first stage, the output layer and the FP32 logits on the last."""
-    m = c.model
-    h, V = m.hidden_size, m.vocab_size
+    xp, K = c.xp, c.k
     tokens = L.b * c.s / L.cp
-    terms = memory.activation_terms(m, 1, int(c.s), flash_attention=c.flash)  # one sequence of s tokens
-    per_token = (terms.replicated / np.where(L.sp, L.tp, 1.0)
-                 + (terms.parallel + np.where(L.reco == _RECOMPUTE_CODE["selective"], 0.0, terms.scores)) / L.tp) / c.s
-    act_layer = np.where(L.reco == _RECOMPUTE_CODE["full"], 2 * h / np.where(L.sp, L.tp, 1.0), per_token) * tokens
+    sp_div = xp.where(L.sp, L.tp, 1.0)
+    selective = L.reco == _RECOMPUTE_CODE["selective"]
+    per_token = (K.act_rep / sp_div + (K.act_par + xp.where(selective, 0.0, K.act_scores)) / L.tp) / c.s
+    act_layer = xp.where(L.reco == _RECOMPUTE_CODE["full"], 2 * K.h / sp_div, per_token) * tokens
     n = L.dp * L.cp
-    k = np.where(L.shard > 0, L.shard, n)
+    k = xp.where(L.shard > 0, L.shard, n)
     gpipe, inter = L.sched == _SCHEDULE_CODE["gpipe"], L.sched == _SCHEDULE_CODE["interleaved"]
-    layer_params = m.layer_params()
-    out_params = V * h + m.norm_params()  # tied or not, the last stage holds the output matrix
-    emb_params = m.embedding_params() - (0 if m.tied_embeddings else V * h)
+    opt = c.opt
     totals = []
-    for layers, extra, from_end, last in ((sl.first, emb_params, L.pp - 1, L.pp == 1), (sl.last, out_params, 0, True)):
-        psi = (layers * layer_params + extra + np.where(last & (L.pp == 1), out_params, 0.0)) / L.tp
-        state = (c.opt.weights * psi / np.where(L.zs >= 3, k, 1.0) + c.opt.gradients * psi / np.where(L.zs >= 2, k, 1.0)
-                 + c.opt.state * psi / np.where(L.zs >= 1, k, 1.0))
-        kept = np.where((L.zs >= 3) & ~L.reshard, c.opt.weights * psi * (1 - 1 / k), 0.0)
-        acts = act_layer * layers * _in_flight(L.pp, L.v, L.m, gpipe, inter, from_end)
-        logits = np.where(last, tokens * V / L.tp * LOGITS_BYTES, 0.0)
+    for layers, extra, from_end, last in ((sl.first, K.emb_params, L.pp - 1, L.pp == 1),
+                                          (sl.last, K.out_params, 0.0, True)):
+        psi = (layers * K.layer_params + extra + xp.where(last & (L.pp == 1), K.out_params, 0.0)) / L.tp
+        state = (opt.weights * psi / xp.where(L.zs >= 3, k, 1.0) + opt.gradients * psi / xp.where(L.zs >= 2, k, 1.0)
+                 + opt.state * psi / xp.where(L.zs >= 1, k, 1.0))
+        kept = xp.where((L.zs >= 3) & xp.logical_not(L.reshard), opt.weights * psi * (1 - 1 / k), 0.0)
+        acts = act_layer * layers * _in_flight(L.pp, L.v, L.m, gpipe, inter, from_end, xp)
+        logits = xp.where(last, tokens * K.V / L.tp * LOGITS_BYTES, 0.0)
         totals.append({"model state": state + kept, "activations": acts + logits})
     first, last = (t["model state"] + t["activations"] for t in totals)
     pick = last > first
-    return {k: np.where(pick, totals[1][k], totals[0][k]) for k in totals[0]}
+    return {key: xp.where(pick, totals[1][key], totals[0][key]) for key in totals[0]}
 
 
 _FIELDS = ("tp", "cp", "pp", "dp", "micro_batch", "global_batch", "zero_stage", "schedule", "virtual_stages",
@@ -685,13 +709,21 @@ def _codes(name, value, options) -> np.ndarray:
     return out
 
 
+def _derived(L):
+    """The fields every cost term reads, derived from the plan's (floats or arrays alike)."""
+    L.b, L.gb = L.micro_batch, L.global_batch
+    L.v = L.virtual_stages * (L.sched == _SCHEDULE_CODE["interleaved"]) + (L.sched != _SCHEDULE_CODE["interleaved"])
+    L.m = L.gb // (L.b * L.dp)
+    return L
+
+
 def _layout(fields: dict, dp_overlap) -> tuple[tuple, types.SimpleNamespace]:
     """Checks the plan fields and broadcasts them into flat arrays (a namespace) and the broadcast shape."""
     counts = {n: _v.count(n, fields[n], scalar=False) for n in ("tp", "cp", "pp", "dp", "micro_batch",
                                                                   "global_batch", "virtual_stages")}
     zs = _v.count("zero_stage", fields["zero_stage"], low=0, high=3, scalar=False)
     shard = fields["shard_group"]
-    shard = 0 if shard is None else _v.count("shard_group", shard, scalar=False)
+    shard = 0 if shard is None else _v.count("shard_group", shard, low=0, scalar=False)  # 0: all dp x cp ranks
     flags = {n: _v.flags(n, fields[n]) for n in ("sequence_parallel", "account_for_embedding", "account_for_loss",
                                                  "tp_overlap", "reshard_after_forward")}
     arrays = _v.broadcast(**counts, zs=zs, shard=shard, sched=_codes("schedule", fields["schedule"], SCHEDULES),
@@ -703,48 +735,82 @@ def _layout(fields: dict, dp_overlap) -> tuple[tuple, types.SimpleNamespace]:
     L = types.SimpleNamespace(**dict(zip(names, flat)))
     for n in ("tp", "cp", "pp", "dp", "micro_batch", "global_batch", "virtual_stages", "shard", "zs"):
         setattr(L, n, getattr(L, n).astype(float))
-    L.b, L.gb = L.micro_batch, L.global_batch
-    L.v = np.where(L.sched == _SCHEDULE_CODE["interleaved"], L.virtual_stages, 1.0)
+    L.zs_i = L.zs.astype(int)
     L.emb, L.loss = L.emb.astype(float), L.loss.astype(float)
-    L.m = np.floor(L.gb / (L.b * L.dp))
-    return shape, L
+    return shape, _derived(L)
+
+
+def _plan_layout(plan: Plan, dp_overlap: float) -> types.SimpleNamespace:
+    """One checked :class:`Plan` as the namespace of Python numbers the cost terms take (no arrays)."""
+    L = types.SimpleNamespace(
+        tp=float(plan.tp), cp=float(plan.cp), pp=float(plan.pp), dp=float(plan.dp), micro_batch=float(plan.micro_batch),
+        global_batch=float(plan.global_batch), virtual_stages=float(plan.virtual_stages), zs=float(plan.zero_stage),
+        zs_i=plan.zero_stage, shard=float(plan.shard_group or 0), sched=_SCHEDULE_CODE[plan.schedule],
+        reco=_RECOMPUTE_CODE[plan.recompute], sp=plan.sequence_parallel, emb=float(plan.account_for_embedding),
+        loss=float(plan.account_for_loss), tp_overlap=plan.tp_overlap, reshard=plan.reshard_after_forward,
+        ovl=dp_overlap)
+    return _derived(L)
+
+
+def _checks(L, c: _Context, num_gpus: int) -> list:
+    """Why a layout cannot run: ``(failing, message)`` pairs in order, ``failing`` a bool (array), ``message``
+    a function of the layout's index (``None`` for a single plan); memory comes later."""
+    m, xp = c.model, c.xp
+    l, g = m.num_layers, c.gpus_per_node
+
+    def at(x, i):
+        return x if i is None else x[i]
+
+    n = L.tp * L.cp * L.pp * L.dp
+    inter = L.sched == _SCHEDULE_CODE["interleaved"]
+    return [
+        (n != num_gpus, lambda i: f"TP x CP x PP x DP = {int(at(L.tp, i))} x {int(at(L.cp, i))} x {int(at(L.pp, i))} "
+                                  f"x {int(at(L.dp, i))} = {int(at(n, i)):,} GPUs; the cluster has {num_gpus:,}"),
+        (L.tp > g, lambda i: f"TP={int(at(L.tp, i))} exceeds the {g} GPUs of a node: its collectives would leave NVLink"),
+        ((m.num_heads % L.tp != 0) | (m.kv_heads % L.tp != 0),
+         lambda i: f"TP={int(at(L.tp, i))} does not divide the {m.num_heads} heads and {m.kv_heads} KV heads"),
+        ((L.cp > 1) & (not c.flash), lambda i: "context parallelism needs a fused (FlashAttention) kernel"),
+        (c.s % (2 * L.cp) != 0, lambda i: f"CP={int(at(L.cp, i))}: the sequence of {int(c.s):,} tokens does not "
+                                          f"split into 2 x CP load-balanced chunks"),
+        (L.pp * L.v > l + L.emb + L.loss,
+         lambda i: f"PP x v = {int(at(L.pp, i))} x {int(at(L.v, i))} chunks for {l} layers: some stages would be empty"),
+        (L.m * L.b * L.dp != L.gb, lambda i: f"global batch {int(at(L.gb, i)):,} is not a whole number of "
+                                             f"micro-batches of {int(at(L.b, i))} per replica x DP={int(at(L.dp, i))}"),
+        (inter & (L.pp < 2), lambda i: "the interleaved schedule needs PP >= 2"),
+        (inter & (L.m < L.pp), lambda i: f"interleaved: {int(at(L.m, i))} micro-batches per replica cannot fill "
+                                         f"PP={int(at(L.pp, i))} stages"),
+        (L.sp & (L.tp == 1), lambda i: "sequence parallelism needs TP > 1"),
+        ((L.shard > 0) & ((L.dp * L.cp) % xp.maximum(L.shard, 1.0) != 0),
+         lambda i: f"shard_group={int(at(L.shard, i))} does not divide DP x CP = {int(at(L.dp, i) * at(L.cp, i))}"),
+    ]
 
 
 def _reasons(L, c: _Context, num_gpus: int) -> np.ndarray:
-    """Why each layout cannot run ("" where it can), the first failing check winning; memory comes later."""
-    m = c.model
-    l, g = m.num_layers, c.gpus_per_node
+    """Why each layout cannot run ("" where it can), the first failing check winning."""
     reason = np.full(L.tp.shape, "", dtype=object)
-
-    def fail(mask, text):
-        mask = mask & (reason == "")
+    for failing, text in _checks(L, c, num_gpus):
+        mask = np.broadcast_to(failing, L.tp.shape) & (reason == "")
         if np.any(mask):
             reason[mask] = [text(i) for i in np.flatnonzero(mask)]
-
-    n = L.tp * L.cp * L.pp * L.dp
-    fail(n != num_gpus, lambda i: f"TP x CP x PP x DP = {int(L.tp[i])} x {int(L.cp[i])} x {int(L.pp[i])} x "
-                                  f"{int(L.dp[i])} = {int(n[i]):,} GPUs; the cluster has {num_gpus:,}")
-    fail(L.tp > g, lambda i: f"TP={int(L.tp[i])} exceeds the {g} GPUs of a node: its collectives would leave NVLink")
-    fail((m.num_heads % L.tp != 0) | (m.kv_heads % L.tp != 0),
-         lambda i: f"TP={int(L.tp[i])} does not divide the {m.num_heads} heads and {m.kv_heads} KV heads")
-    fail((L.cp > 1) & (not c.flash), lambda i: "context parallelism needs a fused (FlashAttention) kernel")
-    fail(np.mod(c.s, 2 * L.cp) != 0, lambda i: f"CP={int(L.cp[i])}: the sequence of {int(c.s):,} tokens does not "
-                                               f"split into 2 x CP load-balanced chunks")
-    fail(L.pp * L.v > l + L.emb + L.loss,
-         lambda i: f"PP x v = {int(L.pp[i])} x {int(L.v[i])} chunks for {l} layers: some stages would be empty")
-    fail(L.m * L.b * L.dp != L.gb, lambda i: f"global batch {int(L.gb[i]):,} is not a whole number of micro-batches "
-                                             f"of {int(L.b[i])} per replica x DP={int(L.dp[i])}")
-    inter = L.sched == _SCHEDULE_CODE["interleaved"]
-    fail(inter & (L.pp < 2), lambda i: "the interleaved schedule needs PP >= 2")
-    fail(inter & (L.m < L.pp), lambda i: f"interleaved: {int(L.m[i])} micro-batches per replica cannot fill "
-                                         f"PP={int(L.pp[i])} stages")
-    fail(L.sp & (L.tp == 1), lambda i: "sequence parallelism needs TP > 1")
-    fail((L.shard > 0) & (np.mod(L.dp * L.cp, np.maximum(L.shard, 1)) != 0),
-         lambda i: f"shard_group={int(L.shard[i])} does not divide DP x CP = {int(L.dp[i] * L.cp[i])}")
     return reason
 
 
-def _context(model, cluster, seq_length, dtype, optimizer_name, flash_attention, calibration, dp_overlap=None):
+@functools.lru_cache(maxsize=64)
+def _model_constants(model: models.TransformerConfig, s: int, flash: bool) -> types.SimpleNamespace:
+    """The numbers of ``model`` the cost terms read, computed once per (model, sequence, kernel)."""
+    h, V = model.hidden_size, model.vocab_size
+    terms = memory.activation_terms(model, 1, s, flash_attention=flash)  # one sequence of s tokens
+    rep, par = elementwise_bytes_per_token(model, s)
+    return types.SimpleNamespace(
+        l=model.num_layers, h=h, f=model.ffn_size, a=model.num_heads, V=V, vh=V * h,
+        kv_width=model.kv_heads * model.head_dim, layer_matmul=(model.matmul_params - V * h) / model.num_layers,
+        layer_params=model.layer_params(), out_params=V * h + model.norm_params(),
+        emb_params=model.embedding_params() - (0 if model.tied_embeddings else V * h),
+        elem_rep=rep, elem_par=par, act_rep=terms.replicated, act_par=terms.parallel, act_scores=terms.scores,
+        model_tok=float(models.training_flops_per_token(model, s)))
+
+
+def _context(model, cluster, seq_length, dtype, optimizer_name, flash_attention, calibration, xp=np) -> _Context:
     model = models.model(model)
     if not isinstance(cluster, hardware.Cluster):
         raise ValueError(f"cluster must be an atscale.hardware.Cluster (got a {type(cluster).__name__})")
@@ -752,11 +818,52 @@ def _context(model, cluster, seq_length, dtype, optimizer_name, flash_attention,
         raise ValueError(f"calibration={_v.show(calibration)} must be an atscale.parallelism.Calibration")
     acc = cluster.accelerator
     acc.peak(dtype)  # a ValueError naming the accelerator's dtypes
-    s = float(model.seq_length if seq_length is None else _v.count("seq_length", seq_length))
-    return _Context(model, s, _ceiling(acc, dtype, calibration), _ceiling(acc, "bf16", calibration), acc.hbm_bandwidth,
-                    collectives._scale_up(cluster.node), collectives._rail(cluster), cluster.node.gpus,
-                    memory.optimizer(optimizer_name), _v.flag("flash_attention", flash_attention), dtype == "fp8",
-                    1.0, calibration)
+    s = model.seq_length if seq_length is None else _v.count("seq_length", seq_length)
+    flash = _v.flag("flash_attention", flash_attention)
+    up, rail = (collectives._link_cost(f, "ring") for f in _links(cluster))
+    return _Context(model, float(s), _ceiling(acc, dtype, calibration), _ceiling(acc, "bf16", calibration),
+                    acc.hbm_bandwidth, up, rail, cluster.node.gpus, memory.optimizer(optimizer_name), flash,
+                    dtype == "fp8", calibration, _model_constants(model, s, flash), xp)
+
+
+_LINKS: dict = {}
+
+
+def _links(cluster: hardware.Cluster):
+    """The cluster's NVLink (per GPU) and NIC (per GPU) fabrics, remembered per cluster object (a cluster is
+    frozen, so they cannot change; the entry keeps the cluster, so its id is not reused while cached)."""
+    entry = _LINKS.get(id(cluster))
+    if entry is None or entry[0] is not cluster:
+        if len(_LINKS) > 64:
+            _LINKS.clear()
+        entry = _LINKS[id(cluster)] = (cluster, collectives._scale_up(cluster.node), collectives._rail(cluster))
+    return entry[1:]
+
+
+def _parts(L, c: _Context) -> dict:
+    """Every part of the step (seconds), the memory of the fuller end stage and the hardware FLOPs per token."""
+    layer = _layer_times(L, c)
+    tp_t, cp_t, pp_t = _tp_comm(L, c, layer), _cp_comm(L, c, layer), _pp_comm(L, c, layer)
+    stage = _pace(L, c, layer, tp_t, cp_t, pp_t)
+    per_mb = stage["compute"] + stage["recompute"] + stage["tp_comm"] + stage["cp_comm"] + stage["pp_comm"]
+    parts = {key: L.m * stage[key] for key in ("compute", "recompute", "tp_comm", "cp_comm", "pp_comm")}
+    parts["bubble"] = (L.pp - 1) / L.v * per_mb
+    sl, K, xp = stage["stages"], c.k, c.xp
+    mem = _memory(L, c, sl)
+    psi = xp.maximum(sl.first * K.layer_params + K.vh, sl.last * K.layer_params + K.vh) / L.tp  # the larger stage
+    fwd_mb = (stage["compute"] + stage["recompute"]) / 3
+    parts["dp_comm"] = _dp_comm(L, c, psi, fwd_mb, 2 * fwd_mb, stage["layers"])
+    shards = xp.where(L.zs >= 1, xp.where(L.shard > 0, L.shard, L.dp * L.cp), 1.0)
+    parts["optimizer"] = psi / shards * ADAM_BYTES_PER_PARAM / c.hbm
+    return dict(parts=parts, memory=mem["model state"] + mem["activations"], mem_parts=mem,
+                hw_tok=K.model_tok + layer["extra_flops"] * K.l)
+
+
+def _too_big(state, acts, capacity) -> str:
+    total = state + acts
+    return (f"does not fit: {total / 1e9:.1f} GB per GPU > {capacity / 1e9:.1f} GB, over by "
+            f"{(total - capacity) / 1e9:.1f} GB, more than the model's {MEMORY_MARGIN:.0%} margin (largest "
+            f"term: {'activations' if acts > state else 'model state'} {max(state, acts) / 1e9:.1f} GB)")
 
 
 def evaluate(model, cluster: hardware.Cluster, *, tp, pp, dp, micro_batch, global_batch, cp=1, zero_stage=0,
@@ -770,9 +877,9 @@ def evaluate(model, cluster: hardware.Cluster, *, tp, pp, dp, micro_batch, globa
 
     ``schedule`` and ``recompute`` may be arrays of names, the flags arrays of booleans, the others arrays of
     numbers; ``shard_group`` ``None`` (or 0 in an array) shards over all ``dp x cp`` ranks. Returns a
-    :class:`StepTime` whose fields are arrays of the broadcast shape (``memory`` is ``None``), with ``feasible``
-    a boolean array and ``reason`` an array of strings ("" where feasible). ``memory_check=False`` skips the
-    memory verdict (the memory is still computed).
+    :class:`StepTime` whose fields are arrays of the broadcast shape, with ``feasible`` a boolean array and
+    ``reason`` an array of strings ("" where feasible). ``memory_check=False`` skips the memory verdict (the
+    memory is still computed).
     """
     c = _context(model, cluster, seq_length, dtype, optimizer_name, flash_attention, calibration)
     memory_check = _v.flag("memory_check", memory_check)
@@ -784,62 +891,61 @@ def evaluate(model, cluster: hardware.Cluster, *, tp, pp, dp, micro_batch, globa
     shape, L = _layout(fields, dp_overlap)
     reason = _reasons(L, c, cluster.num_gpus)
     ok = reason == ""
-    # Impossible layouts get harmless stand-ins so the arithmetic below stays finite; their times become NaN.
-    L.pp = np.where(ok, L.pp, 1.0)
-    L.v = np.where(ok, L.v, 1.0)
-    L.m = np.maximum(L.m, 1.0)
-
-    layer = _layer_times(L, c)
-    tp_t, cp_t, pp_t = _tp_comm(L, c, layer), _cp_comm(L, c, layer), _pp_comm(L, c, layer)
-    stage = _pace(L, c, layer, tp_t, cp_t, pp_t)
-    per_mb = sum(stage[k] for k in ("compute", "recompute", "tp_comm", "cp_comm", "pp_comm"))
-    parts = {k: L.m * stage[k] for k in ("compute", "recompute", "tp_comm", "cp_comm", "pp_comm")}
-    parts["bubble"] = (L.pp - 1) / L.v * per_mb
-
-    sl = stage["stages"]
-    mem_parts = _memory(L, c, cluster.accelerator, sl)
-    mem_total = mem_parts["model state"] + mem_parts["activations"]
-    layer_params = c.model.layer_params()
-    vh = c.model.vocab_size * c.model.hidden_size
-    psi = np.maximum(sl.first * layer_params + vh, sl.last * layer_params + vh) / L.tp  # the larger stage
-    fwd_mb = (stage["compute"] + stage["recompute"]) / 3
-    parts["dp_comm"] = _dp_comm(L, c, psi, fwd_mb, 2 * fwd_mb, stage["layers"])
-    from .roofline import ADAM_BYTES_PER_PARAM
-    parts["optimizer"] = psi / np.where(L.zs >= 1, np.where(L.shard > 0, L.shard, L.dp * L.cp), 1.0) \
-        * ADAM_BYTES_PER_PARAM / c.hbm
-
+    # Impossible layouts get harmless stand-ins so the arithmetic stays finite; their times become NaN.
+    L.pp, L.v, L.m = np.where(ok, L.pp, 1.0), np.where(ok, L.v, 1.0), np.maximum(L.m, 1.0)
+    r = _parts(L, c)
     capacity = cluster.accelerator.usable_memory
-    over = memory_check & ok & (mem_total > capacity * (1 + MEMORY_MARGIN))
+    over = memory_check & ok & (r["memory"] > capacity * (1 + MEMORY_MARGIN))
     if np.any(over):
-        st, ac = mem_parts["model state"][over], mem_parts["activations"][over]
-        reason[over] = [f"does not fit: {(a + b) / 1e9:.1f} GB per GPU > {capacity / 1e9:.1f} GB, over by "
-                        f"{(a + b - capacity) / 1e9:.1f} GB, more than the model's {MEMORY_MARGIN:.0%} margin (largest "
-                        f"term: {'activations' if b > a else 'model state'} {max(a, b) / 1e9:.1f} GB)"
-                        for a, b in zip(st, ac)]
+        reason[over] = [_too_big(a, b, capacity) for a, b in zip(r["mem_parts"]["model state"][over],
+                                                                   r["mem_parts"]["activations"][over])]
     feasible = reason == ""
-    status = np.where(~feasible, "", np.where(mem_total > capacity * (1 - MEMORY_MARGIN), "tight", "fits"))
-
-    s = c.s
-    model_tok = float(models.training_flops_per_token(c.model, int(s)))
-    tokens = L.gb * s
-    hw_tok = model_tok + layer["extra_flops"] * c.model.num_layers
+    status = np.where(~feasible, "", np.where(r["memory"] > capacity * (1 - MEMORY_MARGIN), "tight", "fits"))
     nan = np.where(feasible, 1.0, np.nan)
+    tokens = L.gb * c.s
+
+    def out(x):
+        return np.broadcast_to(x * nan, L.tp.shape).reshape(shape)
+
+    return StepTime(**{key: out(r["parts"][key]) for key in PARTS}, tokens_per_step=out(tokens),
+                    model_flops_per_step=out(c.k.model_tok * tokens), hardware_flops_per_step=out(r["hw_tok"] * tokens),
+                    **_constants(c, cluster, dtype), feasible=feasible.reshape(shape), reason=reason.reshape(shape),
+                    memory_total=np.broadcast_to(r["memory"], L.tp.shape).reshape(shape),
+                    memory_status=status.astype(object).reshape(shape))
+
+
+def _constants(c: _Context, cluster: hardware.Cluster, dtype: str) -> dict:
+    """The :class:`StepTime` fields that do not depend on the layout."""
     acc = cluster.accelerator
-    out = {k: np.broadcast_to(parts[k] * nan, L.tp.shape).reshape(shape) for k in PARTS}
-    flows = [np.broadcast_to(x * nan, L.tp.shape).reshape(shape) for x in (tokens, model_tok * tokens, hw_tok * tokens)]
-    return StepTime(**out, tokens_per_step=flows[0], model_flops_per_step=flows[1], hardware_flops_per_step=flows[2],
-                    gpus=cluster.num_gpus, peak_flops=acc.peak("bf16"), feasible=feasible.reshape(shape),
-                    reason=reason.reshape(shape), memory_total=np.broadcast_to(mem_total, L.tp.shape).reshape(shape),
-                    memory_capacity=capacity, memory_status=status.astype(object).reshape(shape), dtype=dtype,
-                    dtype_peak_flops=acc.peak(dtype),
-                    causal_flops_ratio=1 - 6 * c.model.num_layers * s * c.model.hidden_size / model_tok)
+    return dict(gpus=cluster.num_gpus, peak_flops=acc.peak("bf16"), memory_capacity=acc.usable_memory, dtype=dtype,
+                dtype_peak_flops=acc.peak(dtype),
+                causal_flops_ratio=1 - 6 * c.k.l * c.s * c.k.h / c.k.model_tok)
 
 
-def _scalar(x):
-    a = np.asarray(x)
-    if a.ndim:
-        return a
-    return a.item() if a.dtype.kind in "OUSb" else float(a)
+def _one(c: _Context, cluster: hardware.Cluster, plan: Plan, dtype: str, dp_overlap: float,
+         memory_check: bool) -> StepTime:
+    """:func:`evaluate` for one checked plan, on Python numbers: the same cost terms, no arrays."""
+    L = _plan_layout(plan, dp_overlap)
+    reason = next((text(None) for failing, text in _checks(L, c, cluster.num_gpus) if failing), "")
+    fields = _constants(c, cluster, dtype)
+    if reason:  # the arithmetic below would be meaningless (or divide by zero): a NaN step with its reason
+        nan = math.nan
+        return StepTime(**{key: nan for key in PARTS}, tokens_per_step=nan, model_flops_per_step=nan,
+                        hardware_flops_per_step=nan, **fields, feasible=False, reason=reason, memory_total=nan,
+                        memory_status="", plan=plan)
+    r = _parts(L, c)
+    capacity = fields["memory_capacity"]
+    total = r["memory"]
+    if memory_check and total > capacity * (1 + MEMORY_MARGIN):
+        reason = _too_big(r["mem_parts"]["model state"], r["mem_parts"]["activations"], capacity)
+    feasible = not reason
+    scale = 1.0 if feasible else math.nan
+    tokens = L.gb * c.s
+    status = "" if not feasible else ("tight" if total > capacity * (1 - MEMORY_MARGIN) else "fits")
+    return StepTime(**{key: float(r["parts"][key]) * scale for key in PARTS}, tokens_per_step=tokens * scale,
+                    model_flops_per_step=c.k.model_tok * tokens * scale,
+                    hardware_flops_per_step=float(r["hw_tok"]) * tokens * scale, **fields, feasible=feasible,
+                    reason=reason, memory_total=float(total), memory_status=status, plan=plan)
 
 
 def step_time(model, cluster: hardware.Cluster, plan: Plan, *, seq_length=None, dtype: str = "bf16",
@@ -859,28 +965,18 @@ def step_time(model, cluster: hardware.Cluster, plan: Plan, *, seq_length=None, 
     communication may hide behind; ``flash_attention`` (default on, the H100-era practice) stores no score
     matrix; ``calibration`` the constants of :func:`compute_efficiency`. An infeasible layout returns
     ``feasible=False`` with ``reason`` and NaN times; one whose memory is within :data:`MEMORY_MARGIN` of
-    capacity is feasible with ``memory_status == "tight"``. Sources: Narayanan et al. (2021), sec. 2-3;
-    Korthikanti et al. (2022), sec. 4-6; Rajbhandari et al. (2020), sec. 7; Dao (2023).
+    capacity is feasible with ``memory_status == "tight"``. The arguments are checked here, once; the cost
+    terms then run on plain Python numbers (tens of microseconds; :func:`evaluate` runs the same terms on
+    arrays). Sources: Narayanan et al. (2021), sec. 2-3; Korthikanti et al. (2022), sec. 4-6; Rajbhandari
+    et al. (2020), sec. 7; Dao (2023).
     """
     if not isinstance(plan, Plan):
         raise ValueError(f"plan must be an atscale.plan.Plan (got a {type(plan).__name__})")
     if plan.global_batch is None:
         raise ValueError("plan.global_batch is None: a step time needs the global batch (sequences per step)")
-    model = models.model(model)
-    r = evaluate(model, cluster, **{f: getattr(plan, f) for f in _FIELDS}, seq_length=seq_length, dtype=dtype,
-                 optimizer_name=optimizer_name, dp_overlap=dp_overlap, flash_attention=flash_attention,
-                 memory_check=memory_check, calibration=calibration)
-    fields = {f.name: _scalar(getattr(r, f.name)) for f in dataclasses.fields(r) if f.name not in ("memory", "plan")}
-    s = model.seq_length if seq_length is None else seq_length
-    mem = None
-    even = model.num_layers % plan.pp == 0 and not (plan.account_for_embedding or plan.account_for_loss)
-    if even and plan.cp == 1 and plan.schedule != "gpipe" and plan.gpus == cluster.num_gpus:
-        try:
-            mem = memory.breakdown(model, cluster.accelerator, plan, seq_length=s, optimizer_name=optimizer_name,
-                                   flash_attention=flash_attention)
-        except ValueError:
-            mem = None
-    return StepTime(**fields, memory=mem, plan=plan)
+    c = _context(model, cluster, seq_length, dtype, optimizer_name, flash_attention, calibration, _ScalarOps)
+    overlap = _v.number("dp_overlap", dp_overlap, low=0, high=1, scalar=True)
+    return _one(c, cluster, plan, dtype, overlap, _v.flag("memory_check", memory_check))
 
 
 # --------------------------------------------------------------------------------------

@@ -25,6 +25,17 @@ from . import units as u
 from . import _validate as v
 from ._numeric import as_scalar
 
+__all__ = [
+    "series_mttf", "fleet_mtbf", "Component", "FailureProfile", "TEXTBOOK_PROFILE", "LLAMA3_INTERRUPTIONS",
+    "LLAMA3_GPUS", "LLAMA3_WINDOW", "LLAMA3_SDC_INTERRUPTIONS", "profile_from_counts", "LLAMA3_PROFILE",
+    "PROFILES", "FleetObservation", "LLAMA3_OBSERVED", "OBSERVATIONS", "MODEL_VS_FLEET_TOLERANCE",
+    "failure_probability", "any_failure_probability", "expected_failures", "young_interval", "daly_interval",
+    "Waste", "waste", "goodput_exact", "checkpoint_time", "Simulation", "SIMULATION_BUDGET", "simulate",
+    "Event", "timeline", "exact_optimal_interval", "NCCL_DEFAULT_TIMEOUT", "RestartTime",
+    "heartbeat_detection_time", "spares_needed", "UCurve", "U_CURVE_POINTS", "u_curve", "TimelineRun",
+    "timeline_run",
+]
+
 
 # --------------------------------------------------------------------------------------
 # Components, nodes, fleets
@@ -98,18 +109,26 @@ class FailureProfile:
 
     @property
     def node_mttf(self) -> float:
-        """Seconds between failures of one node: its components in series."""
-        return series_mttf([c.mttf for c in self.components], [c.per_node for c in self.components])
+        """Seconds between failures of one node: its components in series (:func:`series_mttf`; the components
+        were checked when they were made, so the rates are simply added)."""
+        rate = sum(c.per_node / c.mttf for c in self.components)
+        return 1.0 / rate if rate > 0 else math.inf
 
     def nodes(self, gpus):
         """Nodes needed for ``gpus`` GPUs; ``gpus`` must be a positive multiple of ``gpus_per_node``."""
         gpus = v.count("gpus", gpus, scalar=False, unit=f"a multiple of {self.gpus_per_node} GPUs per node")
+        if isinstance(gpus, int):
+            if gpus % self.gpus_per_node:
+                raise ValueError(f"gpus={gpus!r} must be a positive multiple of {self.gpus_per_node} (GPUs per node)")
+            return gpus // self.gpus_per_node
         if np.any(np.asarray(gpus) % self.gpus_per_node):
             raise ValueError(f"gpus={gpus!r} must be a positive multiple of {self.gpus_per_node} (GPUs per node)")
         return gpus // self.gpus_per_node
 
     def cluster_mtbf(self, gpus):
         """Seconds between failures of a cluster of ``gpus`` GPUs (vectorised)."""
+        if v.is_scalar(gpus):  # one cluster: no arrays
+            return self.node_mttf / self.nodes(gpus)
         return fleet_mtbf(self.node_mttf, self.nodes(gpus))
 
     def share(self) -> dict[str, float]:
@@ -332,6 +351,8 @@ def _check_goodput_inputs(interval, checkpoint_time, mtbf, restart_time):
     checkpoint_time = v.nonnegative("checkpoint_time", checkpoint_time, unit="seconds")
     mtbf = v.positive("mtbf", mtbf, unit="seconds")
     restart_time = v.nonnegative("restart_time", restart_time, unit="seconds")
+    if all(type(x) is float for x in (interval, checkpoint_time, mtbf, restart_time)):
+        return interval, checkpoint_time, mtbf, restart_time  # one configuration: no arrays
     interval, checkpoint_time, mtbf, restart_time = v.broadcast(interval=interval, checkpoint_time=checkpoint_time,
                                                                 mtbf=mtbf, restart_time=restart_time)
     return interval, checkpoint_time, mtbf, restart_time
@@ -408,6 +429,11 @@ def goodput_exact(interval, checkpoint_time, mtbf, restart_time=0.0):
     """
     interval, checkpoint_time, mtbf, restart_time = _check_goodput_inputs(interval, checkpoint_time, mtbf,
                                                                            restart_time)
+    if type(interval) is float:  # one configuration, in plain floats
+        try:
+            return interval / (mtbf * math.exp(restart_time / mtbf) * math.expm1((interval + checkpoint_time) / mtbf))
+        except OverflowError:  # e^x beyond a float: goodput 0, its limit
+            return 0.0
     with np.errstate(over="ignore"):  # e^x beyond a float: goodput 0, its limit, without NumPy's warning
         result = interval / (mtbf * np.exp(restart_time / mtbf) * np.expm1((interval + checkpoint_time) / mtbf))
     return as_scalar(result)
@@ -423,6 +449,8 @@ def checkpoint_time(checkpoint_bytes, bandwidth):
     """
     checkpoint_bytes = v.nonnegative("checkpoint_bytes", checkpoint_bytes, unit="bytes")
     bandwidth = v.positive("bandwidth", bandwidth, unit="bytes/s")
+    if type(checkpoint_bytes) is float and type(bandwidth) is float:
+        return checkpoint_bytes / bandwidth
     checkpoint_bytes, bandwidth = v.broadcast(checkpoint_bytes=checkpoint_bytes, bandwidth=bandwidth)
     result = checkpoint_bytes / bandwidth
     return as_scalar(result)

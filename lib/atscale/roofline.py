@@ -23,6 +23,14 @@ from . import hardware, models
 from . import _validate as v
 from ._numeric import as_scalar
 
+__all__ = [
+    "Roof", "roof", "ridge_point", "attainable_flops", "Op", "matmul", "elementwise",
+    "SWIGLU_FLOPS_PER_ELEMENT", "ROPE_FLOPS_PER_ELEMENT", "LAYER_NORM_FLOPS_PER_ELEMENT", "layer_norm",
+    "attention_scores", "ADAM_FLOPS_PER_PARAM", "ADAM_BYTES_PER_PARAM", "adam_update", "layer_ops", "GEMM_OPS",
+    "critical_tokens", "TimeBound", "time_bound", "Placement", "place", "LayerTime", "layer_time",
+    "MEASUREMENTS", "MeasuredRoofline", "measured_roofline", "RooflineCheck", "CEILINGS", "roofline_check",
+]
+
 
 # --------------------------------------------------------------------------------------
 # Roofs
@@ -61,7 +69,7 @@ def roof(accelerator, dtype: str = "bf16", *, measured: bool = False) -> Roof:
     if isinstance(accelerator, Roof):
         return accelerator
     v.flag("measured", measured)
-    acc = v.accelerator_arg("accelerator", accelerator)
+    acc = hardware.accelerator_arg("accelerator", accelerator)
     if measured:
         value = acc.measured(dtype)
         if value is None:
@@ -269,7 +277,7 @@ def layer_ops(model: models.TransformerConfig, micro_batch, seq_length=None, *,
     ``tp`` splits the GEMMs' weight matrices across tensor-parallel GPUs (Megatron-LM:
     Shoeybi et al. 2019), which shrinks their inner dimension and lowers intensity.
     """
-    model = v.model_arg("model", model)
+    model = models.model_arg("model", model)
     v.flag("decode", decode)
     if seq_length is None:
         seq_length = model.seq_length
@@ -423,7 +431,7 @@ def place(op: Op, accelerator, dtype: str = "bf16") -> Placement:
         raise ValueError(f"op {op.name!r} has array sizes; place() takes a scalar op")
     peak_roof = roof(accelerator, dtype)
     measured = None
-    if not isinstance(accelerator, Roof) and v.accelerator_arg("accelerator", accelerator).measured(dtype):
+    if not isinstance(accelerator, Roof) and hardware.accelerator_arg("accelerator", accelerator).measured(dtype):
         measured = roof(accelerator, dtype, measured=True)
     return Placement(op, dtype, peak_roof, measured, time_bound(op, peak_roof))
 

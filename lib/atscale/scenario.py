@@ -20,6 +20,10 @@ from . import units as u
 from . import _validate as v
 from .plan import Plan
 
+__all__ = [
+    "Scenario", "RUNNING_EXAMPLE",
+]
+
 
 @dataclass(frozen=True)
 class Scenario:
@@ -48,7 +52,7 @@ class Scenario:
     mfu_source: str
 
     def __post_init__(self):
-        object.__setattr__(self, "model", v.model_arg("model", self.model))
+        object.__setattr__(self, "model", models.model_arg("model", self.model))
         if not isinstance(self.cluster, hardware.Cluster):
             raise ValueError(f"cluster={v.show(self.cluster)} must be an atscale.hardware.Cluster")
         self.cluster.accelerator.peak(self.dtype)  # the dtype must exist on the hardware

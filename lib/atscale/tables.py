@@ -10,6 +10,10 @@ from __future__ import annotations
 import html
 from dataclasses import dataclass
 
+__all__ = [
+    "Table",
+]
+
 
 @dataclass(frozen=True)
 class Table:

@@ -24,6 +24,17 @@ from __future__ import annotations
 
 import math
 
+from . import _validate
+
+__all__ = [
+    "thousand", "million", "billion", "trillion", "byte", "KB", "MB", "GB", "TB", "PB", "KiB", "MiB", "GiB",
+    "TiB", "bit", "Kbit", "Mbit", "Gbit", "Tbit", "s", "ms", "us", "ns", "minute", "hour", "day", "week",
+    "year", "Mbps", "Gbps", "Tbps", "MBps", "GBps", "TBps", "FLOP", "GFLOP", "TFLOP", "PFLOP", "EFLOP",
+    "GFLOPS", "TFLOPS", "PFLOPS", "EFLOPS", "W", "kW", "MW", "FIXED_POINT_LIMIT", "format_si", "fmt_bytes",
+    "fmt_gib", "fmt_flops", "fmt_flop", "fmt_bandwidth", "fmt_bits", "fmt_time", "fmt_count", "fmt_percent",
+    "fmt_sci",
+]
+
 # --- Dimensionless multipliers ------------------------------------------------
 thousand = 1e3
 million = 1e6
@@ -111,14 +122,12 @@ def _number(value: float, digits: int) -> str:
 
 
 def _digits(digits) -> int:
-    from . import _validate
 
     return _validate.count("digits", digits, low=0, high=30)
 
 
 def _check_finite(value: float, what: str) -> float:
     """``value`` as a float (NaN and infinity allowed: the formatters print them as such)."""
-    from . import _validate
 
     x = _validate.number(what, value, allow_inf=True, scalar=True) if not _is_nan(value) else float("nan")
     return x

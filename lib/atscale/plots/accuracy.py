@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import accuracy as A
-from . import INK, MUTED, PALETTE, house_style, log_axes, new_axes
+from ._base import INK, MUTED, PALETTE, house_style, log_axes, new_axes
 
 __all__ = ["accuracy_error_chart", "bound_headroom_chart", "model_vs_published_chart"]
 

@@ -6,7 +6,7 @@ import matplotlib as mpl
 import numpy as np
 
 from .. import hardware
-from . import MARGINS, MUTED, PALETTE, STYLE, LiveFigure, house_style, log_axes, new_axes
+from ._base import MARGINS, MUTED, PALETTE, STYLE, LiveFigure, house_style, log_axes, new_axes
 
 __all__ = ["catalog_scatter", "CatalogExplorerFigure"]
 

@@ -8,7 +8,7 @@ import numpy as np
 from .. import collectives as c
 from .. import hardware
 from .. import units as u
-from . import INK, MARGINS, MUTED, PALETTE, STYLE, LiveFigure, house_style, new_axes
+from ._base import INK, MARGINS, MUTED, PALETTE, STYLE, LiveFigure, house_style, new_axes
 
 __all__ = ["ring_step_chart", "RingExplorerFigure", "CostExplorerFigure", "bus_bandwidth_chart",
            "latency_series_chart", "scaling_chart"]

@@ -8,7 +8,7 @@ from .. import jct
 from .. import units as u
 import matplotlib as mpl
 
-from . import INK, MUTED, PALETTE, STYLE, LiveFigure, house_style, log_axes, new_axes
+from ._base import INK, MUTED, PALETTE, STYLE, LiveFigure, house_style, log_axes, new_axes
 
 __all__ = ["TERM_COLORS", "jct_breakdown_chart", "jct_crossover_chart", "jct_scaling_chart",
            "jct_sensitivity_chart", "loss_comparison_chart", "JctExplorerFigure"]

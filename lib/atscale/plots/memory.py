@@ -7,7 +7,7 @@ import numpy as np
 
 from .. import hardware, memory, models
 from .. import units as u
-from . import INK, MARGINS, MUTED, PALETTE, STYLE, LiveFigure, house_style, log_axes, new_axes
+from ._base import INK, MARGINS, MUTED, PALETTE, STYLE, LiveFigure, house_style, log_axes, new_axes
 
 __all__ = ["bytes_per_param_chart", "zero_stages_chart", "activation_strategies_chart", "memory_breakdown_chart",
            "memory_wall_chart", "max_model_size_chart", "MemoryExplorerFigure"]

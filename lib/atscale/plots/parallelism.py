@@ -7,7 +7,7 @@ import numpy as np
 
 from .. import parallelism as P
 from ..plan import Plan
-from . import INK, MUTED, PALETTE, STYLE, LiveFigure, house_style, new_axes
+from ._base import INK, MUTED, PALETTE, STYLE, LiveFigure, house_style, new_axes
 
 __all__ = ["pipeline_schedule_chart", "rank_map_chart", "step_breakdown_chart", "step_comparison_chart",
            "stage_loads_chart", "cp_exposure_chart", "validation_chart", "mfu_scaling_chart", "search_scatter_chart", "StepBreakdownFigure", "PipelineScheduleFigure",

@@ -8,7 +8,7 @@ from matplotlib.ticker import MaxNLocator
 
 from .. import reliability as rel
 from .. import units as u
-from . import INK, MARGINS, MUTED, PALETTE, STYLE, LiveFigure, house_style, log_axes, new_axes
+from ._base import INK, MARGINS, MUTED, PALETTE, STYLE, LiveFigure, house_style, log_axes, new_axes
 
 __all__ = ["mtbf_sweep_chart", "u_curve_chart", "timeline_chart", "first_order_breakdown_chart",
            "profile_comparison_chart", "UCurveExplorerFigure", "TimelineExplorerFigure"]

@@ -7,7 +7,7 @@ import numpy as np
 from matplotlib.ticker import MaxNLocator
 
 from .. import hardware, models, roofline
-from . import INK, MARGINS, MUTED, PALETTE, STYLE, LiveFigure, house_style, log_axes, new_axes
+from ._base import INK, MARGINS, MUTED, PALETTE, STYLE, LiveFigure, house_style, log_axes, new_axes
 
 __all__ = ["roofline_chart", "gemm_intensity_chart", "ridge_history_chart", "peak_vs_measured_chart",
            "RooflineExplorerFigure", "measured_sweep_chart", "roofline_error_chart"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from .. import _validate as v
 from .. import hardware, plots
-from . import Explorer, dropdown
+from ._base import Explorer, dropdown
 
 __all__ = ["catalog_explorer", "catalog_view"]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from .. import collectives, hardware, plots
 from .. import units as u
-from . import Explorer, dropdown, slider
+from ._base import Explorer, dropdown, slider
 
 __all__ = ["ring_explorer", "collective_cost_explorer"]
 

@@ -9,7 +9,7 @@ from .. import hardware, jct, models, plots
 from .. import reliability as rel
 from .. import units as u
 from ..plan import Plan
-from . import Explorer, dropdown, slider
+from ._base import Explorer, dropdown, slider
 
 __all__ = ["jct_explorer", "explorer_view"]
 

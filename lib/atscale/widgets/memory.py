@@ -5,7 +5,7 @@ from __future__ import annotations
 from .. import hardware, memory, models, plots
 from ..plan import RECOMPUTE, Plan
 from ..scenario import RUNNING_EXAMPLE
-from . import Explorer, dropdown, slider
+from ._base import Explorer, dropdown, slider
 
 __all__ = ["memory_explorer"]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from .. import models, parallelism, plots
 from ..plan import RECOMPUTE, Plan
 from ..scenario import RUNNING_EXAMPLE
-from . import Explorer, dropdown, slider
+from ._base import Explorer, dropdown, slider
 
 __all__ = ["rank_map_explorer", "pipeline_explorer", "plan_explorer", "rank_map_view", "pipeline_view"]
 

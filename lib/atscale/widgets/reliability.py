@@ -11,7 +11,7 @@ from .. import plots
 from .. import reliability as rel
 from .. import units as u
 from ..plots.reliability import TIMELINE_MAX_EVENTS
-from . import Explorer, dropdown, slider
+from ._base import Explorer, dropdown, slider
 
 __all__ = ["u_curve_explorer", "timeline_explorer", "timeline_view"]
 

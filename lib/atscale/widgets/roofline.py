@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from .. import hardware, plots, roofline
 from .. import units as u
-from . import Explorer, dropdown, slider
+from ._base import Explorer, dropdown, slider
 
 __all__ = ["roofline_explorer", "roofline_view"]
 
