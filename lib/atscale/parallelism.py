@@ -385,6 +385,15 @@ class StepTime:
     causal_flops_ratio: float = 1.0
     plan: Plan | None = None
 
+    @classmethod
+    def _of(cls, **fields) -> "StepTime":
+        """A StepTime of already-checked fields without the frozen dataclass's per-field ``__setattr__`` (the
+        scalar path's largest fixed cost); equal to ``StepTime(**fields)``, which has no ``__post_init__``."""
+        obj = object.__new__(cls)
+        obj.__dict__.update(_STEP_DEFAULTS)
+        obj.__dict__.update(fields)
+        return obj
+
     @property
     def total(self):
         """Seconds per optimizer step: the parts summed in the order of :data:`PARTS`."""
@@ -458,6 +467,20 @@ class _ScalarOps:
     floor = staticmethod(lambda x: float(math.floor(x)))
     choose = staticmethod(lambda i, options: options[int(i)])
     logical_not = staticmethod(operator.not_)
+    # Where only one branch is wanted, compute only that one (the array version computes both).
+    lazy_where = staticmethod(lambda cond, if_true, if_false: if_true() if cond else if_false())
+    lazy_choose = staticmethod(lambda i, options: options[int(i)]())
+    first_max = staticmethod(lambda values: max(range(len(values)), key=values.__getitem__))
+
+
+class _ArrayOps:
+    """The same operations on NumPy arrays (:func:`evaluate`, :func:`search`): every branch is computed."""
+
+    where, maximum, minimum, ceil, floor, choose, logical_not = (np.where, np.maximum, np.minimum, np.ceil, np.floor,
+                                                                 np.choose, np.logical_not)
+    lazy_where = staticmethod(lambda cond, if_true, if_false: np.where(cond, if_true(), if_false()))
+    lazy_choose = staticmethod(lambda i, options: np.choose(i, [option() for option in options]))
+    first_max = staticmethod(lambda values: np.argmax(np.stack(np.broadcast_arrays(*values)), axis=0))
 
 
 @dataclass(frozen=True)
@@ -478,7 +501,7 @@ class _Context:
     fp8: bool
     calibration: Calibration
     k: types.SimpleNamespace  # the model's constants (parameter counts, FLOPs per token, activation terms)
-    xp: object = np
+    xp: object = _ArrayOps
 
 
 def _ceiling(acc: hardware.Accelerator, dtype: str, cal: Calibration) -> float:
@@ -495,7 +518,11 @@ def _link_time(op, size, ranks, on_node, c: _Context):
     """``op`` over ``ranks`` GPUs on NVLink where ``on_node``, else on the NICs (one per GPU); 0 for one rank."""
     xp = c.xp
     n = xp.maximum(ranks, 2.0)
-    t = xp.where(on_node, collectives._time(op, "ring", size, n, c.up), collectives._time(op, "ring", size, n, c.rail))
+    if isinstance(on_node, bool):  # one link for every layout (or one layout): price it alone
+        t = collectives._time(op, "ring", size, n, c.up if on_node else c.rail)
+    else:
+        t = xp.where(on_node, collectives._time(op, "ring", size, n, c.up),
+                     collectives._time(op, "ring", size, n, c.rail))
     return xp.where(ranks > 1, t, 0.0)
 
 
@@ -537,9 +564,10 @@ def _tp_comm(L, c: _Context, layer: dict):
     xp = c.xp
     msg = layer["tokens"] * c.k.h * ACTIVATION_BYTES
     n = xp.maximum(L.tp, 2.0)
-    pair = (collectives._time("reduce-scatter", "ring", msg, n, c.up)
-            + collectives._time("all-gather", "ring", msg, n, c.up)) * SEQUENCE_PARALLEL_COMM_FACTOR
-    one = xp.where(L.sp, pair, collectives._time("all-reduce", "ring", msg, n, c.up))
+    one = xp.lazy_where(L.sp, lambda: (collectives._time("reduce-scatter", "ring", msg, n, c.up)
+                                       + collectives._time("all-gather", "ring", msg, n, c.up))
+                        * SEQUENCE_PARALLEL_COMM_FACTOR,
+                        lambda: collectives._time("all-reduce", "ring", msg, n, c.up))
     t = xp.where(L.tp > 1, (4.0 + 2.0 * layer["full"]) * one, 0.0)
     cover = layer["gemm"] * xp.where(layer["full"], 4 / 3, 1.0)
     hidden = xp.maximum(t - cover, t / L.tp)
@@ -557,8 +585,7 @@ def _cp_comm(L, c: _Context, layer: dict):
     kv = layer["tokens"] * 2 * c.k.kv_width / L.tp * ACTIVATION_BYTES
     g = c.gpus_per_node
     on_node = (L.tp * L.cp <= g) & (g % (L.tp * L.cp) == 0)
-    send = xp.where(on_node, collectives._time("broadcast", "ring", kv, 2.0, c.up),
-                    collectives._time("broadcast", "ring", kv, 2.0, c.rail))
+    send = _link_time("broadcast", kv, 2.0, on_node, c)
     fwd, bwd = layer["attention"] / 3, 2 * layer["attention"] / 3
     steps = L.cp - 1
     exposed = steps * (xp.maximum(0.0, send - fwd / L.cp) * (1 + layer["full"])
@@ -573,9 +600,7 @@ def _pp_comm(L, c: _Context, layer: dict):
     xp = c.xp
     size = layer["tokens"] * c.k.h * ACTIVATION_BYTES / L.tp
     on_node = L.tp * L.cp * L.dp < c.gpus_per_node
-    send = xp.where(on_node, collectives._time("broadcast", "ring", size, 2.0, c.up),
-                    collectives._time("broadcast", "ring", size, 2.0, c.rail))
-    return xp.where(L.pp > 1, 2.0 * L.v * send, 0.0)
+    return xp.where(L.pp > 1, 2.0 * L.v * _link_time("broadcast", size, 2.0, on_node, c), 0.0)
 
 
 def _output_layer(L, c: _Context, layer: dict):
@@ -592,19 +617,13 @@ def _pace(L, c: _Context, layer: dict, tp_t, cp_t, pp_t) -> dict:
     sl = _stage_layers(float(c.k.l), L.pp, L.v, L.emb, L.loss, xp)
     out = _output_layer(L, c, layer)
     work = layer["gemm"] + layer["attention"] + layer["elementwise"]
-    chosen, best = None, None
-    for layers, last in ((sl.first, L.pp == 1), (sl.middle, False), (sl.last, L.pp > 1)):
-        parts = dict(compute=layers * work + xp.where(last, out, 0.0), recompute=layers * layer["recompute"],
-                     tp_comm=layers * tp_t, cp_comm=layers * cp_t, pp_comm=pp_t, layers=layers)
-        total = parts["compute"] + parts["recompute"] + parts["tp_comm"] + parts["cp_comm"] + pp_t
-        if chosen is None:
-            chosen, best = parts, total
-        else:
-            take = total > best
-            chosen = {key: xp.where(take, parts[key], chosen[key]) for key in parts}
-            best = xp.maximum(total, best)
-    chosen["stages"] = sl
-    return chosen
+    per_layer = work + layer["recompute"] + tp_t + cp_t
+    stages = ((sl.first, L.pp == 1), (sl.middle, False), (sl.last, L.pp > 1))
+    pick = xp.first_max([layers * per_layer + xp.where(last, out, 0.0) for layers, last in stages])
+    layers = xp.choose(pick, [sl.first, sl.middle, sl.last])
+    last = xp.choose(pick, [L.pp == 1, False, L.pp > 1])
+    return dict(compute=layers * work + xp.where(last, out, 0.0), recompute=layers * layer["recompute"],
+                tp_comm=layers * tp_t, cp_comm=layers * cp_t, pp_comm=pp_t, layers=layers, stages=sl)
 
 
 def _group_time(op, size, ranks, per_node, c: _Context):
@@ -613,14 +632,17 @@ def _group_time(op, size, ranks, per_node, c: _Context):
     the collective of ``1/per_node`` of the data across nodes on the NICs, all-gather inside the node."""
     xp = c.xp
     inside = xp.minimum(per_node, ranks)
-    nodes = xp.maximum(xp.ceil(ranks / xp.maximum(inside, 1.0)), 1.0)
-    flat = _link_time(op, size, ranks, True, c)
-    intra_rs = _link_time("reduce-scatter", size, inside, True, c)
-    intra_ag = _link_time("all-gather", size, inside, True, c)
-    across = _link_time(op, size / inside, nodes, False, c)
-    hier = {"all-reduce": intra_rs + across + intra_ag, "reduce-scatter": intra_rs + across,
-            "all-gather": across + intra_ag}[op]
-    return xp.where(ranks <= inside, flat, hier)
+
+    def hierarchical():
+        nodes = xp.maximum(xp.ceil(ranks / xp.maximum(inside, 1.0)), 1.0)
+        t = _link_time(op, size / inside, nodes, False, c)
+        if op != "all-gather":
+            t = t + _link_time("reduce-scatter", size, inside, True, c)
+        if op != "reduce-scatter":
+            t = t + _link_time("all-gather", size, inside, True, c)
+        return t
+
+    return xp.lazy_where(ranks <= inside, lambda: _link_time(op, size, ranks, True, c), hierarchical)
 
 
 def _dp_comm(L, c: _Context, psi, fwd_mb, bwd_mb, layers):
@@ -655,13 +677,20 @@ def _dp_comm(L, c: _Context, psi, fwd_mb, bwd_mb, layers):
     def behind(t, cover):
         return xp.maximum(0.0, t - ovl * cover)
 
-    z0 = behind(_group_time("all-reduce", grad, k, per_node, c) + replicas, bwd_mb)
-    z1 = behind(rs + replicas, bwd_mb) + behind(ag, fwd_mb)
-    z2 = L.m * behind(rs, bwd_mb) + behind(replicas, bwd_mb) + behind(ag, fwd_mb)
-    per_mb = behind(ag, fwd_mb) + behind(xp.where(L.reshard, ag, 0.0) + rs, bwd_mb) + ag / xp.maximum(layers, 1.0)
-    z3 = L.m * per_mb + behind(replicas, bwd_mb)
-    out = xp.choose(L.zs_i, [z0, z1, z2, z3])
-    return xp.where(n > 1, out, 0.0)
+    def z0():
+        return behind(_group_time("all-reduce", grad, k, per_node, c) + replicas, bwd_mb)
+
+    def z1():
+        return behind(rs + replicas, bwd_mb) + behind(ag, fwd_mb)
+
+    def z2():
+        return L.m * behind(rs, bwd_mb) + behind(replicas, bwd_mb) + behind(ag, fwd_mb)
+
+    def z3():
+        per_mb = behind(ag, fwd_mb) + behind(xp.where(L.reshard, ag, 0.0) + rs, bwd_mb) + ag / xp.maximum(layers, 1.0)
+        return L.m * per_mb + behind(replicas, bwd_mb)
+
+    return xp.where(n > 1, xp.lazy_choose(L.zs_i, [z0, z1, z2, z3]), 0.0)
 
 
 def _memory(L, c: _Context, sl: StageLayers):
@@ -810,7 +839,29 @@ def _model_constants(model: models.TransformerConfig, s: int, flash: bool) -> ty
         model_tok=float(models.training_flops_per_token(model, s)))
 
 
-def _context(model, cluster, seq_length, dtype, optimizer_name, flash_attention, calibration, xp=np) -> _Context:
+_STEP_DEFAULTS = {f.name: (f.default if f.default is not dataclasses.MISSING else None)
+                  for f in dataclasses.fields(StepTime)}
+
+_CONTEXTS: dict = {}
+
+
+def _context(model, cluster, seq_length, dtype, optimizer_name, flash_attention, calibration,
+             xp=_ArrayOps) -> _Context:
+    """The checked :class:`_Context` of these arguments, remembered per argument objects (all frozen, so a
+    context made once stays right; the entry keeps them, so their ids are not reused while it is cached)."""
+    args = (model, cluster, seq_length, dtype, optimizer_name, flash_attention, calibration, xp)
+    key = tuple(a if isinstance(a, (str, bool, int, float, type(None))) else id(a) for a in args)
+    entry = _CONTEXTS.get(key)
+    if entry is not None and all(x is y for x, y in zip(entry[0], args)):
+        return entry[1]
+    c = _new_context(*args)
+    if len(_CONTEXTS) > 64:
+        _CONTEXTS.clear()
+    _CONTEXTS[key] = (args, c)
+    return c
+
+
+def _new_context(model, cluster, seq_length, dtype, optimizer_name, flash_attention, calibration, xp) -> _Context:
     model = models.model(model)
     if not isinstance(cluster, hardware.Cluster):
         raise ValueError(f"cluster must be an atscale.hardware.Cluster (got a {type(cluster).__name__})")
@@ -942,7 +993,7 @@ def _one(c: _Context, cluster: hardware.Cluster, plan: Plan, dtype: str, dp_over
     scale = 1.0 if feasible else math.nan
     tokens = L.gb * c.s
     status = "" if not feasible else ("tight" if total > capacity * (1 - MEMORY_MARGIN) else "fits")
-    return StepTime(**{key: float(r["parts"][key]) * scale for key in PARTS}, tokens_per_step=tokens * scale,
+    return StepTime._of(**{key: float(r["parts"][key]) * scale for key in PARTS}, tokens_per_step=tokens * scale,
                     model_flops_per_step=c.k.model_tok * tokens * scale,
                     hardware_flops_per_step=float(r["hw_tok"]) * tokens * scale, **fields, feasible=feasible,
                     reason=reason, memory_total=float(total), memory_status=status, plan=plan)
