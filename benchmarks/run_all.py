@@ -94,6 +94,25 @@ def paired_ms(ours, peer, repeat, warmup=3):
             "mlsysim_p95_ms": pct(b, 95), "ratio": statistics.median(y / x for x, y in zip(a, b))}
 
 
+def paired_blocks_ms(ours, peer, rounds, block_ours=100, block_peer=5, warmup=3):
+    """Warm per-call ms: each round times ``block_ours`` consecutive calls of ``ours``, then ``block_peer`` of
+    ``peer`` (rounds alternate, so a drift of the machine's load hits both alike); medians of the per-call
+    times and of the per-round ratios. A call in a loop (a sweep, a JCT estimate, an exercise check) runs warm;
+    :func:`paired_ms` alternates single calls, so each of ours runs right after the peer's 2 ms call has
+    evicted it from the CPU's caches (cold)."""
+    for _ in range(warmup):
+        ours(), peer()
+    a, b = [], []
+    for _ in range(rounds):
+        for fn, n, out in ((ours, block_ours, a), (peer, block_peer, b)):
+            t = time.perf_counter()
+            for _ in range(n):
+                fn()
+            out.append((time.perf_counter() - t) * 1e3 / n)
+    return {"atscale_ms": statistics.median(a), "mlsysim_ms": statistics.median(b),
+            "ratio": statistics.median(y / x for x, y in zip(a, b))}
+
+
 # --------------------------------------------------------------------------------------------------
 # 1. import time
 # --------------------------------------------------------------------------------------------------
@@ -157,7 +176,7 @@ def step_time_calls(repeat):
     model, fleet, solver = Models.Language.Llama3_70B, peer_fleet(1024), DistributedModel()
     peer = lambda: solver.solve(model=model, fleet=fleet, batch_size=1024, precision="fp16", tp_size=8,  # noqa: E731
                                 pp_size=4, microbatch_count=32, zero_stage=1, seq_len=8192)
-    return paired_ms(ours, peer, repeat)
+    return {**paired_ms(ours, peer, repeat), "warm": paired_blocks_ms(ours, peer, max(20, repeat // 4))}
 
 
 def collective_calls(repeat):
@@ -408,8 +427,12 @@ def summary(res):
         f"| {imp['mlsysim']['import_s'] * 1e3:.0f} ms | {ratio_imp_all:.1f}× | — |",
         f"| one reliability evaluation (median per call) | {rel['atscale_ms'] * 1e3:.0f} µs | "
         f"{rel['mlsysim_ms'] * 1e3:.0f} µs | {rel['ratio']:.1f}× | — |",
-        f"| one distributed step-time evaluation (median per call) | {st['atscale_ms'] * 1e3:.0f} µs | "
-        f"{st['mlsysim_ms'] * 1e3:,.0f} µs | {st['ratio']:.1f}× | ≤ 60 µs and ≥ 40× "
+        f"| one distributed step-time evaluation, warm (calls in a loop, median per call) | "
+        f"{st['warm']['atscale_ms'] * 1e3:.0f} µs | {st['warm']['mlsysim_ms'] * 1e3:,.0f} µs | "
+        f"{st['warm']['ratio']:.1f}× | ≤ 60 µs and ≥ 40× "
+        f"{'met' if st['warm']['atscale_ms'] <= TARGETS['step_time_ms'] and st['warm']['ratio'] >= TARGETS['step_time_ratio'] else 'MISSED'} |",
+        f"| one distributed step-time evaluation, cold (single calls alternating with the peer's) | "
+        f"{st['atscale_ms'] * 1e3:.0f} µs | {st['mlsysim_ms'] * 1e3:,.0f} µs | {st['ratio']:.1f}× | ≤ 60 µs and ≥ 40× "
         f"{'met' if st['atscale_ms'] <= TARGETS['step_time_ms'] and st['ratio'] >= TARGETS['step_time_ratio'] else 'MISSED'} |",
         f"| one `collective_time` (median per call) | {res['collective']['atscale_ms'] * 1e3:.1f} µs | — | — | ≤ 5 µs "
         f"{'met' if res['collective']['atscale_ms'] <= TARGETS['collective_ms'] else 'MISSED'} |",

@@ -769,8 +769,23 @@ def _layout(fields: dict, dp_overlap) -> tuple[tuple, types.SimpleNamespace]:
     return shape, _derived(L)
 
 
+_PLANS: dict = {}
+
+
 def _plan_layout(plan: Plan, dp_overlap: float) -> types.SimpleNamespace:
-    """One checked :class:`Plan` as the namespace of Python numbers the cost terms take (no arrays)."""
+    """One checked :class:`Plan` as the namespace of Python numbers the cost terms take (no arrays), remembered
+    per plan object (a plan is frozen; the cost terms only read the namespace)."""
+    entry = _PLANS.get((id(plan), dp_overlap))
+    if entry is not None and entry[0] is plan:
+        return entry[1]
+    if len(_PLANS) > 256:
+        _PLANS.clear()
+    L = _new_plan_layout(plan, dp_overlap)
+    _PLANS[(id(plan), dp_overlap)] = (plan, L)
+    return L
+
+
+def _new_plan_layout(plan: Plan, dp_overlap: float) -> types.SimpleNamespace:
     L = types.SimpleNamespace(
         tp=float(plan.tp), cp=float(plan.cp), pp=float(plan.pp), dp=float(plan.dp), micro_batch=float(plan.micro_batch),
         global_batch=float(plan.global_batch), virtual_stages=float(plan.virtual_stages), zs=float(plan.zero_stage),
@@ -781,46 +796,51 @@ def _plan_layout(plan: Plan, dp_overlap: float) -> types.SimpleNamespace:
     return _derived(L)
 
 
-def _checks(L, c: _Context, num_gpus: int) -> list:
-    """Why a layout cannot run: ``(failing, message)`` pairs in order, ``failing`` a bool (array), ``message``
-    a function of the layout's index (``None`` for a single plan); memory comes later."""
-    m, xp = c.model, c.xp
-    l, g = m.num_layers, c.gpus_per_node
+def _at(x, i):
+    return x if i is None else x[i]
 
-    def at(x, i):
-        return x if i is None else x[i]
 
-    n = L.tp * L.cp * L.pp * L.dp
+def _conditions(L, c: _Context, num_gpus: int) -> tuple:
+    """Why a layout cannot run, as one failing-condition (a bool, or a bool array) per entry of :data:`_MESSAGES`,
+    in order; memory comes later."""
+    m, xp, g = c.model, c.xp, c.gpus_per_node
     inter = L.sched == _SCHEDULE_CODE["interleaved"]
-    return [
-        (n != num_gpus, lambda i: f"TP x CP x PP x DP = {int(at(L.tp, i))} x {int(at(L.cp, i))} x {int(at(L.pp, i))} "
-                                  f"x {int(at(L.dp, i))} = {int(at(n, i)):,} GPUs; the cluster has {num_gpus:,}"),
-        (L.tp > g, lambda i: f"TP={int(at(L.tp, i))} exceeds the {g} GPUs of a node: its collectives would leave NVLink"),
-        ((m.num_heads % L.tp != 0) | (m.kv_heads % L.tp != 0),
-         lambda i: f"TP={int(at(L.tp, i))} does not divide the {m.num_heads} heads and {m.kv_heads} KV heads"),
-        ((L.cp > 1) & (not c.flash), lambda i: "context parallelism needs a fused (FlashAttention) kernel"),
-        (c.s % (2 * L.cp) != 0, lambda i: f"CP={int(at(L.cp, i))}: the sequence of {int(c.s):,} tokens does not "
-                                          f"split into 2 x CP load-balanced chunks"),
-        (L.pp * L.v > l + L.emb + L.loss,
-         lambda i: f"PP x v = {int(at(L.pp, i))} x {int(at(L.v, i))} chunks for {l} layers: some stages would be empty"),
-        (L.m * L.b * L.dp != L.gb, lambda i: f"global batch {int(at(L.gb, i)):,} is not a whole number of "
-                                             f"micro-batches of {int(at(L.b, i))} per replica x DP={int(at(L.dp, i))}"),
-        (inter & (L.pp < 2), lambda i: "the interleaved schedule needs PP >= 2"),
-        (inter & (L.m < L.pp), lambda i: f"interleaved: {int(at(L.m, i))} micro-batches per replica cannot fill "
-                                         f"PP={int(at(L.pp, i))} stages"),
-        (L.sp & (L.tp == 1), lambda i: "sequence parallelism needs TP > 1"),
-        ((L.shard > 0) & ((L.dp * L.cp) % xp.maximum(L.shard, 1.0) != 0),
-         lambda i: f"shard_group={int(at(L.shard, i))} does not divide DP x CP = {int(at(L.dp, i) * at(L.cp, i))}"),
-    ]
+    return ((L.tp * L.cp * L.pp * L.dp) != num_gpus, L.tp > g, (m.num_heads % L.tp != 0) | (m.kv_heads % L.tp != 0),
+            (L.cp > 1) & (not c.flash), c.s % (2 * L.cp) != 0, L.pp * L.v > m.num_layers + L.emb + L.loss,
+            L.m * L.b * L.dp != L.gb, inter & (L.pp < 2), inter & (L.m < L.pp), L.sp & (L.tp == 1),
+            (L.shard > 0) & ((L.dp * L.cp) % xp.maximum(L.shard, 1.0) != 0))
+
+
+_MESSAGES = (  # (L, c, GPUs, layout index or None) -> the reason, one per condition of _conditions
+    lambda L, c, n, i: (f"TP x CP x PP x DP = {int(_at(L.tp, i))} x {int(_at(L.cp, i))} x {int(_at(L.pp, i))} x "
+                        f"{int(_at(L.dp, i))} = {int(_at(L.tp * L.cp * L.pp * L.dp, i)):,} GPUs; the cluster has {n:,}"),
+    lambda L, c, n, i: (f"TP={int(_at(L.tp, i))} exceeds the {c.gpus_per_node} GPUs of a node: its collectives would "
+                        "leave NVLink"),
+    lambda L, c, n, i: (f"TP={int(_at(L.tp, i))} does not divide the {c.model.num_heads} heads and "
+                        f"{c.model.kv_heads} KV heads"),
+    lambda L, c, n, i: "context parallelism needs a fused (FlashAttention) kernel",
+    lambda L, c, n, i: (f"CP={int(_at(L.cp, i))}: the sequence of {int(c.s):,} tokens does not split into 2 x CP "
+                        "load-balanced chunks"),
+    lambda L, c, n, i: (f"PP x v = {int(_at(L.pp, i))} x {int(_at(L.v, i))} chunks for {c.model.num_layers} layers: "
+                        "some stages would be empty"),
+    lambda L, c, n, i: (f"global batch {int(_at(L.gb, i)):,} is not a whole number of micro-batches of "
+                        f"{int(_at(L.b, i))} per replica x DP={int(_at(L.dp, i))}"),
+    lambda L, c, n, i: "the interleaved schedule needs PP >= 2",
+    lambda L, c, n, i: (f"interleaved: {int(_at(L.m, i))} micro-batches per replica cannot fill "
+                        f"PP={int(_at(L.pp, i))} stages"),
+    lambda L, c, n, i: "sequence parallelism needs TP > 1",
+    lambda L, c, n, i: (f"shard_group={int(_at(L.shard, i))} does not divide DP x CP = "
+                        f"{int(_at(L.dp, i) * _at(L.cp, i))}"),
+)
 
 
 def _reasons(L, c: _Context, num_gpus: int) -> np.ndarray:
     """Why each layout cannot run ("" where it can), the first failing check winning."""
     reason = np.full(L.tp.shape, "", dtype=object)
-    for failing, text in _checks(L, c, num_gpus):
+    for failing, text in zip(_conditions(L, c, num_gpus), _MESSAGES):
         mask = np.broadcast_to(failing, L.tp.shape) & (reason == "")
         if np.any(mask):
-            reason[mask] = [text(i) for i in np.flatnonzero(mask)]
+            reason[mask] = [text(L, c, num_gpus, i) for i in np.flatnonzero(mask)]
     return reason
 
 
@@ -850,9 +870,9 @@ def _context(model, cluster, seq_length, dtype, optimizer_name, flash_attention,
     """The checked :class:`_Context` of these arguments, remembered per argument objects (all frozen, so a
     context made once stays right; the entry keeps them, so their ids are not reused while it is cached)."""
     args = (model, cluster, seq_length, dtype, optimizer_name, flash_attention, calibration, xp)
-    key = tuple(a if isinstance(a, (str, bool, int, float, type(None))) else id(a) for a in args)
+    key = (id(model), id(cluster), seq_length, dtype, optimizer_name, flash_attention, id(calibration), xp)
     entry = _CONTEXTS.get(key)
-    if entry is not None and all(x is y for x, y in zip(entry[0], args)):
+    if entry is not None and entry[0][0] is model and entry[0][1] is cluster and entry[0][6] is calibration:
         return entry[1]
     c = _new_context(*args)
     if len(_CONTEXTS) > 64:
@@ -977,7 +997,8 @@ def _one(c: _Context, cluster: hardware.Cluster, plan: Plan, dtype: str, dp_over
          memory_check: bool) -> StepTime:
     """:func:`evaluate` for one checked plan, on Python numbers: the same cost terms, no arrays."""
     L = _plan_layout(plan, dp_overlap)
-    reason = next((text(None) for failing, text in _checks(L, c, cluster.num_gpus) if failing), "")
+    n = cluster.num_gpus
+    reason = next((text(L, c, n, None) for failing, text in zip(_conditions(L, c, n), _MESSAGES) if failing), "")
     fields = _constants(c, cluster, dtype)
     if reason:  # the arithmetic below would be meaningless (or divide by zero): a NaN step with its reason
         nan = math.nan
