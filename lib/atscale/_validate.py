@@ -29,6 +29,8 @@ def show(value) -> str:
         text = np.array2string(value, threshold=6, edgeitems=2, precision=4)
         return f"array({text})" if len(text) < 80 else f"array of shape {value.shape}"
     text = repr(value)
+    if len(text) > 80 and isinstance(getattr(value, "name", None), str):  # a catalog object: its kind and name
+        return f"<{type(value).__name__} {value.name!r}>"
     return text if len(text) <= 80 else text[:77] + "..."
 
 
@@ -129,7 +131,11 @@ def nonnegative(name: str, value, **kw):
 
 
 def count(name: str, value, *, low: int = 1, high=None, scalar: bool = True, unit: str = ""):
-    """A whole number >= ``low``: a Python ``int`` (``scalar``) or an int64 ndarray."""
+    """A whole number >= ``low``: a Python ``int`` (``scalar``) or an int64 ndarray.
+
+    The library's rule for counts (GPUs, layers, heads, sequences, degrees): a whole float is accepted and
+    converted (``8.0`` is 8 GPUs, as NumPy arithmetic often produces it); a fraction (``0.5``), a bool, NaN or
+    infinity is a ``ValueError`` naming the argument."""
     x = number(name, value, low=low, high=high, integer=True, scalar=scalar, unit=unit)
     if isinstance(x, float):  # a scalar: skip the NumPy calls below
         if abs(x) > 2**62:

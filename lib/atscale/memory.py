@@ -174,8 +174,8 @@ def model_state_bytes(model_or_params, optimizer_name: str = "adam-mixed", *, ze
         if m.num_layers % pp:
             raise ValueError(f"pp={pp} must divide num_layers={m.num_layers} of {m.name}")
     opt = optimizer(optimizer_name)
-    psi = _params(model_or_params) / (tp * pp)
-    n = np.asarray(dp_arr, dtype=float)
+    psi, n = v.broadcast(model_or_params=np.asarray(_params(model_or_params) / (tp * pp)),
+                         dp=np.asarray(dp_arr, dtype=float))
     weights = opt.weights * psi / (n if zero_stage >= 3 else 1)
     gradients = opt.gradients * psi / (n if zero_stage >= 2 else 1)
     state = opt.state * psi / (n if zero_stage >= 1 else 1)

@@ -245,9 +245,4 @@ def model_arg(name: str, value) -> TransformerConfig:
 
 def model(name: str | TransformerConfig) -> TransformerConfig:
     """The catalog model called ``name`` (a :class:`TransformerConfig` passes through)."""
-    if isinstance(name, TransformerConfig):
-        return name
-    try:
-        return MODELS[name]
-    except (KeyError, TypeError):
-        raise ValueError(f"unknown model {name!r}; known: {', '.join(MODELS)}") from None
+    return model_arg("model", name)

@@ -138,6 +138,12 @@ def _positive(**values):
     return v.broadcast(**dict(zip(values, checked)))
 
 
+def _counts(**values):
+    """Whole numbers >= 1 (sequences, heads, tokens: half a head is not a head), broadcast together."""
+    checked = [v.count(name, value, scalar=False) for name, value in values.items()]
+    return v.broadcast(**dict(zip(values, checked)))
+
+
 def matmul(m, n, k, bytes_per_element: float = 2.0, name: str = "matmul") -> Op:
     """``C[m, n] = A[m, k] @ B[k, n]``: ``2 m n k`` FLOPs over reading A and B and writing C once.
 
@@ -218,7 +224,8 @@ def attention_scores(batch, heads, seq_length, head_dim, bytes_per_element: floa
     v.flag("fused", fused)
     if kv_heads is None:
         kv_heads = heads
-    _positive(bytes_per_element=bytes_per_element, batch=batch, heads=heads, seq_length=seq_length, head_dim=head_dim, kv_heads=kv_heads)
+    v.positive("bytes_per_element", bytes_per_element, scalar=True, unit="bytes")
+    _counts(batch=batch, heads=heads, seq_length=seq_length, head_dim=head_dim, kv_heads=kv_heads)
     b, a, s, d, g = (np.asarray(x, dtype=float) for x in (batch, heads, seq_length, head_dim, kv_heads))
     if np.any(g > a):
         raise ValueError(f"kv_heads={kv_heads!r} must be <= heads={heads!r}")
@@ -281,7 +288,7 @@ def layer_ops(model: models.TransformerConfig, micro_batch, seq_length=None, *,
     v.flag("decode", decode)
     if seq_length is None:
         seq_length = model.seq_length
-    micro_batch, seq_length = _positive(micro_batch=micro_batch, seq_length=seq_length)
+    micro_batch, seq_length = _counts(micro_batch=micro_batch, seq_length=seq_length)
     v.positive("bytes_per_element", bytes_per_element, scalar=True, unit="bytes")
     tp = v.count("tp", tp)
     if model.num_heads % tp or model.kv_heads % tp:

@@ -76,7 +76,7 @@ def gemm_intensity_chart(model=models.LLAMA3_70B, accelerator="H100 SXM", dtype:
     decode (1 per sequence) and of training at micro-batch 1 (``model.seq_length``).
     """
     if tokens is None:
-        tokens = np.geomspace(1, 100_000, 60)
+        tokens = np.unique(np.round(np.geomspace(1, 100_000, 60)))  # whole token counts
     tokens = np.asarray(tokens, dtype=float)
     ops = roofline.layer_ops(model, tokens, 1, tp=tp, decode=True)  # decode=True: rows = micro_batch
     acc = hardware.accelerator(accelerator)
