@@ -431,7 +431,7 @@ def hierarchical_phases(op: str, size, cluster: hardware.Cluster, *, inter_algor
     if op not in ("all-reduce", "reduce-scatter", "all-gather"):
         raise ValueError(f"op={op!r} has no hierarchical form here; valid: all-reduce, reduce-scatter, all-gather")
     if not isinstance(cluster, hardware.Cluster):
-        raise ValueError(f"cluster={cluster!r} must be an atscale.hardware.Cluster")
+        raise ValueError(f"cluster={_v.show(cluster)} must be an atscale.hardware.Cluster")
     g, nodes = cluster.node.gpus, cluster.num_nodes
     up, rail = _scale_up(cluster.node), _rail(cluster)
     m = _size(size)
@@ -474,7 +474,7 @@ class Measurement:
 
     def __post_init__(self):
         if self.role not in ("calibration", "validation"):
-            raise ValueError(f"role={self.role!r} must be 'calibration' or 'validation'")
+            raise ValueError(f"role={_v.show(self.role)} must be 'calibration' or 'validation'")
 
     @property
     def bus_bandwidth(self) -> float:

@@ -143,9 +143,9 @@ class Accelerator:
 
     def peak(self, dtype: str) -> float:
         """Dense peak FLOP/s for ``dtype``; ``ValueError`` if the accelerator lacks it."""
-        if dtype not in self.peak_flops:
+        if not isinstance(dtype, str) or dtype not in self.peak_flops:
             raise ValueError(
-                f"dtype={dtype!r} is not supported by {self.name}; it has {sorted(self.peak_flops)}"
+                f"dtype={_validate.show(dtype)} is not supported by {self.name}; it has {sorted(self.peak_flops)}"
             )
         return self.peak_flops[dtype]
 

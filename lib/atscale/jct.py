@@ -52,6 +52,7 @@ from types import MappingProxyType
 
 import numpy as np
 
+from . import _validate as _v
 from . import hardware, memory, models, parallelism
 from . import reliability as rel
 from . import units as u
@@ -171,7 +172,7 @@ class Checkpoint:
 
     def __post_init__(self):
         if self.strategy not in _STRATEGIES:
-            raise ValueError(f"strategy={self.strategy!r} must be one of {_STRATEGIES}")
+            raise ValueError(f"strategy={_v.show(self.strategy)} must be one of {_STRATEGIES}")
         object.__setattr__(self, "write_bandwidth", _positive("write_bandwidth", self.write_bandwidth, unit="bytes/s"))
         object.__setattr__(self, "host_bandwidth", _positive("host_bandwidth", self.host_bandwidth, unit="bytes/s"))
         if self.interval is not None:
@@ -199,7 +200,7 @@ def cluster_of(gpus: int, node: hardware.Node | str = hardware.DGX_H100,
     """A cluster of ``gpus`` GPUs on ``node`` machines (by object or catalog name) joined by ``fabric``."""
     node = hardware.node(node) if isinstance(node, str) else node
     if not isinstance(node, hardware.Node):
-        raise ValueError(f"node={node!r} must be an atscale.hardware.Node or a node name in the catalog")
+        raise ValueError(f"node={_v.show(node)} must be an atscale.hardware.Node or a node name in the catalog")
     fabric = hardware.fabric(fabric) if isinstance(fabric, str) else fabric
     return hardware.Cluster.of_gpus(node, gpus, fabric)
 
@@ -244,12 +245,12 @@ def fixed_plan(tp: int, pp: int, base: Plan | None = None):
     tp, pp = _count("tp", tp), _count("pp", pp)
     base = RUNNING_EXAMPLE.plan if base is None else base
     if not isinstance(base, Plan):
-        raise ValueError(f"base={base!r} must be an atscale.plan.Plan")
+        raise ValueError(f"base={_v.show(base)} must be an atscale.plan.Plan")
 
     def layout(gpus: int, global_batch: int | None = None) -> Plan:
         gpus = _count("gpus", gpus)
         if gpus % (tp * pp):
-            raise ValueError(f"gpus={gpus!r} must be a multiple of tp*pp={tp * pp}")
+            raise ValueError(f"gpus={_v.show(gpus)} must be a multiple of tp*pp={tp * pp}")
         gb = base.global_batch if global_batch is None else _count("global_batch", global_batch)
         return dataclasses.replace(base, tp=tp, pp=pp, dp=gpus // (tp * pp), global_batch=gb,
                                    sequence_parallel=base.sequence_parallel and tp > 1,
@@ -372,7 +373,7 @@ def _profile(failures):
         return rel.PROFILES[failures]
     if isinstance(failures, str) and failures in ("textbook", "llama3"):
         return rel.TEXTBOOK_PROFILE if failures == "textbook" else rel.LLAMA3_PROFILE
-    raise ValueError(f"failures={failures!r} must be an atscale.reliability.FailureProfile, 'textbook', 'llama3', "
+    raise ValueError(f"failures={_v.show(failures)} must be an atscale.reliability.FailureProfile, 'textbook', 'llama3', "
                      f"a name in atscale.reliability.PROFILES, or None (no failures)")
 
 
@@ -458,7 +459,7 @@ def estimate(model, tokens, cluster: hardware.Cluster, plan: Plan | None = None,
     profile = _profile(failures)
     r = _restart(restart_time)
     if isinstance(dp_overlap, bool) or not isinstance(dp_overlap, numbers.Real) or not 0 <= dp_overlap <= 1:
-        raise ValueError(f"dp_overlap={dp_overlap!r} must be a number in [0, 1]")
+        raise ValueError(f"dp_overlap={_v.show(dp_overlap)} must be a number in [0, 1]")
     if global_batch is not None:
         global_batch = _count("global_batch", global_batch)
         if plan is not None and plan.global_batch != global_batch:
@@ -502,13 +503,13 @@ def estimate(model, tokens, cluster: hardware.Cluster, plan: Plan | None = None,
 def _check_estimate_objects(cluster, plan, checkpoint) -> None:
     """The object arguments of :func:`estimate`, each a ``ValueError`` naming it when of the wrong kind."""
     if not isinstance(cluster, hardware.Cluster):
-        raise ValueError(f"cluster={cluster!r} must be an atscale.hardware.Cluster (see atscale.jct.cluster_of)")
+        raise ValueError(f"cluster={_v.show(cluster)} must be an atscale.hardware.Cluster (see atscale.jct.cluster_of)")
     if plan is not None and not isinstance(plan, Plan):
-        raise ValueError(f"plan={plan!r} must be an atscale.plan.Plan or None (best layout)")
+        raise ValueError(f"plan={_v.show(plan)} must be an atscale.plan.Plan or None (best layout)")
     if plan is not None and plan.global_batch is None:
         raise ValueError("plan.global_batch is None: an estimate needs the global batch (sequences per step)")
     if not isinstance(checkpoint, Checkpoint):
-        raise ValueError(f"checkpoint={checkpoint!r} must be an atscale.jct.Checkpoint")
+        raise ValueError(f"checkpoint={_v.show(checkpoint)} must be an atscale.jct.Checkpoint")
 
 
 def _failure_terms(failure_free, checkpoint, profile, gpus, delta, lag, restart_time):
@@ -539,7 +540,7 @@ class Sweep:
 
     def term(self, name: str) -> np.ndarray:
         if name not in TERMS + ("total", "reliability", "failure_free"):
-            raise ValueError(f"name={name!r} must be one of {TERMS + ('total', 'reliability', 'failure_free')}")
+            raise ValueError(f"name={_v.show(name)} must be one of {TERMS + ('total', 'reliability', 'failure_free')}")
         return np.array([getattr(e, name) for e in self.estimates], dtype=float)
 
     @property
@@ -564,7 +565,7 @@ def sweep(model, tokens, gpu_counts=SWEEP_GPUS, *, node=hardware.DGX_H100, fabri
     """
     counts = _counts("gpu_counts", gpu_counts)
     if plan is not None and not callable(plan):
-        raise ValueError(f"plan={plan!r} must be None or a function (gpus, global_batch) -> Plan")
+        raise ValueError(f"plan={_v.show(plan)} must be None or a function (gpus, global_batch) -> Plan")
     out = []
     for n in counts:
         gb = global_batch(n) if callable(global_batch) else global_batch
@@ -590,11 +591,11 @@ def crossover(result: Sweep, against=("communication", "bubble")) -> float | Non
     first feasible count if reliability exceeds it everywhere.
     """
     if not isinstance(result, Sweep):
-        raise ValueError(f"result={result!r} must be an atscale.jct.Sweep")
+        raise ValueError(f"result={_v.show(result)} must be an atscale.jct.Sweep")
     if isinstance(against, str):
         against = (against,)
     if not isinstance(against, (list, tuple)) or not against:
-        raise ValueError(f"against={against!r} must be a term name or a non-empty sequence of names of {TERMS}")
+        raise ValueError(f"against={_v.show(against)} must be a term name or a non-empty sequence of names of {TERMS}")
     against = tuple(against)
     for name in against:
         if name not in TERMS:
@@ -621,7 +622,7 @@ def sync_wall(result: Sweep) -> dict:
     the sweep's largest feasible count.
     """
     if not isinstance(result, Sweep):
-        raise ValueError(f"result={result!r} must be an atscale.jct.Sweep")
+        raise ValueError(f"result={_v.show(result)} must be an atscale.jct.Sweep")
     t = result.total
     ok = np.flatnonzero(np.isfinite(t))
     if not len(ok):
@@ -682,7 +683,7 @@ def gpus_for_deadline(model, tokens, deadline, *, node=hardware.DGX_H100, fabric
 def scaled_profile(profile: rel.FailureProfile, factor: float) -> rel.FailureProfile:
     """``profile`` with every component's MTTF multiplied by ``factor`` (so the MTBF too)."""
     if not isinstance(profile, rel.FailureProfile):
-        raise ValueError(f"profile={profile!r} must be an atscale.reliability.FailureProfile "
+        raise ValueError(f"profile={_v.show(profile)} must be an atscale.reliability.FailureProfile "
                          f"(e.g. atscale.reliability.TEXTBOOK_PROFILE)")
     factor = _positive("factor", factor)
     return rel.FailureProfile(f"{profile.name} x{factor:g} MTTF",

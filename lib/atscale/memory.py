@@ -483,7 +483,7 @@ def breakdown(model: models.TransformerConfig, accelerator="H100 SXM", plan: Pla
     elif layout:
         raise ValueError(f"give either plan or its fields, not both (got plan and {sorted(layout)})")
     elif not isinstance(plan, Plan):
-        raise ValueError(f"plan={plan!r} must be an atscale.plan.Plan")
+        raise ValueError(f"plan={v.show(plan)} must be an atscale.plan.Plan")
     acc = hardware.accelerator_arg("accelerator", accelerator)
     if plan.tp > 1 and (model.num_heads % plan.tp or model.kv_heads % plan.tp):
         raise ValueError(f"tp={plan.tp} must divide num_heads={model.num_heads} and num_kv_heads={model.kv_heads}")

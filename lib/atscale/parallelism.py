@@ -870,8 +870,12 @@ def _context(model, cluster, seq_length, dtype, optimizer_name, flash_attention,
     """The checked :class:`_Context` of these arguments, remembered per argument objects (all frozen, so a
     context made once stays right; the entry keeps them, so their ids are not reused while it is cached)."""
     args = (model, cluster, seq_length, dtype, optimizer_name, flash_attention, calibration, xp)
-    key = (id(model), id(cluster), seq_length, dtype, optimizer_name, flash_attention, id(calibration), xp)
-    entry = _CONTEXTS.get(key)
+    key = (id(model), id(cluster), type(seq_length), seq_length, type(dtype), dtype, type(optimizer_name),
+           optimizer_name, type(flash_attention), flash_attention, id(calibration), xp)  # types: 1 is not True
+    try:
+        entry = _CONTEXTS.get(key)
+    except TypeError:  # an unhashable argument (a list): not cacheable, and the checks below will say why
+        return _new_context(*args)
     if entry is not None and entry[0][0] is model and entry[0][1] is cluster and entry[0][6] is calibration:
         return entry[1]
     c = _new_context(*args)
@@ -1260,11 +1264,11 @@ class Run:
         _v.choice("metric", self.metric, METRICS)
         self.cluster.accelerator.peak(self.dtype) if isinstance(self.cluster, hardware.Cluster) else None
         if not isinstance(self.model, models.TransformerConfig):
-            raise ValueError(f"model={self.model!r} must be an atscale.models.TransformerConfig")
+            raise ValueError(f"model={_v.show(self.model)} must be an atscale.models.TransformerConfig")
         if not isinstance(self.cluster, hardware.Cluster):
-            raise ValueError(f"cluster={self.cluster!r} must be an atscale.hardware.Cluster")
+            raise ValueError(f"cluster={_v.show(self.cluster)} must be an atscale.hardware.Cluster")
         if not isinstance(self.plan, Plan) or self.plan.global_batch is None:
-            raise ValueError(f"plan={self.plan!r} must be an atscale.plan.Plan with a global_batch")
+            raise ValueError(f"plan={_v.show(self.plan)} must be an atscale.plan.Plan with a global_batch")
         object.__setattr__(self, "published", _v.positive("published", self.published, scalar=True))
         object.__setattr__(self, "dp_overlap", _v.number("dp_overlap", self.dp_overlap, low=0, high=1, scalar=True))
         if self.seq_length is not None:

@@ -57,7 +57,7 @@ class Scenario:
             raise ValueError(f"cluster={v.show(self.cluster)} must be an atscale.hardware.Cluster")
         self.cluster.accelerator.peak(self.dtype)  # the dtype must exist on the hardware
         if not isinstance(self.plan, Plan) or self.plan.global_batch is None:
-            raise ValueError(f"plan={self.plan!r} must be an atscale.plan.Plan with a global_batch")
+            raise ValueError(f"plan={v.show(self.plan)} must be an atscale.plan.Plan with a global_batch")
         if self.plan.gpus != self.cluster.num_gpus:
             raise ValueError(f"plan uses tp x pp x dp = {self.plan.gpus:,} GPUs; the cluster has "
                              f"{self.cluster.num_gpus:,}")

@@ -1,0 +1,225 @@
+"""Property-based probes of the public functions (Hypothesis, derandomised: the same examples every run).
+
+The rule for bad input (the "Bad input" rows of the README): each public function, given one argument from a
+class of bad input, either accepts it legitimately and returns a finite, non-negative answer, reports an
+*infeasible* layout with its reason, or raises a ``ValueError`` that names the argument. Never another
+exception from inside (a bare NumPy or Python error), a silent NaN or a normal-looking number.
+Then the invariants that must hold whatever the input: times and memory non-negative, a step's parts adding
+up to its total, more data-parallel replicas never adding memory per GPU, a search's best no worse than any
+layout it evaluated, and ``check()`` never revealing an answer.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from atscale import check as chk
+from atscale import collectives, hardware, jct, memory, models, parallelism, reliability, roofline
+from atscale.plan import Plan
+from atscale.scenario import RUNNING_EXAMPLE as EX
+
+PROBE = settings(max_examples=25, derandomize=True, deadline=None, database=None,
+                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+
+CLUSTER = EX.cluster
+PLAN = EX.plan
+
+# --- the classes of bad input, per kind of argument ------------------------------------------------
+NAN, INF = math.nan, math.inf
+BAD = {
+    # whole numbers >= 1 (GPUs, layers, heads, degrees, sequences)
+    "count": [0, -1, 0.5, 2.5, NAN, INF, -INF, True, False, "8", None, [], np.array([]), 10**30, 1e30, [1, 2.5]],
+    # sizes, times, bandwidths: numbers > 0
+    "positive": [0, -1.0, -1e-9, NAN, INF, -INF, True, "1e9", None, [], np.array([]), [1.0, NAN], complex(1, 1)],
+    # numbers >= 0
+    "nonnegative": [-1.0, -1e-9, NAN, INF, -INF, True, "0", None, [], np.array([])],
+    # names from a fixed list (ops, schedules, dtypes, optimizers), in the wrong case or with a typo
+    "choice": ["", "ALL-REDUCE", "allreduce", "BF16", "1F1B", "Selective", "xx", None, 3, True, ["bf16"]],
+    # a catalog model (object or name)
+    "model": ["llama 3 70b", "Llama 3 7B", "", None, 70e9, True, hardware.H100_SXM, CLUSTER, PLAN],
+    # a cluster object
+    "cluster": [None, "1024 H100", 1024, models.LLAMA3_70B, hardware.DGX_H100, PLAN],
+    # a catalog accelerator (object or name)
+    "accelerator": ["h100 sxm", "H100", "", None, 3, models.LLAMA3_70B, CLUSTER],
+    # a plan object
+    "plan": [None, "TP=8", {"tp": 8}, models.LLAMA3_70B, CLUSTER],
+}
+
+# --- the probed functions: (label, function, valid keyword arguments, {argument: kind}) ------------
+CASES = [
+    ("roofline.matmul", roofline.matmul, dict(m=4096, n=4096, k=4096), {"m": "positive", "n": "positive",
+                                                                        "k": "positive"}),
+    ("roofline.attention_scores", roofline.attention_scores, dict(batch=1, heads=32, seq_length=2048, head_dim=128),
+     {"batch": "count", "heads": "count", "seq_length": "count", "head_dim": "count"}),
+    ("roofline.layer_ops", roofline.layer_ops, dict(model=models.LLAMA3_8B, micro_batch=1),
+     {"model": "model", "micro_batch": "count"}),
+    ("roofline.ridge_point", roofline.ridge_point, dict(accelerator="H100 SXM", dtype="bf16"),
+     {"accelerator": "accelerator", "dtype": "choice"}),
+    ("memory.model_state_bytes", memory.model_state_bytes,
+     dict(model_or_params=models.LLAMA3_70B, optimizer_name="adam-mixed", zero_stage=1, dp=64, tp=8, pp=4),
+     {"optimizer_name": "choice", "dp": "count", "tp": "count", "pp": "count"}),
+    ("collectives.collective_time", collectives.collective_time,
+     dict(op="all-reduce", size=1e9, ranks=32, link="InfiniBand NDR"),
+     {"op": "choice", "size": "nonnegative", "ranks": "count", "link": "choice"}),
+    ("collectives.bytes_sent_per_rank", collectives.bytes_sent_per_rank, dict(op="all-gather", size=1e9, ranks=8),
+     {"op": "choice", "size": "nonnegative", "ranks": "count"}),
+    ("parallelism.bubble_fraction", parallelism.bubble_fraction, dict(pp=8, micro_batches=32, virtual_stages=2),
+     {"pp": "count", "micro_batches": "count", "virtual_stages": "count"}),
+    ("parallelism.stage_layers", parallelism.stage_layers, dict(num_layers=126, pp=16, virtual_stages=1),
+     {"num_layers": "count", "pp": "count", "virtual_stages": "count"}),
+    ("parallelism.step_time", parallelism.step_time,
+     dict(model=EX.model, cluster=CLUSTER, plan=PLAN, seq_length=8192, dtype="bf16"),
+     {"model": "model", "cluster": "cluster", "plan": "plan", "seq_length": "count", "dtype": "choice",
+      "optimizer_name": "choice", "dp_overlap": "nonnegative"}),
+    ("reliability.young_interval", reliability.young_interval, dict(checkpoint_time=60.0, mtbf=3600.0 * 10),
+     {"checkpoint_time": "positive", "mtbf": "positive"}),
+    ("reliability.goodput_exact", reliability.goodput_exact,
+     dict(interval=3600.0, checkpoint_time=60.0, mtbf=36_000.0, restart_time=300.0),
+     {"interval": "positive", "checkpoint_time": "nonnegative", "mtbf": "positive", "restart_time": "nonnegative"}),
+    ("reliability.series_mttf", reliability.series_mttf, dict(mttf=[1e6, 2e6], count=[8, 2]),
+     {"count": "nonnegative"}),
+    ("jct.estimate", jct.estimate, dict(model=EX.model, tokens=2e12, cluster=CLUSTER, plan=PLAN, seq_length=8192),
+     {"model": "model", "tokens": "positive", "cluster": "cluster", "plan": "plan", "seq_length": "count"}),
+    ("hardware.Cluster.of_gpus", hardware.Cluster.of_gpus,
+     dict(node=hardware.DGX_H100, gpus=1024, fabric=hardware.FABRICS["InfiniBand NDR"]), {"gpus": "count"}),
+]
+
+ALIASES = {"optimizer_name": ("optimizer",), "link": ("link", "fabric"), "model": ("model",),
+           "accelerator": ("accelerator",), "mttf": ("mttf",), "plan": ("plan", "global_batch")}
+
+
+def _finite_nonnegative(x) -> bool:
+    """Every number reachable in a result (scalars, arrays, dataclass fields, dict values) finite and >= 0."""
+    if isinstance(x, (bool, str)) or x is None:
+        return True
+    if isinstance(x, (int, float, np.number)):
+        return math.isfinite(float(x)) and float(x) >= 0
+    if isinstance(x, np.ndarray):
+        return x.dtype.kind not in "fiu" or bool(np.all(np.isfinite(x)) and np.all(x >= 0))
+    if isinstance(x, dict):
+        return all(_finite_nonnegative(v) for v in x.values())
+    if isinstance(x, (tuple, list)):
+        return all(_finite_nonnegative(v) for v in x)
+    if dataclasses.is_dataclass(x):
+        return all(_finite_nonnegative(getattr(x, f.name)) for f in dataclasses.fields(x)
+                   if isinstance(getattr(x, f.name), (int, float, np.number, np.ndarray)))
+    return True
+
+
+def _verdict(result) -> str:
+    """How a call that returned must look: infeasible with its reason, or finite and non-negative."""
+    feasible = getattr(result, "feasible", True)
+    if not bool(np.all(feasible)):
+        reason = getattr(result, "reason", "")
+        assert reason and str(reason).strip(), "infeasible without a reason"
+        return "infeasible"
+    assert _finite_nonnegative(result), f"a normal-looking result with NaN, infinite or negative values: {result!r}"
+    return "accepted"
+
+
+@pytest.mark.parametrize("label,fn,valid,kinds", CASES, ids=[c[0] for c in CASES])
+def test_valid_arguments_give_a_finite_answer(label, fn, valid, kinds):
+    _verdict(fn(**valid))
+
+
+@pytest.mark.parametrize("label,fn,valid,kinds", CASES, ids=[c[0] for c in CASES])
+@PROBE
+@given(data=st.data())
+def test_each_class_of_bad_input_gets_a_clear_answer(label, fn, valid, kinds, data):
+    arg = data.draw(st.sampled_from(sorted(kinds)), label="argument")
+    bad = data.draw(st.sampled_from(BAD[kinds[arg]]), label="bad value")
+    kwargs = {**valid, arg: bad}
+    try:
+        result = fn(**kwargs)
+    except ValueError as exc:
+        names = (arg,) + ALIASES.get(arg, ())
+        assert any(n in str(exc) for n in names), f"{label}({arg}={bad!r}): the message does not name it: {exc}"
+        assert len(str(exc)) < 600, f"{label}: an unreadably long message ({len(str(exc))} characters)"
+        return
+    _verdict(result)  # legitimately accepted (a whole float, a catalog name, a huge but valid size)
+
+
+# --- invariants --------------------------------------------------------------------------------------
+LAYOUT = st.fixed_dictionaries(dict(
+    tp=st.sampled_from([1, 2, 4, 8]), cp=st.sampled_from([1, 2, 4]), pp=st.sampled_from([1, 2, 4, 5, 8]),
+    micro_batch=st.sampled_from([1, 2]), zero_stage=st.integers(0, 3),
+    schedule=st.sampled_from(["gpipe", "1f1b", "interleaved"]), recompute=st.sampled_from(["none", "selective", "full"]),
+    tp_overlap=st.booleans(), reshard_after_forward=st.booleans(), dtype=st.sampled_from(["bf16", "fp8"])))
+
+
+def _plan(layout, dp, global_batch):
+    sched = layout["schedule"] if layout["pp"] > 1 else "1f1b"  # a Plan refuses interleaving without a pipeline
+    return Plan(tp=layout["tp"], cp=layout["cp"], pp=layout["pp"], dp=dp, micro_batch=layout["micro_batch"],
+                global_batch=global_batch, zero_stage=layout["zero_stage"], schedule=sched,
+                virtual_stages=2 if sched == "interleaved" else 1, recompute=layout["recompute"],
+                sequence_parallel=layout["tp"] > 1, tp_overlap=layout["tp_overlap"],
+                reshard_after_forward=layout["reshard_after_forward"])
+
+
+@PROBE
+@given(layout=LAYOUT)
+def test_a_step_is_non_negative_and_its_parts_add_up(layout):
+    n = layout["tp"] * layout["cp"] * layout["pp"]
+    dp = 8  # so that the cluster is whole nodes of eight
+    cl = hardware.Cluster.of_gpus(hardware.DGX_H100, n * dp, hardware.FABRICS["InfiniBand NDR"])
+    st_ = parallelism.step_time(EX.model, cl, _plan(layout, dp, dp * layout["micro_batch"] * 8), seq_length=8192,
+                                dtype=layout["dtype"], memory_check=False)
+    if not st_.feasible:
+        assert st_.reason and math.isnan(st_.total)
+        return
+    parts = st_.parts()
+    assert all(v >= 0 and math.isfinite(v) for v in parts.values())
+    assert sum(parts.values()) == pytest.approx(st_.total, rel=1e-12)
+    assert st_.memory_total > 0 and 0 < st_.mfu < 1
+
+
+@PROBE
+@given(layout=LAYOUT)
+def test_more_replicas_never_add_memory_per_gpu(layout):
+    """The same layout with twice the data-parallel replicas (and twice the batch, so the same micro-batches per
+    replica): sharded state only shrinks, activations stay."""
+    n = layout["tp"] * layout["cp"] * layout["pp"]
+    mem = []
+    for dp in (8, 16):
+        cl = hardware.Cluster.of_gpus(hardware.DGX_H100, n * dp, hardware.FABRICS["InfiniBand NDR"])
+        st_ = parallelism.step_time(EX.model, cl, _plan(layout, dp, dp * layout["micro_batch"] * 8), seq_length=8192,
+                                    memory_check=False)
+        mem.append(st_.memory_total if st_.feasible else None)
+    if None not in mem:
+        assert mem[1] <= mem[0] * (1 + 1e-12)
+
+
+def test_a_search_best_is_no_worse_than_any_layout_it_evaluated():
+    r = parallelism.search(EX.model, CLUSTER, 1024, seq_length=8192, dtypes=("bf16", "fp8"))
+    tps = r.table["tokens_per_second"]
+    ok = r.table["feasible"]
+    assert ok.any() and tps[0] == np.max(tps[ok])
+    best = parallelism.step_time(EX.model, CLUSTER, r.best(), seq_length=8192, dtype=str(r.table["dtype"][0]))
+    assert best.tokens_per_second == pytest.approx(tps[0], rel=1e-9)
+
+
+ANY_ANSWER = st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.integers(-10**30, 10**30),
+                       st.text(max_size=12), st.none(), st.booleans(), st.lists(st.floats(), max_size=3))
+
+
+@PROBE
+@given(exercise=st.sampled_from(chk.exercises()), answer=ANY_ANSWER)
+def test_check_never_reveals_an_answer(exercise, answer):
+    from atscale.answers import ANSWERS
+
+    key = ANSWERS[exercise]
+    expected = key.compute()
+    for _ in range(2):  # and asking again does not either
+        fb = chk.check(exercise, answer)
+        if fb.correct:
+            continue
+        message = str(fb)
+        assert key.format(expected) not in message
+        if abs(expected) >= 10:  # small numbers may occur in any sentence; a large one would give it away
+            assert f"{expected:.3g}" not in message and f"{expected:,.0f}" not in message
