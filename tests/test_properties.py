@@ -90,6 +90,51 @@ CASES = [
      dict(node=hardware.DGX_H100, gpus=1024, fabric=hardware.FABRICS["InfiniBand NDR"]), {"gpus": "count"}),
 ]
 
+from atscale import accuracy, plots, widgets  # noqa: E402  (the second half of the probes)
+
+CASES += [
+    ("plan.Plan", Plan, dict(tp=8, pp=4, dp=32, cp=1, micro_batch=1, global_batch=1024, zero_stage=1,
+                             schedule="interleaved", virtual_stages=2, recompute="selective", sequence_parallel=True,
+                             shard_group=8),
+     {"tp": "count", "pp": "count", "dp": "count", "cp": "count", "micro_batch": "count", "global_batch": "count",
+      "zero_stage": "count", "schedule": "choice", "virtual_stages": "count", "recompute": "choice",
+      "sequence_parallel": "flag", "shard_group": "count"}),
+    ("accuracy.summary", accuracy.summary, dict(role="validation", kind="estimate", group="Step time"),
+     {"role": "choice", "kind": "choice", "group": "choice"}),
+    ("accuracy.table", accuracy.table, dict(group="Memory"), {"group": "choice"}),
+    ("memory.activation_bytes_per_layer", memory.activation_bytes_per_layer,
+     dict(model=EX.model, micro_batch=1, seq_length=8192, tp=8, sequence_parallel=True, recompute="selective"),
+     {"model": "model", "micro_batch": "count", "seq_length": "count", "tp": "count", "recompute": "choice",
+      "sequence_parallel": "flag"}),
+    ("memory.breakdown", memory.breakdown, dict(model=EX.model, accelerator="H100 SXM", plan=PLAN, seq_length=8192),
+     {"model": "model", "accelerator": "accelerator", "plan": "plan", "seq_length": "count", "optimizer_name": "choice"}),
+    ("memory.max_params", memory.max_params, dict(capacity=80e9, zero_stage=3, dp=64),
+     {"capacity": "positive", "zero_stage": "count", "dp": "count", "optimizer_name": "choice"}),
+    ("memory.checkpoint_bytes", memory.checkpoint_bytes, dict(model_or_params=EX.model), {"optimizer_name": "choice"}),
+    ("collectives.hierarchical_time", collectives.hierarchical_time, dict(op="all-reduce", size=1e9, cluster=CLUSTER),
+     {"op": "choice", "size": "nonnegative", "cluster": "cluster", "inter_algorithm": "choice"}),
+    ("collectives.ring_step", collectives.ring_step, dict(ranks=8, step=3), {"ranks": "count"}),
+    ("reliability.failure_probability", reliability.failure_probability, dict(window=86_400.0, mtbf=36_000.0),
+     {"window": "nonnegative", "mtbf": "positive"}),
+    ("reliability.spares_needed", reliability.spares_needed,
+     dict(num_nodes=128, node_mttf=1e7, repair_time=86_400.0, coverage=0.99),
+     {"num_nodes": "count", "node_mttf": "positive", "repair_time": "nonnegative"}),
+    ("reliability.cluster_mtbf", reliability.TEXTBOOK_PROFILE.cluster_mtbf, dict(gpus=1024), {"gpus": "count"}),
+    ("jct.cluster_of", jct.cluster_of, dict(gpus=1024), {"gpus": "count"}),
+    ("plots.pipeline_schedule_chart", plots.pipeline_schedule_chart,
+     dict(pp=4, micro_batches=8, schedule="interleaved", virtual_stages=2),
+     {"pp": "count", "micro_batches": "count", "schedule": "choice", "virtual_stages": "count"}),
+    ("plots.rank_map_chart", plots.rank_map_chart, dict(tp=8, pp=4, dp=32, colour_by="dp"),
+     {"tp": "count", "pp": "count", "dp": "count", "colour_by": "choice"}),
+    ("plots.stage_loads_chart", plots.stage_loads_chart, dict(num_layers=126, pp=16, virtual_stages=2),
+     {"num_layers": "count", "pp": "count", "virtual_stages": "count"}),
+    ("plots.zero_stages_chart", plots.zero_stages_chart, dict(model=EX.model, accelerator="H100 SXM", dp=[8, 64], tp=8, pp=4),
+     {"model": "model", "accelerator": "accelerator", "tp": "count", "pp": "count", "optimizer_name": "choice"}),
+    ("widgets.pipeline_view", widgets.pipeline_view, dict(pp=4, micro_batches=8, schedule="1f1b"),
+     {"pp": "count", "micro_batches": "count", "schedule": "choice"}),
+]
+BAD["flag"] = [1, 0, "yes", None, NAN, [True], np.array([])]
+
 ALIASES = {"optimizer_name": ("optimizer",), "link": ("link", "fabric"), "model": ("model",),
            "accelerator": ("accelerator",), "mttf": ("mttf",), "plan": ("plan", "global_batch")}
 
@@ -113,7 +158,15 @@ def _finite_nonnegative(x) -> bool:
 
 
 def _verdict(result) -> str:
-    """How a call that returned must look: infeasible with its reason, or finite and non-negative."""
+    """How a call that returned must look: infeasible with its reason, or finite and non-negative (a figure or a
+    table counts as an answer)."""
+    import matplotlib.figure
+
+    if isinstance(result, matplotlib.figure.Figure):
+        import matplotlib.pyplot as plt
+
+        plt.close(result)
+        return "accepted"
     feasible = getattr(result, "feasible", True)
     if not bool(np.all(feasible)):
         reason = getattr(result, "reason", "")

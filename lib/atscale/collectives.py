@@ -66,15 +66,16 @@ _ALIASES = {"nvls": "in-network", "sharp": "in-network"}
 # Validation helpers
 # --------------------------------------------------------------------------------------
 def _op(op: str) -> str:
-    if op not in OPS:
-        raise ValueError(f"op={op!r} is not a collective this module models; valid: {OPS}")
+    if not isinstance(op, str) or op not in OPS:
+        raise ValueError(f"op={_v.show(op)} is not a collective this module models; valid: {OPS}")
     return op
 
 
-def _algorithm(algorithm: str) -> str:
-    algorithm = _ALIASES.get(algorithm, algorithm)
-    if algorithm not in ALGORITHMS:
-        raise ValueError(f"algorithm={algorithm!r} is unknown; valid: {ALGORITHMS} (or 'nvls', 'sharp')")
+def _algorithm(algorithm: str, name: str = "algorithm") -> str:
+    if isinstance(algorithm, str):
+        algorithm = _ALIASES.get(algorithm, algorithm)
+    if not isinstance(algorithm, str) or algorithm not in ALGORITHMS:
+        raise ValueError(f"{name}={_v.show(algorithm)} is unknown; valid: {ALGORITHMS} (or 'nvls', 'sharp')")
     return algorithm
 
 
@@ -428,6 +429,7 @@ def hierarchical_phases(op: str, size, cluster: hardware.Cluster, *, inter_algor
     reference architecture. ``inter_algorithm`` applies to the cross-node all-reduce.
     """
     op = _op(op)
+    inter_algorithm = _algorithm(inter_algorithm, "inter_algorithm")
     if op not in ("all-reduce", "reduce-scatter", "all-gather"):
         raise ValueError(f"op={op!r} has no hierarchical form here; valid: all-reduce, reduce-scatter, all-gather")
     if not isinstance(cluster, hardware.Cluster):

@@ -45,7 +45,10 @@ def zero_stages_chart(model=models.LLAMA3_70B, accelerator="H100 SXM", *, optimi
                       dp=None, tp: int = 1, pp: int = 1, ax=None):
     """Per-GPU model state against the data-parallel degree for ZeRO stages 0-3, with the line of the
     accelerator's usable memory (:attr:`~atscale.hardware.Accelerator.usable_memory`)."""
-    dp = np.unique(np.geomspace(1, 4096, 40).astype(int)) if dp is None else np.asarray(dp)
+    model = models.model_arg("model", model)
+    dp = np.unique(np.geomspace(1, 4096, 40).astype(int)) if dp is None else np.unique(np.ravel(dp))
+    if dp.size < 2:
+        raise ValueError(f"dp={dp.tolist()} must give at least two data-parallel degrees to draw a line through")
     acc = hardware.accelerator(accelerator)
     ax = new_axes(ax)
     names = ("0: replicate everything (DDP)", "1: shard optimizer state", "2: + gradients", "3: + weights (FSDP)")

@@ -59,7 +59,7 @@ def rank_map_chart(tp: int = 8, pp: int = 4, dp: int = 32, colour_by: str = "pp"
     """Every GPU of a ``tp x pp x dp`` layout on the node grid (one row of small squares per row of nodes),
     coloured by its TP, PP or DP group (:func:`atscale.parallelism.rank_groups`, Megatron's order). At most
     16 rows of nodes are drawn: a larger layout shows 16 of its rows (numbered) and says which."""
-    if colour_by not in _RANK_AXES:
+    if not isinstance(colour_by, str) or colour_by not in _RANK_AXES:
         raise ValueError(f"colour_by={colour_by!r} must be 'tp', 'pp' or 'dp'")
     plan = Plan(tp=tp, pp=pp, dp=dp)
     grid = _RankGrid(plan, colour_by, P.rank_groups(plan, gpus_per_node), gpus_per_node)
@@ -468,7 +468,7 @@ class _RankGrid:
     ``grid`` holds each drawn GPU's position along the coloured axis (NaN: no GPU)."""
 
     def __init__(self, plan: Plan, colour_by: str, groups, gpus_per_node: int):
-        if colour_by not in _RANK_AXES:
+        if not isinstance(colour_by, str) or colour_by not in _RANK_AXES:
             raise ValueError(f"colour_by={colour_by!r} must be 'tp', 'pp' or 'dp'")
         tp_r, dp_r, pp_r, node = groups
         tp, pp, dp = plan.tp, plan.pp, plan.dp
