@@ -276,3 +276,72 @@ def test_check_never_reveals_an_answer(exercise, answer):
         assert key.format(expected) not in message
         if abs(expected) >= 10:  # small numbers may occur in any sentence; a large one would give it away
             assert f"{expected:.3g}" not in message and f"{expected:,.0f}" not in message
+
+
+# --- every public function of the chapter modules, built from one table of example arguments ----------
+EXAMPLES = {  # parameter name -> (a valid value, the class of bad input to try on it)
+    "model": (EX.model, "model"), "op": ("all-reduce", "choice"), "mtbf": (36_000.0, "positive"),
+    "pp": (4, "count"), "ranks": (8, "count"), "cluster": (CLUSTER, "cluster"),
+    "checkpoint_time": (60.0, "nonnegative"), "size": (1e9, "nonnegative"), "accelerator": ("H100 SXM", "accelerator"),
+    "link": ("NVLink 4", "choice"), "interval": (3600.0, "positive"), "micro_batch": (1, "count"),
+    "model_or_params": (EX.model, "model"), "gpus": (1024, "count"), "micro_batches": (32, "count"),
+    "num_layers": (80, "count"), "tp": (8, "count"), "work": (86_400.0, "positive"), "zero_stage": (1, None),
+    "plan": (PLAN, "plan"), "global_batch": (1024, "count"), "node_mttf": (1e7, "positive"),
+    "num_nodes": (128, "count"), "window": (86_400.0, "nonnegative"), "batch": (1, "count"), "heads": (32, "count"),
+    "seq_length": (8192, "count"), "head_dim": (128, "count"), "params": (70e9, "positive"),
+    "capacity": (80e9, "positive"), "dp": (32, "count"), "duration": (86_400.0, "nonnegative"),
+    "checkpoint_bytes": (1e12, "nonnegative"), "bandwidth": (1e10, "positive"), "repair_time": (86_400.0, "nonnegative"),
+    "dtype": ("bf16", "choice"), "m": (4096, "positive"), "n": (4096, "positive"), "k": (4096, "positive"),
+    "step": (1, None), "seconds": (1.0, "positive"), "deadline": (30 * 86_400.0, "positive"),
+    "tokens": (2e12, "positive"), "optimizer_name": ("adam-mixed", "choice"), "virtual_stages": (2, "count"),
+}
+SLOW = {"sweep", "crossover", "sync_wall", "sensitivity", "gpus_for_deadline", "search", "calibrate", "simulate",
+        "u_curve", "timeline_run", "timeline", "cost_curve", "best_plan", "scaled_profile", "max_micro_batch"}
+
+
+def _public_functions():
+    import importlib
+    import inspect
+
+    for name in ("roofline", "memory", "collectives", "parallelism", "reliability", "jct", "accuracy"):
+        module = importlib.import_module(f"atscale.{name}")
+        for fn_name in module.__all__:
+            fn = getattr(module, fn_name)
+            if not inspect.isfunction(fn) or fn_name in SLOW:
+                continue
+            params = [p for p in inspect.signature(fn).parameters.values()
+                      if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+            required = [p.name for p in params if p.default is p.empty]
+            if all(r in EXAMPLES for r in required):
+                valid = {r: EXAMPLES[r][0] for r in required}
+                kinds = {p.name: EXAMPLES[p.name][1] for p in params if p.name in EXAMPLES and EXAMPLES[p.name][1]}
+                if kinds:
+                    yield f"{name}.{fn_name}", fn, valid, kinds
+
+
+def _buildable():
+    out = []
+    for label, fn, valid, kinds in _public_functions():
+        try:
+            fn(**valid)
+        except ValueError:
+            continue  # the table's example does not suit this function (e.g. 4 stages of a 126-layer model)
+        kinds = {k: v for k, v in kinds.items() if k in valid or k in ("seq_length", "dtype", "optimizer_name")}
+        if kinds:
+            out.append((label, fn, valid, kinds))
+    return out
+
+
+BUILT = _buildable()
+
+
+def test_most_public_functions_are_probed():
+    assert len(BUILT) >= 40, [c[0] for c in BUILT]
+
+
+@pytest.mark.parametrize("label,fn,valid,kinds", BUILT, ids=[c[0] for c in BUILT])
+@settings(max_examples=15, derandomize=True, deadline=None, database=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(data=st.data())
+def test_every_public_function_answers_bad_input_clearly(label, fn, valid, kinds, data):
+    test_each_class_of_bad_input_gets_a_clear_answer.hypothesis.inner_test(label, fn, valid, kinds, data)

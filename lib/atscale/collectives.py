@@ -523,6 +523,8 @@ VALIDATION: tuple[Measurement, ...] = (
 
 def model_time(m: Measurement) -> float:
     """The model's seconds for the collective of a :class:`Measurement`."""
+    if not isinstance(m, Measurement):
+        raise ValueError(f"m={_v.show(m)} must be an atscale.collectives.Measurement")
     return float(collective_time(m.op, m.size, m.ranks, m.link, algorithm=m.algorithm))
 
 

@@ -110,23 +110,16 @@ _STRATEGIES = ("sync", "async")
 
 
 def _positive(name, value, *, allow_inf=False, unit=""):
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or math.isnan(value) or value <= 0 \
-            or (math.isinf(value) and not allow_inf):
-        what = "a positive number" if allow_inf else "a positive finite number"
-        raise ValueError(f"{name}={value!r} must be {what}{f' ({unit})' if unit else ''}")
-    return float(value)
+    return _v.number(name, value, low=0, low_open=True, allow_inf=allow_inf, scalar=True, unit=unit)
 
 
 def _nonnegative(name, value, *, unit=""):
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value) or value < 0:
-        raise ValueError(f"{name}={value!r} must be a finite number >= 0{f' ({unit})' if unit else ''}")
-    return float(value)
+    return _v.nonnegative(name, value, scalar=True, unit=unit)
 
 
 def _count(name, value):
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
-        raise ValueError(f"{name}={value!r} must be a whole number >= 1")
-    return int(value)
+    """A whole number >= 1 (a whole float is accepted, as everywhere in the library; 2^62 at most)."""
+    return _v.count(name, value)
 
 
 def _counts(name, values) -> list[int]:
