@@ -303,7 +303,9 @@ def _public_functions():
     import importlib
     import inspect
 
-    for name in ("roofline", "memory", "collectives", "parallelism", "reliability", "jct", "accuracy"):
+    for name in ("roofline", "memory", "collectives", "parallelism", "reliability", "jct", "accuracy",
+                 "plots.roofline", "plots.memory", "plots.collectives", "plots.parallelism", "plots.reliability",
+                 "plots.catalog", "widgets.parallelism", "widgets.memory", "widgets.collectives", "widgets.roofline"):
         module = importlib.import_module(f"atscale.{name}")
         for fn_name in module.__all__:
             fn = getattr(module, fn_name)
@@ -323,9 +325,10 @@ def _buildable():
     out = []
     for label, fn, valid, kinds in _public_functions():
         try:
-            fn(**valid)
+            result = fn(**valid)
         except ValueError:
             continue  # the table's example does not suit this function (e.g. 4 stages of a 126-layer model)
+        _verdict(result)  # (closes a figure)
         kinds = {k: v for k, v in kinds.items() if k in valid or k in ("seq_length", "dtype", "optimizer_name")}
         if kinds:
             out.append((label, fn, valid, kinds))
@@ -336,7 +339,7 @@ BUILT = _buildable()
 
 
 def test_most_public_functions_are_probed():
-    assert len(BUILT) >= 40, [c[0] for c in BUILT]
+    assert len(BUILT) >= 60, [c[0] for c in BUILT]
 
 
 @pytest.mark.parametrize("label,fn,valid,kinds", BUILT, ids=[c[0] for c in BUILT])

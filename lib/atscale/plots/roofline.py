@@ -6,6 +6,7 @@ import matplotlib as mpl
 import numpy as np
 from matplotlib.ticker import MaxNLocator
 
+from .. import _validate as _v
 from .. import hardware, models, roofline
 from ._base import INK, MARGINS, MUTED, PALETTE, STYLE, LiveFigure, house_style, log_axes, new_axes
 
@@ -114,6 +115,7 @@ def ridge_history_chart(dtype: str = "bf16", *, accelerators=None, ax=None):
     From A100 to H100 peak FLOP/s grew about three times, bandwidth about 1.6 times: the ridge
     nearly doubled. B200 grew both by about 2.3-2.4 times, so its ridge stayed near the H100's.
     """
+    _v.choice("dtype", dtype, hardware.DTYPES)
     accs = [hardware.accelerator(a) for a in (accelerators or hardware.ACCELERATORS)]
     accs = [a for a in accs if dtype in a.peak_flops]
     if not accs:
@@ -141,6 +143,7 @@ def ridge_history_chart(dtype: str = "bf16", *, accelerators=None, ax=None):
 @house_style
 def peak_vs_measured_chart(dtype: str = "bf16", *, ax=None):
     """Datasheet dense peak vs the best measured matmul rate, for accelerators with a measurement."""
+    _v.choice("dtype", dtype, hardware.DTYPES)
     accs = [a for a in hardware.ACCELERATORS.values() if dtype in a.measured_matmul_flops]
     if not accs:
         raise ValueError(f"no measured {dtype} matmul rate in the catalog")
