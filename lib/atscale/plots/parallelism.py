@@ -116,7 +116,8 @@ def step_comparison_chart(steps, *, title: str = "", ax=None):
     steps = dict(steps)
     if not steps or not all(isinstance(st, P.StepTime) for st in steps.values()):
         raise ValueError("steps must be a non-empty mapping of labels to atscale.parallelism.StepTime")
-    ax = new_axes(ax, figsize=(7.2, 0.9 + 0.55 * len(steps)))
+    height = 1.9 + 0.5 * len(steps)  # inches: the bars, plus room for the title above and the key below
+    ax = new_axes(ax, figsize=(7.2, height))
     ax.grid(False)
     longest = max((float(st.total) for st in steps.values() if bool(st.feasible)), default=1.0)
     for row, (label, st) in enumerate(steps.items()):
@@ -132,14 +133,13 @@ def step_comparison_chart(steps, *, title: str = "", ax=None):
         ax.text(left + 0.01 * longest, row, f"{left:.2f} s, MFU {float(st.mfu):.1%}", va="center", fontsize=8)
     ax.set_yticks(range(len(steps)), list(steps), fontsize=8.5)
     ax.set_ylim(len(steps) - 0.5, -0.5)
-    ax.set_xlim(0, longest * 1.28)
+    ax.set_xlim(0, longest * 1.38)
     ax.set_xlabel("Seconds per optimizer step, per GPU")
     if title:
         ax.set_title(title)
     handles, labels = ax.get_legend_handles_labels()
-    ax.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, -0.9 / (0.9 + 0.55 * len(steps)) - 0.25),
-              ncol=4, fontsize=7.5)
-    ax.figure.subplots_adjust(left=0.3, right=0.97, bottom=0.42 if len(steps) < 4 else 0.3)
+    ax.figure.legend(handles, labels, loc="lower center", ncol=4, fontsize=7.5, frameon=False)
+    ax.figure.subplots_adjust(left=0.3, right=0.97, top=1 - 0.4 / height, bottom=1.15 / height)
     return ax.figure
 
 
@@ -151,13 +151,13 @@ def stage_loads_chart(num_layers: int = 126, pp: int = 16, virtual_stages: int =
     acc = P.stage_loads(num_layers, pp, virtual_stages, account_for_embedding=True, account_for_loss=True)
     ax = new_axes(ax, figsize=(7.2, 3.4))
     x = np.arange(1, pp + 1)
-    ax.bar(x - 0.2, plain, width=0.38, color=PALETTE[5], label="layers split as they come")
+    ax.bar(x - 0.2, plain, width=0.38, color=PALETTE[5], label="split as they come")
     layers = acc.copy()
     layers[0] -= 1
     layers[-1] -= 1
-    ax.bar(x + 0.2, layers, width=0.38, color=PALETTE[0], label="layers, embedding and output counted")
+    ax.bar(x + 0.2, layers, width=0.38, color=PALETTE[0], label="embedding and output counted")
     ax.bar([x[0] + 0.2, x[-1] + 0.2], [1, 1], bottom=[layers[0], layers[-1]], width=0.38, color=PALETTE[1],
-           label="embedding (stage 1) or output layer and loss (last stage)")
+           label="their slot (first, last stage)")
     ax.axhline(plain.max(), color=PALETTE[3], lw=1, ls="--")
     ax.text(pp + 0.45, plain.max(), "pace: fullest stage", fontsize=8, color=PALETTE[3], va="bottom", ha="right")
     ax.set_xticks(x)
@@ -166,8 +166,8 @@ def stage_loads_chart(num_layers: int = 126, pp: int = 16, virtual_stages: int =
     ax.set_ylabel("Layer slots (layers per GPU)")
     v = f", {virtual_stages} chunks per GPU" if virtual_stages > 1 else ""
     ax.set_title(f"{num_layers} layers on {pp} stages{v}")
-    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2, fontsize=8)
-    ax.figure.subplots_adjust(bottom=0.34)
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=3, fontsize=8, frameon=False)
+    ax.figure.subplots_adjust(bottom=0.3)
     return ax.figure
 
 
