@@ -214,7 +214,8 @@ def _step_time():
         leaves = "kernel-level detail (one compute efficiency curve of the per-GPU width), overlap beyond the " \
                  "modelled terms; assumed where the source is silent: " + r.assumed
         if miss:
-            why = next(v for k, v in _STEP_MISSES.items() if k in r.source)
+            why = next((v for k, v in _STEP_MISSES.items() if k in r.source),
+                       "what makes this run differ from the runs the constants were fitted on")
             leaves = why.format(verdict=r.memory_verdict()) + "; assumed: " + r.assumed
         if r.metric == "hfu":
             leaves += "; the same runs as the calibration MFUs, so this checks the recomputation FLOPs only"

@@ -542,7 +542,7 @@ def _lookup(table: Mapping, kind: str, name: str):
     try:
         return table[name]
     except (KeyError, TypeError):
-        raise ValueError(f"unknown {kind} {name!r}; known: {', '.join(table)}") from None
+        raise ValueError(f"unknown {kind} {_validate.show(name)}; known: {', '.join(table)}") from None
 
 
 def accelerator_arg(name: str, value) -> Accelerator:

@@ -452,13 +452,19 @@ class StepTime:
         return f"StepTime({parts}; total {u.fmt_time(self.total)}, MFU {self.mfu:.1%}{tight})"
 
 
+_STEP_DEFAULTS = {f.name: (f.default if f.default is not dataclasses.MISSING else None)
+                  for f in dataclasses.fields(StepTime)}
+"""What :meth:`StepTime._of` starts from: every field's default (``None`` where it has none)."""
+
+
 # --------------------------------------------------------------------------------------
 # The core: one small function per cost term, on plan fields as arrays (evaluate, search) or as plain
 # Python numbers (step_time), through the operations namespace ``c.xp``
 # --------------------------------------------------------------------------------------
 class _ScalarOps:
     """The array operations the cost terms use, for one layout of Python floats and bools: with them the same
-    code runs on NumPy arrays (``c.xp`` is :mod:`numpy`) and, at Python's speed, on one plan (``step_time``)."""
+    code runs on NumPy arrays (``c.xp`` is :class:`_ArrayOps`) and, at Python's speed, on one plan
+    (``step_time``)."""
 
     where = staticmethod(lambda cond, a, b: a if cond else b)
     maximum = staticmethod(max)
@@ -769,20 +775,27 @@ def _layout(fields: dict, dp_overlap) -> tuple[tuple, types.SimpleNamespace]:
     return shape, _derived(L)
 
 
+def _remembered(table: dict, key: tuple, owners: tuple, make):
+    """``make()``, remembered in ``table`` under ``key`` (which holds the ``id`` of each of ``owners``): reused
+    only while those are the very same objects, all frozen, so the value cannot go stale; each entry keeps its
+    owners alive, so their ids are not reused while it is cached. At most 256 entries."""
+    entry = table.get(key)
+    if entry is not None and all(a is b for a, b in zip(entry[0], owners)):
+        return entry[1]
+    if len(table) >= 256:
+        table.clear()
+    value = make()
+    table[key] = (owners, value)
+    return value
+
+
 _PLANS: dict = {}
 
 
 def _plan_layout(plan: Plan, dp_overlap: float) -> types.SimpleNamespace:
     """One checked :class:`Plan` as the namespace of Python numbers the cost terms take (no arrays), remembered
     per plan object (a plan is frozen; the cost terms only read the namespace)."""
-    entry = _PLANS.get((id(plan), dp_overlap))
-    if entry is not None and entry[0] is plan:
-        return entry[1]
-    if len(_PLANS) > 256:
-        _PLANS.clear()
-    L = _new_plan_layout(plan, dp_overlap)
-    _PLANS[(id(plan), dp_overlap)] = (plan, L)
-    return L
+    return _remembered(_PLANS, (id(plan), dp_overlap), (plan,), lambda: _new_plan_layout(plan, dp_overlap))
 
 
 def _new_plan_layout(plan: Plan, dp_overlap: float) -> types.SimpleNamespace:
@@ -859,30 +872,20 @@ def _model_constants(model: models.TransformerConfig, s: int, flash: bool) -> ty
         model_tok=float(models.training_flops_per_token(model, s)))
 
 
-_STEP_DEFAULTS = {f.name: (f.default if f.default is not dataclasses.MISSING else None)
-                  for f in dataclasses.fields(StepTime)}
-
 _CONTEXTS: dict = {}
 
 
 def _context(model, cluster, seq_length, dtype, optimizer_name, flash_attention, calibration,
              xp=_ArrayOps) -> _Context:
-    """The checked :class:`_Context` of these arguments, remembered per argument objects (all frozen, so a
-    context made once stays right; the entry keeps them, so their ids are not reused while it is cached)."""
+    """The checked :class:`_Context` of these arguments, remembered per argument objects (:func:`_remembered`)."""
     args = (model, cluster, seq_length, dtype, optimizer_name, flash_attention, calibration, xp)
     key = (id(model), id(cluster), type(seq_length), seq_length, type(dtype), dtype, type(optimizer_name),
            optimizer_name, type(flash_attention), flash_attention, id(calibration), xp)  # types: 1 is not True
     try:
-        entry = _CONTEXTS.get(key)
-    except TypeError:  # an unhashable argument (a list): not cacheable, and the checks below will say why
+        hash(key)
+    except TypeError:  # an unhashable argument (a list): not cacheable, and the checks will say why
         return _new_context(*args)
-    if entry is not None and entry[0][0] is model and entry[0][1] is cluster and entry[0][6] is calibration:
-        return entry[1]
-    c = _new_context(*args)
-    if len(_CONTEXTS) > 64:
-        _CONTEXTS.clear()
-    _CONTEXTS[key] = (args, c)
-    return c
+    return _remembered(_CONTEXTS, key, (model, cluster, calibration), lambda: _new_context(*args))
 
 
 def _new_context(model, cluster, seq_length, dtype, optimizer_name, flash_attention, calibration, xp) -> _Context:
@@ -895,24 +898,11 @@ def _new_context(model, cluster, seq_length, dtype, optimizer_name, flash_attent
     acc.peak(dtype)  # a ValueError naming the accelerator's dtypes
     s = model.seq_length if seq_length is None else _v.count("seq_length", seq_length)
     flash = _v.flag("flash_attention", flash_attention)
-    up, rail = (collectives._link_cost(f, "ring") for f in _links(cluster))
+    up, rail = (collectives._link_cost(f, "ring") for f in (collectives._scale_up(cluster.node),
+                                                              collectives._rail(cluster)))
     return _Context(model, float(s), _ceiling(acc, dtype, calibration), _ceiling(acc, "bf16", calibration),
                     acc.hbm_bandwidth, up, rail, cluster.node.gpus, memory.optimizer(optimizer_name), flash,
                     dtype == "fp8", calibration, _model_constants(model, s, flash), xp)
-
-
-_LINKS: dict = {}
-
-
-def _links(cluster: hardware.Cluster):
-    """The cluster's NVLink (per GPU) and NIC (per GPU) fabrics, remembered per cluster object (a cluster is
-    frozen, so they cannot change; the entry keeps the cluster, so its id is not reused while cached)."""
-    entry = _LINKS.get(id(cluster))
-    if entry is None or entry[0] is not cluster:
-        if len(_LINKS) > 64:
-            _LINKS.clear()
-        entry = _LINKS[id(cluster)] = (cluster, collectives._scale_up(cluster.node), collectives._rail(cluster))
-    return entry[1:]
 
 
 def _parts(L, c: _Context) -> dict:
