@@ -407,7 +407,11 @@ def reliability_terms(work, interval, checkpoint_time, mtbf, restart_time=0.0, *
     r = _nonnegative("restart_time", restart_time, unit="seconds")
     lag = _nonnegative("durable_lag", durable_lag, unit="seconds")
     segments = work / interval
-    wall = work / float(rel.goodput_exact(interval, delta, mtbf, r))
+    goodput = float(rel.goodput_exact(interval, delta, mtbf, r))
+    if goodput <= 0:  # e^((τ+δ)/M) beyond a float: a segment almost never completes
+        raise ValueError(f"interval + checkpoint_time = {interval + delta:.4g} s against mtbf={mtbf:.4g} s: a segment "
+                         "almost never completes, so the job makes no progress (goodput 0)")
+    wall = work / goodput
     fails = segments * math.expm1((interval + delta) / mtbf)  # failed attempts at a segment
     ckpt = segments * delta
     restart = fails * mtbf * math.expm1(r / mtbf)

@@ -306,7 +306,7 @@ def _check_interval_inputs(checkpoint_time, mtbf, *, feasible=True):
     checkpoint_time, mtbf = v.broadcast(checkpoint_time=checkpoint_time, mtbf=mtbf)
     if feasible and np.any(checkpoint_time >= 2 * mtbf):
         bad = np.flatnonzero(np.ravel(checkpoint_time >= 2 * mtbf))[0]
-        d, m = np.ravel(checkpoint_time)[bad], np.ravel(mtbf)[bad]
+        d, m = float(np.ravel(checkpoint_time)[bad]), float(np.ravel(mtbf)[bad])  # plain floats: no overflow warning
         raise ValueError(f"infeasible: checkpoint_time={d:g} s is {d / m:.3g}x mtbf={m:g} s; periodic checkpointing "
                          f"needs checkpoint_time < 2 x mtbf (a checkpoint that long is usually interrupted before it "
                          f"completes; Daly 2006 falls back to tau = M there). Shorten the checkpoint or raise the MTBF")
