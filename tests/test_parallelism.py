@@ -493,6 +493,10 @@ def test_new_figures_draw_and_refuse_bad_input():
         plots.step_comparison_chart({"x": 1.0})
     with pytest.raises(ValueError, match="sequence lengths"):
         plots.cp_exposure_chart([8192, 16384], {"CP 2": [0.1]})
+    with pytest.raises(ValueError, match="seq_lengths"):
+        plots.cp_exposure_chart([np.nan, 16384], {"CP 2": [0.1, 0.0]})
+    with pytest.raises(ValueError, match="exposed"):
+        plots.cp_exposure_chart([8192, 16384], {"CP 2": [0.1, np.inf]})
 
 
 def test_context_parallelism_without_a_fused_kernel_is_refused_in_a_search():

@@ -5,6 +5,7 @@ from __future__ import annotations
 import matplotlib as mpl
 import numpy as np
 
+from .. import _validate as _v
 from .. import parallelism as P
 from ..plan import Plan
 from ._base import INK, MUTED, PALETTE, STYLE, LiveFigure, house_style, new_axes
@@ -176,10 +177,10 @@ def cp_exposure_chart(seq_lengths, exposed, *, ax=None):
     """Exposed context-parallel communication against the sequence length: ``exposed`` maps a label (a CP
     degree and where its group lands) to an array of the exposed share of the step (fractions), one per
     sequence length (tokens)."""
-    seq = np.asarray(seq_lengths, dtype=float)
+    seq = np.asarray(_v.count("seq_lengths", seq_lengths, scalar=False), dtype=float)
     ax = new_axes(ax, figsize=(6.6, 3.8))
     for i, (label, share) in enumerate(dict(exposed).items()):
-        share = np.asarray(share, dtype=float)
+        share = np.asarray(_v.number(f"exposed[{label!r}]", share, low=0, high=1), dtype=float)
         if share.shape != seq.shape:
             raise ValueError(f"exposed[{label!r}] has {share.size} values for {seq.size} sequence lengths")
         ax.plot(seq, share * 100, marker="o", color=PALETTE[i % len(PALETTE)], label=label)
