@@ -46,7 +46,7 @@ __all__ = [
     "link_cost",
     "bus_bandwidth_factor", "algorithm_bandwidth", "bus_bandwidth", "bytes_sent_per_rank", "steps",
     "collective_time", "latency_bound_size", "best_algorithm", "Hierarchical", "hierarchical_phases",
-    "hierarchical_time", "Measurement", "CALIBRATION", "VALIDATION", "model_time", "fit_ring_latency",
+    "hierarchical_time", "all_to_all_time", "Measurement", "CALIBRATION", "VALIDATION", "model_time", "fit_ring_latency",
     "ring_schedule", "RingStep", "ring_step", "CostCurve", "cost_curve", "COST_CURVE_SIZES", "gradient_sync",
     "GradientSync", "exposed_time",
 ]
@@ -449,6 +449,45 @@ def hierarchical_phases(op: str, size, cluster: hardware.Cluster, *, inter_algor
 def hierarchical_time(op: str, size, cluster: hardware.Cluster, *, inter_algorithm: str = "ring"):
     """Seconds for a hierarchical collective over every GPU of ``cluster``: :func:`hierarchical_phases` ``.total``."""
     return hierarchical_phases(op, size, cluster, inter_algorithm=inter_algorithm).total
+
+
+def _all_to_all(on_bytes, off_bytes, inside, nodes, up: LinkCost, rail: LinkCost, xp=np):
+    """Seconds of one all-to-all whose busiest rank sends ``on_bytes`` to the ``inside - 1`` peers of its node
+    over NVLink and ``off_bytes`` to peers on the other ``nodes - 1`` nodes over its NIC, the two concurrently;
+    unchecked arithmetic on floats or arrays (``xp``: NumPy or the step-time model's scalar operations)."""
+    t_up = xp.where(inside > 1, up.base + (inside - 1) * up.hop + on_bytes / up.rate, 0.0)
+    t_out = xp.where(nodes > 1, rail.base + (nodes - 1) * rail.hop + off_bytes / rail.rate, 0.0)
+    return xp.maximum(t_up, t_out)
+
+
+def all_to_all_time(size, ranks, cluster: hardware.Cluster, *, ranks_per_node=None):
+    """Seconds for one all-to-all over ``ranks`` GPUs of ``cluster``, each sending ``size`` bytes in all (nccl-tests'
+    convention: ``size / ranks`` to each rank, itself included, so it sends ``(n - 1)/n`` of it).
+
+    ``ranks_per_node`` of them share each node (default: as many as fit, ``min(ranks, gpus per node)``); the
+    others are on ``ranks / ranks_per_node`` nodes. Of what a GPU sends, ``(r - 1)/n`` goes over NVLink and
+    ``(n - r)/n`` over its own NIC (one per GPU, rail-optimised), concurrently; the slower sets the time. Unlike an
+    all-reduce, nothing can be reduced inside the node first: a hierarchical all-reduce sends ``2 M / g`` per GPU
+    over the network, an all-to-all nearly all of ``M``, so across nodes it runs at the NIC's rate, about a ninth
+    of NVLink's on an H100 node. The bus bandwidth of an all-to-all is ``(n - 1)/n`` times the algorithm bandwidth
+    (nccl-tests' PERFORMANCE.md; :func:`bus_bandwidth_factor`). Each part costs its link's launch latency plus one
+    step per peer node or peer GPU (pairwise exchange; Thakur et al. 2005, sec. 4.4). Vectorised over ``size``,
+    ``ranks`` and ``ranks_per_node``.
+    """
+    if not isinstance(cluster, hardware.Cluster):
+        raise ValueError(f"cluster={_v.show(cluster)} must be an atscale.hardware.Cluster")
+    m = _size(size)
+    n = np.asarray(_v.count("ranks", ranks, scalar=False), dtype=float)
+    g = cluster.node.gpus
+    r = np.minimum(n, g) if ranks_per_node is None else np.asarray(
+        _v.count("ranks_per_node", ranks_per_node, high=g, scalar=False, unit=f"GPUs of a {g}-GPU node"), dtype=float)
+    m, n, r = (np.asarray(x, dtype=float) for x in _v.broadcast(size=m, ranks=n, ranks_per_node=r))
+    if np.any(r > n) or np.any(n % r):
+        raise ValueError(f"ranks_per_node={_v.show(ranks_per_node)} must divide ranks={_v.show(ranks)} "
+                         "(as many group members on every node)")
+    up, rail = _link_cost(_scale_up(cluster.node), "ring"), _link_cost(_rail(cluster), "ring")
+    t = _all_to_all(m * (r - 1) / n, m * (n - r) / n, r, n / r, up, rail)
+    return as_scalar(np.where(n > 1, t, 0.0))
 
 
 # --------------------------------------------------------------------------------------

@@ -39,8 +39,8 @@ from . import units as u
 
 __all__ = [
     "DTYPES", "BYTES_PER_ELEMENT", "bytes_per_element", "Accelerator", "Fabric", "Node", "Cluster", "H100_SXM",
-    "H100_PCIE", "H200_SXM", "A100_SXM_80GB", "A100_SXM_40GB", "B200", "MI300X", "ACCELERATORS", "FABRICS",
-    "DGX_H100", "DGX_A100", "HGX_B200", "NODES", "accelerator_arg", "accelerator", "fabric", "node",
+    "H100_PCIE", "H800_SXM", "H200_SXM", "A100_SXM_80GB", "A100_SXM_40GB", "B200", "MI300X", "ACCELERATORS", "FABRICS",
+    "DGX_H100", "DGX_A100", "HGX_H800", "HGX_B200", "NODES", "accelerator_arg", "accelerator", "fabric", "node",
     "accelerator_table", "node_table", "fabric_table", "source_table",
 ]
 
@@ -324,6 +324,22 @@ H100_SXM = Accelerator(
     },
 )
 
+H800_SXM = dataclasses.replace(
+    H100_SXM,
+    name="H800 SXM",
+    year=2023,
+    scale_up_bandwidth=200 * u.GBps,
+    scale_up_fabric="NVLink 4 (H800)",
+    measured_matmul_flops={},
+    sources={
+        **{k: v for k, v in H100_SXM.sources.items() if k != "measured_matmul_flops"},
+        "peak_flops": f"NVIDIA H800 Tensor Core GPU datasheet (2023), SXM column: the H100 SXM's Tensor Core rates "
+        f"(BF16 1,979 TFLOP/s with sparsity); {_DENSE}",
+        "scale_up_bandwidth": "NVIDIA H800 datasheet: NVLink 400 GB/s (both directions), i.e. 200 GB/s per direction "
+        "per GPU; DeepSeek-AI (2024), DeepSeek-V3 Technical Report, sec. 3.2.2, measures about 160 GB/s achievable",
+    },
+)
+
 H100_PCIE = Accelerator(
     name="H100 PCIe",
     vendor="NVIDIA",
@@ -476,7 +492,7 @@ MI300X = Accelerator(
 )
 
 ACCELERATORS: Mapping[str, Accelerator] = MappingProxyType(
-    {a.name: a for a in (A100_SXM_40GB, A100_SXM_80GB, H100_PCIE, H100_SXM, H200_SXM, B200, MI300X)}
+    {a.name: a for a in (A100_SXM_40GB, A100_SXM_80GB, H100_PCIE, H100_SXM, H800_SXM, H200_SXM, B200, MI300X)}
 )
 
 # --- Fabrics -------------------------------------------------------------------------
@@ -492,6 +508,10 @@ FABRICS: Mapping[str, Fabric] = MappingProxyType({f.name: f for f in (
     Fabric("NVLink 4", "scale-up", 450 * u.GBps, 2 * u.us, 2022, {
         "bandwidth": f"{_NVLINK}: 18 links x 50 GB/s (both directions; 25 GB/s each way) = 900 GB/s total, i.e. 450 GB/s {_PER_DIR}",
         "latency": f"{_LAT_NOTE}; NCCL small-message latency over NVSwitch is a few µs"}),
+    Fabric("NVLink 4 (H800)", "scale-up", 200 * u.GBps, 2 * u.us, 2023, {
+        "bandwidth": "NVIDIA H800 datasheet: NVLink 400 GB/s (both directions), i.e. 200 GB/s per direction per GPU: "
+        "NVLink 4 with 8 of the H100's 18 links (export-control variant)",
+        "latency": f"{_LAT_NOTE}; taken equal to NVLink 4's"}),
     Fabric("NVLink 5", "scale-up", 900 * u.GBps, 2 * u.us, 2024, {
         "bandwidth": f"{_NVLINK}: 18 links x 100 GB/s (both directions; 50 GB/s each way) = 1.8 TB/s total, i.e. 900 GB/s {_PER_DIR}",
         "latency": f"{_LAT_NOTE}; NCCL small-message latency over NVSwitch is a few µs"}),
@@ -535,7 +555,14 @@ HGX_B200 = Node("HGX B200", B200, gpus=8, nics=8, nic_bandwidth=400 * u.Gbps, ps
     "psus": "NVIDIA DGX B200 user guide: 6 x 3.3 kW power supplies",
 })
 
-NODES: Mapping[str, Node] = MappingProxyType({n.name: n for n in (DGX_A100, DGX_H100, HGX_B200)})
+HGX_H800 = Node("HGX H800", H800_SXM, gpus=8, nics=8, nic_bandwidth=400 * u.Gbps, psus=6, sources={
+    "gpus": "DeepSeek-AI (2024), DeepSeek-V3 Technical Report, sec. 3.1: 8 H800 GPUs per node on NVLink and NVSwitch",
+    "nics": "DeepSeek-V3 Technical Report, sec. 3.2.2: InfiniBand at 50 GB/s per GPU across nodes, i.e. one "
+            "400 Gb/s NIC per GPU",
+    "psus": "not published; a DGX H100's 6 supplies assumed",
+})
+
+NODES: Mapping[str, Node] = MappingProxyType({n.name: n for n in (DGX_A100, DGX_H100, HGX_H800, HGX_B200)})
 
 
 def _lookup(table: Mapping, kind: str, name: str):

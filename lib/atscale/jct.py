@@ -483,7 +483,7 @@ def estimate(model, tokens, cluster: hardware.Cluster, plan: Plan | None = None,
     if not math.isfinite(minimum * steps) or not math.isfinite(step.total * steps):
         raise ValueError(f"tokens={tokens!r} is too large: the job's FLOPs or step count overflow a float")
     compute = step.compute * steps
-    comm = {k: getattr(step, k) * steps for k in ("tp_comm", "cp_comm", "pp_comm", "dp_comm")}
+    comm = {k: getattr(step, k) * steps for k in ("tp_comm", "cp_comm", "ep_comm", "pp_comm", "dp_comm")}
     failure_free = step.total * steps
 
     size = memory.checkpoint_bytes(model) if checkpoint.size is None else checkpoint.size

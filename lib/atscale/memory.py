@@ -306,7 +306,8 @@ def activation_terms(model: models.TransformerConfig, micro_batch, seq_length=No
     """Per-layer activation bytes of one micro-batch, by term, for 16-bit activations.
 
     For a GPT-style layer (4h MLP, multi-head attention, dropout) this is Korthikanti et
-    al.'s ``s b h (34 + 5 a s / h)``: ``10 s b h`` replicated, ``24 s b h`` parallel and
+    al.'s ``s b h (34 + 5 a s / h)``; a mixture of experts stores the MLP tensors of the experts a token visits,
+    its ``k`` dispatched and combined copies and the router's FP32 logits (averaged over the layers): ``10 s b h`` replicated, ``24 s b h`` parallel and
     ``5 a s² b`` of attention scores. The derivation is per stored tensor, so it generalises:
     grouped-query attention stores K and V at width ``g · d`` instead of ``h``; a gated (SwiGLU)
     MLP stores three ``s × f`` tensors (gate, up, their product) instead of two; no dropout
@@ -326,16 +327,20 @@ def activation_terms(model: models.TransformerConfig, micro_batch, seq_length=No
     v.flag("flash_attention", flash_attention)
     if dropout is None:
         dropout = model.learned_position_embeddings
-    h, a, f = model.hidden_size, model.num_heads, model.ffn_size
-    kv = model.kv_heads * model.head_dim
+    h, a, f = model.hidden_size, model.num_heads, model.active_ffn_size
+    q, kv, o = a * model.qk_head_dim, model.kv_heads * (model.qk_head_dim + model.v_head_dim) / 2, a * model.v_head_dim
     sbh = s * b * h
     # Outside the TP region: two norm inputs (2 each), the QKV and MLP block inputs (2 each),
     # and a 1-byte dropout mask after attention and after the MLP.
     replicated = sbh * (4 + 2 + 2 + (2 if dropout else 0))
-    # Inside: Q (2sbh), K and V (2 s b kv each), the output-projection input (2sbh), and the
-    # MLP's inner tensors: GeLU input and output (2 x 2sbf) or SwiGLU's gate, up, product (3 x 2sbf).
+    # Inside: Q (2 s b a d), K and V (2 s b g d each), the output-projection input (2 s b a d), and the
+    # MLP's inner tensors: GeLU input and output (2 x 2sbf) or SwiGLU's gate, up, product (3 x 2sbf), with f the
+    # width a token goes through (a MoE layer: its k routed and shared experts).
     mlp = (3 if model.gated_mlp else 2) * 2 * s * b * f
-    parallel = 2 * sbh + 4 * s * b * kv + 2 * sbh + mlp
+    parallel = 2 * s * b * q + 4 * s * b * kv + 2 * s * b * o + mlp
+    if model.is_moe:  # per MoE layer: each token's k dispatched copies (2 bytes each way) and FP32 router logits
+        share = model.moe_layers / model.num_layers
+        parallel = parallel + share * s * b * (2 * 2 * model.experts_per_token * h + 4 * model.num_experts)
     if flash_attention:
         scores = 0.0 * sbh
     else:  # softmax output (2 bytes), and with dropout its mask (1) and output (2): 5 a s^2 b
@@ -489,6 +494,9 @@ def breakdown(model: models.TransformerConfig, accelerator="H100 SXM", plan: Pla
         raise ValueError(f"tp={plan.tp} must divide num_heads={model.num_heads} and num_kv_heads={model.kv_heads}")
     if model.num_layers % plan.pp:
         raise ValueError(f"pp={plan.pp} must divide num_layers={model.num_layers}")
+    if plan.ep > 1:
+        raise ValueError(f"ep={plan.ep}: this chapter's breakdown does not split experts; the step-time model's "
+                         "memory does (atscale.parallelism.step_time(...).memory_total)")
     state = model_state_bytes(model, optimizer_name, zero_stage=plan.zero_stage, dp=plan.dp, tp=plan.tp, pp=plan.pp)
     per_layer = activation_bytes_per_layer(model, plan.micro_batch, seq_length, tp=plan.tp,
                                            sequence_parallel=plan.sequence_parallel, recompute=plan.recompute,

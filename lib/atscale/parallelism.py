@@ -64,7 +64,7 @@ __all__ = [
     "layers_per_stage",
     "compute_efficiency", "elementwise_bytes_per_token", "StepTime", "step_time", "evaluate", "SearchResult", "search",
     "Run", "METRICS", "MEGATRON_TABLE1_RUNS", "KORTHIKANTI_TABLE5_RUNS", "OTHER_RUNS", "H100_RUNS",
-    "MEGASCALE_RUNS", "CALIBRATION_RUNS", "VALIDATION_RUNS",
+    "MEGASCALE_RUNS", "CALIBRATION_RUNS", "VALIDATION_RUNS", "A2A_OVERLAP_SM_SHARE",
     "calibrate", "amdahl_speedup", "rank_groups", "Timeline", "pipeline_timeline", "MAX_SEARCH_LAYOUTS", "MAX_RANKS",
 ]
 
@@ -168,6 +168,12 @@ cuts both ways: the CUDA context and NCCL buffers (1-2 GB), allocator fragmentat
 add memory; frameworks' savers (freeing the pipeline's sent activations, offloading, fused losses) remove
 some. A layout within the margin of capacity is *tight*: reported as such, never refused; only one more
 than the margin over capacity is infeasible."""
+
+A2A_OVERLAP_SM_SHARE = 20 / 132
+"""Share of a GPU's streaming multiprocessors that overlapped all-to-all communication occupies (dimensionless):
+DeepSeek-V3 dedicates 20 of an H800's 132 SMs to its dispatch and combine kernels so that they run beside the
+computation (DeepSeek-AI 2024, DeepSeek-V3 Technical Report, sec. 3.2.2); the computation runs on the rest. The
+step-time model slows the layer's compute by this share whenever ``a2a_overlap`` is on with ``ep > 1``."""
 
 _SCHEDULE_CODE = {name: i for i, name in enumerate(SCHEDULES)}
 _RECOMPUTE_CODE = {name: i for i, name in enumerate(RECOMPUTE)}
@@ -338,12 +344,12 @@ def elementwise_bytes_per_token(model: models.TransformerConfig, seq_length: int
 # --------------------------------------------------------------------------------------
 # The result
 # --------------------------------------------------------------------------------------
-PARTS = ("compute", "recompute", "tp_comm", "cp_comm", "pp_comm", "bubble", "dp_comm", "optimizer")
+PARTS = ("compute", "recompute", "tp_comm", "cp_comm", "ep_comm", "pp_comm", "bubble", "dp_comm", "optimizer")
 """The parts of a step, in the order they are summed into ``total``."""
 
 PART_LABELS = MappingProxyType({
     "compute": "compute", "recompute": "recomputation", "tp_comm": "tensor-parallel comm. (exposed)",
-    "cp_comm": "context-parallel comm. (exposed)", "pp_comm": "pipeline send/recv", "bubble": "pipeline bubble",
+    "cp_comm": "context-parallel comm. (exposed)", "ep_comm": "expert all-to-all (exposed)", "pp_comm": "pipeline send/recv", "bubble": "pipeline bubble",
     "dp_comm": "data-parallel comm. (exposed)", "optimizer": "optimizer step"})
 
 
@@ -366,6 +372,7 @@ class StepTime:
     recompute: object
     tp_comm: object
     cp_comm: object
+    ep_comm: object
     pp_comm: object
     bubble: object
     dp_comm: object
@@ -540,9 +547,13 @@ def _layer_times(L, c: _Context) -> dict:
     h, f, a, s = k.h, k.f, k.a, c.s
     tokens = L.b * s / L.cp  # tokens of one micro-batch on one context-parallel rank
     rate = _efficiency(h, L.tp, c.calibration)
-    gemm = 6 * k.layer_matmul * tokens / L.tp / (rate * c.gemm_rate)
+    gemm = 6 * (k.layer_matmul - k.layer_expert_matmul) * tokens / L.tp / (rate * c.gemm_rate)
     causal = FLASH_CAUSAL_FRACTION if c.flash else 1.0
-    attention = 12 * s * h * causal * tokens / L.tp / (rate * c.attention_rate)
+    attention = 12 * s * k.aw * causal * tokens / L.tp / (rate * c.attention_rate)
+    if k.moe:
+        gemm = gemm + _expert_gemm(L, c, tokens)
+        slowed = xp.where(L.a2a & (L.ep > 1), 1 / (1 - A2A_OVERLAP_SM_SHARE), 1.0)  # SMs lent to the all-to-all
+        gemm, attention = gemm * slowed, attention * slowed
     sp_div = xp.where(L.sp, L.tp, 1.0)
     elem_bytes = k.elem_rep / sp_div + k.elem_par / L.tp
     if c.fp8:  # casts of every matmul input, forward activations and backward gradients
@@ -552,10 +563,10 @@ def _layer_times(L, c: _Context) -> dict:
     full = L.reco == _RECOMPUTE_CODE["full"]
     selective = L.reco == _RECOMPUTE_CODE["selective"]
     sel_time = (attention / 3 if c.flash else
-                SELECTIVE_RECOMPUTE_FACTOR * s * h * tokens / L.tp / (rate * c.attention_rate) + scores / 3 * tokens / c.hbm)
+                SELECTIVE_RECOMPUTE_FACTOR * s * k.aw * tokens / L.tp / (rate * c.attention_rate) + scores / 3 * tokens / c.hbm)
     recompute = xp.where(full, (gemm + attention + elementwise) / 3, xp.where(selective, sel_time, 0.0))
-    extra = xp.where(full, 2 * k.layer_matmul + 4 * s * h,
-                     xp.where(selective, (4.0 if c.flash else SELECTIVE_RECOMPUTE_FACTOR) * s * h, 0.0))
+    extra = xp.where(full, 2 * k.layer_matmul + 4 * s * k.aw,
+                     xp.where(selective, (4.0 if c.flash else SELECTIVE_RECOMPUTE_FACTOR) * s * k.aw, 0.0))
     return dict(gemm=gemm, attention=attention, elementwise=elementwise, recompute=recompute, extra_flops=extra,
                 tokens=tokens, full=full)
 
@@ -599,6 +610,45 @@ def _cp_comm(L, c: _Context, layer: dict):
     return xp.where(L.cp > 1, exposed, 0.0)
 
 
+def _expert_gemm(L, c: _Context, tokens):
+    """Seconds per layer per micro-batch (averaged over the layers) of the routed experts' matmuls on one GPU,
+    forward and backward. Each GPU holds ``E / ep`` experts (each ``1 / expert_tp`` of one) and receives from its
+    ``ep`` peers the tokens routed to them: ``T_e = (tokens / tp) k ep expert_tp / E`` per expert, the busiest
+    ``expert_load`` times that. The matmuls of one expert are a roofline (Williams et al. 2009): their FLOPs at
+    the layer's matmul rate (:func:`compute_efficiency` at the expert's per-GPU width), or their weights read
+    from HBM three times (forward, input and weight gradient), whichever is slower, so that small experts fed
+    few tokens run memory-bound, as grouped GEMMs do (Gale et al. 2023, MegaBlocks, sec. 5)."""
+    k = c.k
+    flops = 6 * k.layer_expert_matmul * tokens / L.tp * L.load
+    rate = _efficiency(k.f_e, L.etp, c.calibration) * c.gemm_rate
+    weight_bytes = 3 * k.layer_routed / (L.ep * L.etp) * k.weight_bytes
+    return c.xp.maximum(flops / rate, weight_bytes / c.hbm)
+
+
+def _ep_comm(L, c: _Context, layer: dict):
+    """Exposed seconds per layer per micro-batch (averaged over the layers) of expert parallelism's all-to-alls:
+    dispatch and combine in the forward pass, their mirror images in the backward (four; six when the forward is
+    recomputed), each moving ``k`` copies of every token's ``h`` activations (``1 / tp`` of the tokens per GPU),
+    the busiest GPU ``expert_load`` times the mean. The ``ep`` group strides by ``expert_tp``: copies for experts
+    in the node go over NVLink, the rest over the GPU's NIC, concurrently (:func:`atscale.collectives.
+    all_to_all_time`). Node-limited routing (``max_routed_nodes`` ``M``; DeepSeek-AI 2024, sec. 2.1.2) sends a
+    token across the network once per destination node, at most ``M`` times. With ``a2a_overlap`` the all-to-all
+    of one micro-batch runs behind another's computation (DualPipe, sec. 3.2.1): only what the layer's compute
+    cannot cover is exposed."""
+    xp, k = c.xp, c.k
+    g = float(c.gpus_per_node)
+    span = L.ep * L.etp
+    inside = xp.minimum(L.ep, xp.maximum(g / L.etp, 1.0))  # group members per node
+    nodes = xp.maximum(span / g, 1.0)
+    remote = xp.minimum(k.top_k, k.max_nodes) * (1 - 1 / nodes)
+    local = k.top_k * (inside - 1) / L.ep
+    copies = layer["tokens"] / L.tp * k.h * ACTIVATION_BYTES * L.load
+    one = collectives._all_to_all(copies * local, copies * remote, inside, nodes, c.up, c.rail, xp)
+    t = xp.where(L.ep > 1, (4.0 + 2.0 * layer["full"]) * one * k.moe_share, 0.0)
+    cover = layer["gemm"] + layer["attention"]
+    return xp.where(L.a2a, xp.maximum(0.0, t - cover), t)
+
+
 def _pp_comm(L, c: _Context, layer: dict):
     """Seconds per micro-batch of the pipeline's point-to-point sends: an activation forward and a gradient
     back per chunk boundary, ``2 v`` per micro-batch, each ``1/tp`` of a layer's activations (Megatron's
@@ -616,20 +666,21 @@ def _output_layer(L, c: _Context, layer: dict):
     return 6 * c.k.vh * layer["tokens"] / L.tp / (rate * c.gemm_rate)
 
 
-def _pace(L, c: _Context, layer: dict, tp_t, cp_t, pp_t) -> dict:
+def _pace(L, c: _Context, layer: dict, tp_t, cp_t, pp_t, ep_t=0.0) -> dict:
     """Per-micro-batch parts of the stage that sets the pipeline's pace (the slowest of the first, the fullest
     middle and the last stage: :func:`stage_layers`; the first of them on a tie), and the layer counts."""
     xp = c.xp
     sl = _stage_layers(float(c.k.l), L.pp, L.v, L.emb, L.loss, xp)
     out = _output_layer(L, c, layer)
     work = layer["gemm"] + layer["attention"] + layer["elementwise"]
-    per_layer = work + layer["recompute"] + tp_t + cp_t
+    per_layer = work + layer["recompute"] + tp_t + cp_t + ep_t
     stages = ((sl.first, L.pp == 1), (sl.middle, False), (sl.last, L.pp > 1))
     pick = xp.first_max([layers * per_layer + xp.where(last, out, 0.0) for layers, last in stages])
     layers = xp.choose(pick, [sl.first, sl.middle, sl.last])
     last = xp.choose(pick, [L.pp == 1, False, L.pp > 1])
     return dict(compute=layers * work + xp.where(last, out, 0.0), recompute=layers * layer["recompute"],
-                tp_comm=layers * tp_t, cp_comm=layers * cp_t, pp_comm=pp_t, layers=layers, stages=sl)
+                tp_comm=layers * tp_t, cp_comm=layers * cp_t, ep_comm=layers * ep_t, pp_comm=pp_t, layers=layers,
+                stages=sl)
 
 
 def _group_time(op, size, ranks, per_node, c: _Context):
@@ -651,7 +702,7 @@ def _group_time(op, size, ranks, per_node, c: _Context):
     return xp.lazy_where(ranks <= inside, lambda: _link_time(op, size, ranks, True, c), hierarchical)
 
 
-def _dp_comm(L, c: _Context, psi, fwd_mb, bwd_mb, layers):
+def _dp_comm(L, c: _Context, psi, fwd_mb, bwd_mb, layers, psi_experts=0.0):
     """Exposed seconds per step of the data-parallel gradient reduction (and ZeRO/FSDP gathers) over the
     ``dp x cp`` GPUs holding the same weights, sharded over groups of ``k`` (``shard_group``, HSDP) and
     replicated across ``r = dp cp / k`` of them; ``fwd_mb``/``bwd_mb``: one micro-batch's forward/backward
@@ -666,6 +717,9 @@ def _dp_comm(L, c: _Context, psi, fwd_mb, bwd_mb, layers):
       ``reshard_after_forward`` is off, and the gradients reduce-scattered behind the backward (Rajbhandari
       et al. 2020, sec. 7; Zhao et al. 2023, PyTorch FSDP, sec. 3.3-3.4);
     * with HSDP, the shard-sized gradient all-reduce across replicas once, behind the last backward.
+
+    ``psi``: the dense weights per GPU; ``psi_experts``: the routed experts' (mixtures of experts), reduced the
+    same way over the experts' own data-parallel group of ``tp cp dp / (expert_tp ep)`` GPUs.
     """
     xp = c.xp
     n = L.dp * L.cp
@@ -673,18 +727,28 @@ def _dp_comm(L, c: _Context, psi, fwd_mb, bwd_mb, layers):
     r = xp.ceil(n / k)
     g = c.gpus_per_node
     per_node = xp.where(g % L.tp == 0, xp.minimum(g // L.tp, n), 1.0)
-    grad = psi * (GRADIENT_ACCUMULATION_BYTES if c.opt.gradients >= 4 else float(c.opt.gradients))
-    weights = psi * c.opt.weights
+    grad_bytes = GRADIENT_ACCUMULATION_BYTES if c.opt.gradients >= 4 else float(c.opt.gradients)
+    grad, weights = psi * grad_bytes, psi * c.opt.weights
     rs = _group_time("reduce-scatter", grad, k, per_node, c)
     ag = _group_time("all-gather", weights, k, per_node, c)
     replicas = _link_time("all-reduce", grad / k, r, False, c)
+    ar = lambda: _group_time("all-reduce", grad, k, per_node, c) + replicas  # noqa: E731
+    if c.k.moe:  # the experts' gradients, over their own data-parallel group (sharded over all of it)
+        n_e = L.tp * n / (L.ep * L.etp)
+        per_node_e = xp.maximum(xp.minimum(g / (L.ep * L.etp), n_e), 1.0)
+        e_grad, e_weights = psi_experts * grad_bytes, psi_experts * c.opt.weights
+        rs = rs + xp.where(n_e > 1, _group_time("reduce-scatter", e_grad, n_e, per_node_e, c), 0.0)
+        ag = ag + xp.where(n_e > 1, _group_time("all-gather", e_weights, n_e, per_node_e, c), 0.0)
+        dense_ar = ar
+        ar = lambda: dense_ar() + xp.where(n_e > 1, _group_time("all-reduce", e_grad, n_e, per_node_e, c), 0.0)  # noqa: E731
+        n = xp.maximum(n, n_e)
     ovl = L.ovl
 
     def behind(t, cover):
         return xp.maximum(0.0, t - ovl * cover)
 
     def z0():
-        return behind(_group_time("all-reduce", grad, k, per_node, c) + replicas, bwd_mb)
+        return behind(ar(), bwd_mb)
 
     def z1():
         return behind(rs + replicas, bwd_mb) + behind(ag, fwd_mb)
@@ -710,17 +774,21 @@ def _memory(L, c: _Context, sl: StageLayers):
     selective = L.reco == _RECOMPUTE_CODE["selective"]
     per_token = (K.act_rep / sp_div + (K.act_par + xp.where(selective, 0.0, K.act_scores)) / L.tp) / c.s
     act_layer = xp.where(L.reco == _RECOMPUTE_CODE["full"], 2 * K.h / sp_div, per_token) * tokens
-    n = L.dp * L.cp
-    k = xp.where(L.shard > 0, L.shard, n)
+    k, k_e = (xp.where(L.shard > 0, L.shard, L.dp * L.cp), L.tp * L.dp * L.cp / (L.ep * L.etp))
+    if K.moe:
+        k_e = xp.where(L.shard > 0, xp.minimum(L.shard, k_e), k_e)
     gpipe, inter = L.sched == _SCHEDULE_CODE["gpipe"], L.sched == _SCHEDULE_CODE["interleaved"]
     opt = c.opt
     totals = []
     for layers, extra, from_end, last in ((sl.first, K.emb_params, L.pp - 1, L.pp == 1),
                                           (sl.last, K.out_params, 0.0, True)):
-        psi = (layers * K.layer_params + extra + xp.where(last & (L.pp == 1), K.out_params, 0.0)) / L.tp
-        state = (opt.weights * psi / xp.where(L.zs >= 3, k, 1.0) + opt.gradients * psi / xp.where(L.zs >= 2, k, 1.0)
-                 + opt.state * psi / xp.where(L.zs >= 1, k, 1.0))
-        kept = xp.where((L.zs >= 3) & xp.logical_not(L.reshard), opt.weights * psi * (1 - 1 / k), 0.0)
+        psi = (layers * K.layer_dense + extra + xp.where(last & (L.pp == 1), K.out_params, 0.0)) / L.tp
+        state, kept = 0.0, 0.0
+        for part, ranks in ((psi, k), (layers * K.layer_routed / (L.ep * L.etp), k_e)):
+            state = state + (opt.weights * part / xp.where(L.zs >= 3, ranks, 1.0)
+                             + opt.gradients * part / xp.where(L.zs >= 2, ranks, 1.0)
+                             + opt.state * part / xp.where(L.zs >= 1, ranks, 1.0))
+            kept = kept + xp.where((L.zs >= 3) & xp.logical_not(L.reshard), opt.weights * part * (1 - 1 / ranks), 0.0)
         acts = act_layer * layers * _in_flight(L.pp, L.v, L.m, gpipe, inter, from_end, xp)
         logits = xp.where(last, tokens * K.V / L.tp * LOGITS_BYTES, 0.0)
         totals.append({"model state": state + kept, "activations": acts + logits})
@@ -731,7 +799,8 @@ def _memory(L, c: _Context, sl: StageLayers):
 
 _FIELDS = ("tp", "cp", "pp", "dp", "micro_batch", "global_batch", "zero_stage", "schedule", "virtual_stages",
            "recompute", "sequence_parallel", "account_for_embedding", "account_for_loss", "tp_overlap",
-           "reshard_after_forward", "shard_group")
+           "reshard_after_forward", "shard_group", "ep", "expert_tp", "a2a_overlap", "expert_imbalance",
+           "capacity_factor")
 """The :class:`~atscale.plan.Plan` fields :func:`evaluate` takes as (broadcast) arrays."""
 
 
@@ -755,20 +824,32 @@ def _derived(L):
 def _layout(fields: dict, dp_overlap) -> tuple[tuple, types.SimpleNamespace]:
     """Checks the plan fields and broadcasts them into flat arrays (a namespace) and the broadcast shape."""
     counts = {n: _v.count(n, fields[n], scalar=False) for n in ("tp", "cp", "pp", "dp", "micro_batch",
-                                                                  "global_batch", "virtual_stages")}
+                                                                  "global_batch", "virtual_stages", "ep")}
+    etp = fields["expert_tp"]  # None (or 0 in an array): the plan's tp
+    counts["etp"] = counts["tp"] if etp is None else np.where(
+        np.asarray(_v.count("expert_tp", etp, low=0, scalar=False)) == 0, counts["tp"], etp)
+    imbalance = _v.number("expert_imbalance", fields["expert_imbalance"], low=1)
+    cap = fields["capacity_factor"]  # None (or 0 in an array): no cap
+    if cap is not None:
+        cap = _v.number("capacity_factor", cap, low=0)
+        if np.any((cap > 0) & (cap < 1)):
+            raise ValueError(f"capacity_factor={_v.show(fields['capacity_factor'])} must be >= 1 (0 or None: no cap)")
+    load = imbalance if cap is None else np.where(cap == 0, imbalance, np.minimum(imbalance, cap))
     zs = _v.count("zero_stage", fields["zero_stage"], low=0, high=3, scalar=False)
     shard = fields["shard_group"]
     shard = 0 if shard is None else _v.count("shard_group", shard, low=0, scalar=False)  # 0: all dp x cp ranks
     flags = {n: _v.flags(n, fields[n]) for n in ("sequence_parallel", "account_for_embedding", "account_for_loss",
-                                                 "tp_overlap", "reshard_after_forward")}
+                                                 "tp_overlap", "reshard_after_forward", "a2a_overlap")}
     arrays = _v.broadcast(**counts, zs=zs, shard=shard, sched=_codes("schedule", fields["schedule"], SCHEDULES),
                           reco=_codes("recompute", fields["recompute"], RECOMPUTE), **flags,
-                          ovl=_v.number("dp_overlap", dp_overlap, low=0, high=1))
+                          ovl=_v.number("dp_overlap", dp_overlap, low=0, high=1), load=load)
     shape = arrays[0].shape
     flat = [np.array(a).reshape(-1) for a in arrays]
-    names = list(counts) + ["zs", "shard", "sched", "reco", "sp", "emb", "loss", "tp_overlap", "reshard", "ovl"]
+    names = list(counts) + ["zs", "shard", "sched", "reco", "sp", "emb", "loss", "tp_overlap", "reshard", "a2a", "ovl",
+                             "load"]
     L = types.SimpleNamespace(**dict(zip(names, flat)))
-    for n in ("tp", "cp", "pp", "dp", "micro_batch", "global_batch", "virtual_stages", "shard", "zs"):
+    for n in ("tp", "cp", "pp", "dp", "micro_batch", "global_batch", "virtual_stages", "shard", "zs", "ep", "etp",
+              "load"):
         setattr(L, n, getattr(L, n).astype(float))
     L.zs_i = L.zs.astype(int)
     L.emb, L.loss = L.emb.astype(float), L.loss.astype(float)
@@ -805,7 +886,7 @@ def _new_plan_layout(plan: Plan, dp_overlap: float) -> types.SimpleNamespace:
         zs_i=plan.zero_stage, shard=float(plan.shard_group or 0), sched=_SCHEDULE_CODE[plan.schedule],
         reco=_RECOMPUTE_CODE[plan.recompute], sp=plan.sequence_parallel, emb=float(plan.account_for_embedding),
         loss=float(plan.account_for_loss), tp_overlap=plan.tp_overlap, reshard=plan.reshard_after_forward,
-        ovl=dp_overlap)
+        ovl=dp_overlap, ep=float(plan.ep), etp=float(plan.etp), a2a=plan.a2a_overlap, load=float(plan.expert_load))
     return _derived(L)
 
 
@@ -821,7 +902,9 @@ def _conditions(L, c: _Context, num_gpus: int) -> tuple:
     return ((L.tp * L.cp * L.pp * L.dp) != num_gpus, L.tp > g, (m.num_heads % L.tp != 0) | (m.kv_heads % L.tp != 0),
             (L.cp > 1) & (not c.flash), c.s % (2 * L.cp) != 0, L.pp * L.v > m.num_layers + L.emb + L.loss,
             L.m * L.b * L.dp != L.gb, inter & (L.pp < 2), inter & (L.m < L.pp), L.sp & (L.tp == 1),
-            (L.shard > 0) & ((L.dp * L.cp) % xp.maximum(L.shard, 1.0) != 0))
+            (L.shard > 0) & ((L.dp * L.cp) % xp.maximum(L.shard, 1.0) != 0),
+            (L.ep > 1) & (not m.is_moe), (m.num_experts % L.ep != 0) & m.is_moe,
+            (L.tp * L.cp * L.dp) % (L.ep * L.etp) != 0, L.etp > g)
 
 
 _MESSAGES = (  # (L, c, GPUs, layout index or None) -> the reason, one per condition of _conditions
@@ -844,6 +927,12 @@ _MESSAGES = (  # (L, c, GPUs, layout index or None) -> the reason, one per condi
     lambda L, c, n, i: "sequence parallelism needs TP > 1",
     lambda L, c, n, i: (f"shard_group={int(_at(L.shard, i))} does not divide DP x CP = "
                         f"{int(_at(L.dp, i) * _at(L.cp, i))}"),
+    lambda L, c, n, i: f"EP={int(_at(L.ep, i))}: {c.model.name} has no experts (expert parallelism needs a MoE model)",
+    lambda L, c, n, i: f"EP={int(_at(L.ep, i))} does not divide the {c.model.num_experts} experts of {c.model.name}",
+    lambda L, c, n, i: (f"expert TP x EP = {int(_at(L.etp, i))} x {int(_at(L.ep, i))} does not divide TP x CP x DP = "
+                        f"{int(_at(L.tp * L.cp * L.dp, i))}"),
+    lambda L, c, n, i: (f"expert TP={int(_at(L.etp, i))} exceeds the {c.gpus_per_node} GPUs of a node: its "
+                        "collectives would leave NVLink"),
 )
 
 
@@ -863,10 +952,17 @@ def _model_constants(model: models.TransformerConfig, s: int, flash: bool) -> ty
     h, V = model.hidden_size, model.vocab_size
     terms = memory.activation_terms(model, 1, s, flash_attention=flash)  # one sequence of s tokens
     rep, par = elementwise_bytes_per_token(model, s)
+    l, matrices = model.num_layers, (3 if model.gated_mlp else 2)
+    routed = model.routed_expert_params
     return types.SimpleNamespace(
-        l=model.num_layers, h=h, f=model.ffn_size, a=model.num_heads, V=V, vh=V * h,
-        kv_width=model.kv_heads * model.head_dim, layer_matmul=(model.matmul_params - V * h) / model.num_layers,
-        layer_params=model.layer_params(), out_params=V * h + model.norm_params(),
+        l=l, h=h, f=model.active_ffn_size, a=model.num_heads, V=V, vh=V * h, aw=model.attention_width,
+        kv_width=model.kv_heads * (model.qk_head_dim + model.v_head_dim) / 2,
+        layer_matmul=(model.matmul_params - V * h) / l,
+        layer_params=model.block_params / l, layer_dense=(model.block_params - routed) / l, layer_routed=routed / l,
+        moe=model.is_moe, moe_share=model.moe_layers / l, top_k=float(model.experts_per_token),
+        max_nodes=float(model.max_routed_nodes or max(model.experts_per_token, 1)), f_e=float(model.expert_size),
+        layer_expert_matmul=model.moe_layers * model.experts_per_token * matrices * h * model.expert_size / l,
+        weight_bytes=2.0, out_params=V * h + model.norm_params(),
         emb_params=model.embedding_params() - (0 if model.tied_embeddings else V * h),
         elem_rep=rep, elem_par=par, act_rep=terms.replicated, act_par=terms.parallel, act_scores=terms.scores,
         model_tok=float(models.training_flops_per_token(model, s)))
@@ -909,19 +1005,34 @@ def _parts(L, c: _Context) -> dict:
     """Every part of the step (seconds), the memory of the fuller end stage and the hardware FLOPs per token."""
     layer = _layer_times(L, c)
     tp_t, cp_t, pp_t = _tp_comm(L, c, layer), _cp_comm(L, c, layer), _pp_comm(L, c, layer)
-    stage = _pace(L, c, layer, tp_t, cp_t, pp_t)
-    per_mb = stage["compute"] + stage["recompute"] + stage["tp_comm"] + stage["cp_comm"] + stage["pp_comm"]
-    parts = {key: L.m * stage[key] for key in ("compute", "recompute", "tp_comm", "cp_comm", "pp_comm")}
+    ep_t = _ep_comm(L, c, layer) if c.k.moe else 0.0
+    stage = _pace(L, c, layer, tp_t, cp_t, pp_t, ep_t)
+    keys = ("compute", "recompute", "tp_comm", "cp_comm", "ep_comm", "pp_comm")
+    per_mb = sum(stage[key] for key in keys)
+    parts = {key: L.m * stage[key] for key in keys}
     parts["bubble"] = (L.pp - 1) / L.v * per_mb
     sl, K, xp = stage["stages"], c.k, c.xp
     mem = _memory(L, c, sl)
-    psi = xp.maximum(sl.first * K.layer_params + K.vh, sl.last * K.layer_params + K.vh) / L.tp  # the larger stage
+    layers = xp.maximum(sl.first, sl.last)  # the larger end stage
+    dense, routed = (layers * K.layer_dense + K.vh) / L.tp, layers * K.layer_routed / (L.ep * L.etp)
     fwd_mb = (stage["compute"] + stage["recompute"]) / 3
-    parts["dp_comm"] = _dp_comm(L, c, psi, fwd_mb, 2 * fwd_mb, stage["layers"])
-    shards = xp.where(L.zs >= 1, xp.where(L.shard > 0, L.shard, L.dp * L.cp), 1.0)
-    parts["optimizer"] = psi / shards * ADAM_BYTES_PER_PARAM / c.hbm
+    parts["dp_comm"] = _dp_comm(L, c, dense, fwd_mb, 2 * fwd_mb, stage["layers"], routed)
+    shards, expert_shards = _shards(L, xp)
+    parts["optimizer"] = (dense / shards + routed / expert_shards) * ADAM_BYTES_PER_PARAM / c.hbm
     return dict(parts=parts, memory=mem["model state"] + mem["activations"], mem_parts=mem,
                 hw_tok=K.model_tok + layer["extra_flops"] * K.l)
+
+
+def _shards(L, xp) -> tuple:
+    """Over how many GPUs the optimizer state of the dense weights and of the routed experts is sharded (1 below
+    ZeRO-1): the ``dp x cp`` ranks of the dense weights (or ``shard_group``), the experts' data-parallel group of
+    ``tp cp dp / (expert_tp ep)`` ranks (at most ``shard_group`` of them)."""
+    n = L.dp * L.cp
+    k = xp.where(L.shard > 0, L.shard, n)
+    n_e = L.tp * n / (L.ep * L.etp)
+    k_e = xp.where(L.shard > 0, xp.minimum(L.shard, n_e), n_e)
+    on = L.zs >= 1
+    return xp.where(on, k, 1.0), xp.where(on, k_e, 1.0)
 
 
 def _too_big(state, acts, capacity) -> str:
@@ -934,14 +1045,16 @@ def _too_big(state, acts, capacity) -> str:
 def evaluate(model, cluster: hardware.Cluster, *, tp, pp, dp, micro_batch, global_batch, cp=1, zero_stage=0,
              schedule="1f1b", virtual_stages=1, recompute="none", sequence_parallel=False,
              account_for_embedding=False, account_for_loss=False, tp_overlap=True, reshard_after_forward=True,
-             shard_group=None, seq_length=None, dtype: str = "bf16",
+             shard_group=None, ep=1, expert_tp=None, a2a_overlap=False, expert_imbalance=1.0, capacity_factor=None,
+             seq_length=None, dtype: str = "bf16",
              optimizer_name: str = memory.RUNNING_EXAMPLE_OPTIMIZER, dp_overlap=DP_OVERLAP,
              flash_attention: bool = True, memory_check: bool = True,
              calibration: Calibration = CALIBRATION) -> StepTime:
     """Step time of every layout given by (broadcast) arrays of plan fields; see :func:`step_time`.
 
     ``schedule`` and ``recompute`` may be arrays of names, the flags arrays of booleans, the others arrays of
-    numbers; ``shard_group`` ``None`` (or 0 in an array) shards over all ``dp x cp`` ranks. Returns a
+    numbers; ``shard_group`` ``None`` (or 0 in an array) shards over all ``dp x cp`` ranks, ``expert_tp`` ``None``
+    (or 0) is ``tp`` and ``capacity_factor`` ``None`` (or 0) no cap. Returns a
     :class:`StepTime` whose fields are arrays of the broadcast shape, with ``feasible`` a boolean array and
     ``reason`` an array of strings ("" where feasible). ``memory_check=False`` skips the memory verdict (the
     memory is still computed).
@@ -952,7 +1065,8 @@ def evaluate(model, cluster: hardware.Cluster, *, tp, pp, dp, micro_batch, globa
                   zero_stage=zero_stage, schedule=schedule, virtual_stages=virtual_stages, recompute=recompute,
                   sequence_parallel=sequence_parallel, account_for_embedding=account_for_embedding,
                   account_for_loss=account_for_loss, tp_overlap=tp_overlap,
-                  reshard_after_forward=reshard_after_forward, shard_group=shard_group)
+                  reshard_after_forward=reshard_after_forward, shard_group=shard_group, ep=ep, expert_tp=expert_tp,
+                  a2a_overlap=a2a_overlap, expert_imbalance=expert_imbalance, capacity_factor=capacity_factor)
     shape, L = _layout(fields, dp_overlap)
     reason = _reasons(L, c, cluster.num_gpus)
     ok = reason == ""
@@ -984,7 +1098,7 @@ def _constants(c: _Context, cluster: hardware.Cluster, dtype: str) -> dict:
     acc = cluster.accelerator
     return dict(gpus=cluster.num_gpus, peak_flops=acc.peak("bf16"), memory_capacity=acc.usable_memory, dtype=dtype,
                 dtype_peak_flops=acc.peak(dtype),
-                causal_flops_ratio=1 - 6 * c.k.l * c.s * c.k.h / c.k.model_tok)
+                causal_flops_ratio=1 - 6 * c.k.l * c.s * c.k.aw / c.k.model_tok)
 
 
 def _one(c: _Context, cluster: hardware.Cluster, plan: Plan, dtype: str, dp_overlap: float,
@@ -1080,7 +1194,13 @@ class SearchResult:
                     zero_stage=int(t["zero_stage"][i]), schedule=sched,
                     virtual_stages=int(t["virtual_stages"][i]) if sched == "interleaved" else 1,
                     recompute=str(t["recompute"][i]), sequence_parallel=bool(t["sequence_parallel"][i]),
-                    tp_overlap=bool(t["tp_overlap"][i]))
+                    tp_overlap=bool(t["tp_overlap"][i]), **self._expert_fields(i))
+
+    def _expert_fields(self, i: int) -> dict:
+        t = self.table
+        if "ep" not in t:
+            return {}
+        return dict(ep=int(t["ep"][i]), expert_tp=int(t["expert_tp"][i]), a2a_overlap=bool(t["a2a_overlap"][i]))
 
     def best(self) -> Plan:
         if not self.feasible_count:

@@ -21,6 +21,11 @@ share of a step:
   the output layer with its loss as a layer of the last (Megatron-Core's
   ``account_for_embedding_in_pipeline_split`` / ``account_for_loss_in_pipeline_split``), which is how
   "one fewer layer on the first and last stage" is written;
+* **expert parallelism** ``ep`` (mixtures of experts only): each MoE layer's routed experts are spread over
+  ``ep`` GPUs, which exchange tokens with two all-to-alls per layer and pass (dispatch, combine); each expert may
+  itself be split ``expert_tp`` ways (expert tensor parallelism). As in Megatron-Core, the experts *fold* onto the
+  GPUs of a pipeline stage: ``expert_tp x ep`` must divide ``tp x cp x dp``, and the remaining
+  ``tp cp dp / (expert_tp ep)`` GPUs holding the same experts are the experts' data-parallel group;
 * the **overlap** options of current frameworks: tensor-parallel communication pipelined with the
   matmuls (``tp_overlap``), and for ZeRO-3/FSDP whether weights are freed after the forward pass
   (``reshard_after_forward``) and over how many data-parallel ranks the state is sharded
@@ -28,7 +33,9 @@ share of a step:
 
 **Rank order.** Ranks are numbered with ``tp`` fastest, then ``cp``, then ``dp``, then ``pp``
 (Megatron-Core's default order ``tp-cp-ep-dp-pp``): a TP group is ``tp`` consecutive GPUs, a CP
-group strides by ``tp``, a DP group by ``tp * cp``, a pipeline by ``tp * cp * dp``. So which links
+group strides by ``tp``, a DP group by ``tp * cp``, a pipeline by ``tp * cp * dp``. For the experts the same
+GPUs are numbered ``expert_tp`` fastest, then ``ep``: an expert-parallel group is ``ep`` GPUs striding by
+``expert_tp``, so it stays inside a node while ``expert_tp x ep`` does not exceed the node. So which links
 each group uses follows from the layout (:func:`atscale.parallelism.rank_groups`).
 
 The memory chapter asks what a plan costs in bytes (:func:`atscale.memory.breakdown`), the
@@ -98,6 +105,17 @@ class Plan:
             (``False``: one gather fewer per micro-batch, more memory; Llama 3's choice).
         shard_group: ZeRO/FSDP shards over groups of this many of the ``dp * cp`` ranks and
             replicates across groups (HSDP); ``None`` shards over all of them.
+        ep: expert-parallel degree (mixtures of experts): the routed experts of each MoE layer spread over ``ep``
+            GPUs of a stage (1: every GPU holds every expert).
+        expert_tp: tensor-parallel degree inside each expert; ``None`` means ``tp`` (Megatron-Core's default).
+        a2a_overlap: the all-to-all of one micro-batch runs behind the computation of another (DeepSeek's
+            DualPipe pairs a forward and a backward chunk for this; DeepSeek-AI 2024, sec. 3.2.1); ``False``: the
+            all-to-alls are exposed.
+        expert_imbalance: tokens routed to the busiest expert over the mean (>= 1): the busiest expert and its GPU
+            set the pace of a MoE layer. 1.0 is perfect balance.
+        capacity_factor: each expert takes at most this multiple of its mean load and drops the rest (GShard,
+            Switch; Fedus et al. 2022, sec. 2.2); ``None``: no cap (dropless, as Megatron-Core and DeepSeek-V3
+            train). The busiest expert then processes ``min(expert_imbalance, capacity_factor)`` times the mean.
     """
 
     tp: int = 1
@@ -116,9 +134,14 @@ class Plan:
     tp_overlap: bool = True
     reshard_after_forward: bool = True
     shard_group: int | None = None
+    ep: int = 1
+    expert_tp: int | None = None
+    a2a_overlap: bool = False
+    expert_imbalance: float = 1.0
+    capacity_factor: float | None = None
 
     def __post_init__(self):
-        for name in ("tp", "pp", "dp", "cp", "micro_batch", "virtual_stages"):
+        for name in ("tp", "pp", "dp", "cp", "micro_batch", "virtual_stages", "ep"):
             object.__setattr__(self, name, v.count(name, getattr(self, name)))
         if self.global_batch is not None:
             object.__setattr__(self, "global_batch", v.count("global_batch", self.global_batch))
@@ -135,7 +158,7 @@ class Plan:
             raise ValueError("schedule='interleaved' needs a pipeline: pp=1 given, pp >= 2 needed")
         v.choice("recompute", self.recompute, RECOMPUTE)
         for name in ("sequence_parallel", "account_for_embedding", "account_for_loss", "tp_overlap",
-                     "reshard_after_forward"):
+                     "reshard_after_forward", "a2a_overlap"):
             object.__setattr__(self, name, v.flag(name, getattr(self, name)))
         if self.shard_group is not None:
             group = v.count("shard_group", self.shard_group)
@@ -143,9 +166,34 @@ class Plan:
                 raise ValueError(f"shard_group={group} must divide dp x cp = {self.dp} x {self.cp} = "
                                  f"{self.dp * self.cp} (the ranks that hold the same weights)")
             object.__setattr__(self, "shard_group", group)
+        self._check_experts()
         if self.sequence_parallel and self.tp == 1:
             raise ValueError("sequence_parallel=True splits activations over the tensor-parallel group: "
                              "it needs tp > 1 (tp=1 given)")
+
+    def _check_experts(self):
+        if self.expert_tp is not None:
+            object.__setattr__(self, "expert_tp", v.count("expert_tp", self.expert_tp))
+        folded = self.tp * self.cp * self.dp
+        if folded % (self.etp * self.ep):
+            raise ValueError(f"expert_tp x ep = {self.etp} x {self.ep} = {self.etp * self.ep} must divide tp x cp x "
+                             f"dp = {self.tp} x {self.cp} x {self.dp} = {folded} (the experts fold onto a stage's GPUs)")
+        object.__setattr__(self, "expert_imbalance", v.number("expert_imbalance", self.expert_imbalance, low=1,
+                                                              scalar=True))
+        if self.capacity_factor is not None:
+            object.__setattr__(self, "capacity_factor", v.number("capacity_factor", self.capacity_factor, low=1,
+                                                                 scalar=True))
+
+    @property
+    def etp(self) -> int:
+        """Tensor-parallel degree inside each expert: ``expert_tp``, else ``tp``."""
+        return self.tp if self.expert_tp is None else self.expert_tp
+
+    @property
+    def expert_load(self) -> float:
+        """Tokens at the busiest expert over the mean: ``expert_imbalance``, capped by ``capacity_factor``."""
+        cap = self.capacity_factor
+        return self.expert_imbalance if cap is None else min(self.expert_imbalance, cap)
 
     @property
     def gpus(self) -> int:
@@ -166,7 +214,8 @@ class Plan:
     def describe(self) -> str:
         """A short label, e.g. ``'TP=8 PP=4 DP=32 ZeRO-1'``."""
         cp = f" CP={self.cp}" if self.cp > 1 else ""
-        return f"TP={self.tp}{cp} PP={self.pp} DP={self.dp} ZeRO-{self.zero_stage}"
+        ep = f" EP={self.ep}" if self.ep > 1 else ""
+        return f"TP={self.tp}{cp} PP={self.pp} DP={self.dp}{ep} ZeRO-{self.zero_stage}"
 
     def __str__(self) -> str:
         extras = [f"micro-batch {self.micro_batch}"]
@@ -183,4 +232,10 @@ class Plan:
             extras.append("no reshard after forward")
         if self.shard_group is not None:
             extras.append(f"sharded over groups of {self.shard_group}")
+        if self.expert_tp is not None and self.expert_tp != self.tp:
+            extras.append(f"expert TP={self.expert_tp}")
+        if self.a2a_overlap:
+            extras.append("all-to-all overlapped")
+        if self.expert_load > 1:
+            extras.append(f"busiest expert x{self.expert_load:g}")
         return f"{self.describe()} on {self.gpus:,} GPUs; " + ", ".join(extras)

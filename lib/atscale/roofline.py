@@ -299,12 +299,13 @@ def layer_ops(model: models.TransformerConfig, micro_batch, seq_length=None, *,
     tokens = b if decode else b * s
     h, d = model.hidden_size, model.head_dim
     kv_dim = model.kv_heads * d
-    f = model.ffn_size
+    q_dim, o_dim = model.num_heads * model.qk_head_dim, model.num_heads * model.v_head_dim
+    f = model.active_ffn_size  # a mixture of experts: the experts a token visits, as one wider MLP
     up_width = (2 if model.gated_mlp else 1) * f
     bpe = bytes_per_element
     ops = {
-        "QKV projection": matmul(tokens, (h + 2 * kv_dim) / tp, h, bpe, "QKV projection"),
-        "attention output": matmul(tokens, h, h / tp, bpe, "attention output"),
+        "QKV projection": matmul(tokens, (q_dim + 2 * kv_dim) / tp, h, bpe, "QKV projection"),
+        "attention output": matmul(tokens, h, o_dim / tp, bpe, "attention output"),
         "MLP up": matmul(tokens, up_width / tp, h, bpe, "MLP up"),
         "MLP down": matmul(tokens, h, f / tp, bpe, "MLP down"),
     }

@@ -14,8 +14,8 @@ __all__ = ["pipeline_schedule_chart", "rank_map_chart", "step_breakdown_chart", 
            "stage_loads_chart", "cp_exposure_chart", "validation_chart", "mfu_scaling_chart", "search_scatter_chart", "StepBreakdownFigure", "PipelineScheduleFigure",
            "RankMapFigure"]
 
-_PART_COLOURS = dict(zip(P.PARTS, (PALETTE[0], PALETTE[5], PALETTE[1], PALETTE[7], PALETTE[4], "#bbbbbb", PALETTE[3],
-                                   PALETTE[2])))
+_PART_COLOURS = dict(zip(P.PARTS, (PALETTE[0], PALETTE[5], PALETTE[1], PALETTE[7], "#999933", PALETTE[4], "#bbbbbb",
+                                   PALETTE[3], PALETTE[2])))
 
 
 @house_style

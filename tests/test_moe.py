@@ -1,0 +1,147 @@
+"""Mixtures of experts in the step-time model: expert parallelism, all-to-all, expert memory and load."""
+import dataclasses
+
+import numpy as np
+import pytest
+
+from atscale import collectives as C, hardware as hw, models as M, parallelism as P
+from atscale.plan import Plan
+
+H800 = hw.Cluster.of_gpus(hw.HGX_H800, 2048, hw.FABRICS["InfiniBand NDR"])
+H100_64 = hw.Cluster.of_gpus(hw.DGX_H100, 64, hw.FABRICS["InfiniBand NDR"])
+DSV3 = Plan(tp=1, pp=16, dp=128, ep=64, micro_batch=1, global_batch=15_360, zero_stage=1, recompute="full")
+MIXTRAL = Plan(tp=1, pp=1, dp=64, ep=8, micro_batch=1, global_batch=256, zero_stage=1)
+
+
+def _step(model, cluster, plan, **kw):
+    return P.step_time(model, cluster, plan, memory_check=False, **kw)
+
+
+def test_plan_checks_the_expert_fold():
+    with pytest.raises(ValueError, match="expert_tp x ep = 1 x 3 = 3 must divide tp x cp x dp"):
+        Plan(tp=1, dp=8, ep=3)
+    with pytest.raises(ValueError, match="expert_tp"):
+        Plan(tp=2, dp=4, ep=2, expert_tp=0)
+    with pytest.raises(ValueError, match="expert_imbalance"):
+        Plan(expert_imbalance=0.5)
+    with pytest.raises(ValueError, match="capacity_factor"):
+        Plan(capacity_factor=0.9)
+    p = Plan(tp=2, dp=8, ep=8, expert_tp=1, expert_imbalance=1.5, capacity_factor=1.25)
+    assert p.etp == 1 and p.expert_load == 1.25 and "EP=8" in p.describe()
+    assert Plan(tp=4, dp=2).etp == 4  # Megatron-Core's default: experts split like the dense layers
+
+
+def test_dense_model_refuses_expert_parallelism_and_ep_must_divide_the_experts():
+    st = P.step_time(M.LLAMA3_70B, H100_64, Plan(tp=8, pp=1, dp=8, ep=8, micro_batch=1, global_batch=64))
+    assert not st.feasible and "has no experts" in st.reason
+    st = P.step_time(M.MIXTRAL_8X7B, H100_64, Plan(tp=1, dp=64, ep=16, micro_batch=1, global_batch=64))
+    assert not st.feasible and "EP=16 does not divide the 8 experts" in st.reason
+
+
+def test_dense_models_have_no_all_to_all():
+    st = P.step_time(M.LLAMA3_70B, H100_64, Plan(tp=8, pp=4, dp=2, micro_batch=1, global_batch=64, zero_stage=1))
+    assert st.ep_comm == 0.0
+
+
+def test_all_to_all_inside_a_node_uses_nvlink_and_across_nodes_the_nic():
+    size = 256e6
+    one_node = C.all_to_all_time(size, 8, H100_64)
+    up = C.link_cost(dataclasses.replace(hw.FABRICS["NVLink 4"], bandwidth=450e9))
+    assert one_node == pytest.approx(up.base + 7 * up.hop + size * 7 / 8 / up.rate)
+    two_nodes = C.all_to_all_time(size, 16, H100_64)
+    rail = C.link_cost(dataclasses.replace(hw.FABRICS["InfiniBand NDR"], bandwidth=50e9))
+    assert two_nodes == pytest.approx(rail.base + rail.hop + size * 8 / 16 / rail.rate)
+    # Across nodes an all-to-all sends nearly all of its bytes over the NIC; a hierarchical all-reduce of the same
+    # buffer sends 2 M / g of it: the all-to-all is the slower of the two on 64 GPUs.
+    assert C.all_to_all_time(size, 64, H100_64) > C.hierarchical_time("all-reduce", size, H100_64)
+    assert C.all_to_all_time(size, 1, H100_64) == 0.0
+
+
+@pytest.mark.parametrize("bad, words", [
+    (dict(size=-1.0, ranks=8), "size"), (dict(size=1e6, ranks=0), "ranks"), (dict(size=1e6, ranks=2.5), "ranks"),
+    (dict(size=1e6, ranks=16, ranks_per_node=3), "ranks_per_node"),
+    (dict(size=1e6, ranks=16, ranks_per_node=16), "ranks_per_node"),
+])
+def test_all_to_all_refuses_bad_input(bad, words):
+    with pytest.raises(ValueError, match=words):
+        C.all_to_all_time(cluster=H100_64, **bad)
+
+
+def test_expert_parallel_all_to_all_is_exposed_unless_overlapped():
+    plain = _step(M.DEEPSEEK_V3, H800, DSV3, dtype="fp8")
+    overlapped = _step(M.DEEPSEEK_V3, H800, dataclasses.replace(DSV3, a2a_overlap=True), dtype="fp8")
+    assert plain.ep_comm > 0.5 * plain.compute  # across 8 nodes the all-to-all rivals the compute
+    assert overlapped.ep_comm < 0.1 * plain.ep_comm
+    # overlapping costs SMs: the compute runs on what the communication kernels leave
+    assert overlapped.compute == pytest.approx(plain.compute / (1 - P.A2A_OVERLAP_SM_SHARE), rel=0.02)
+
+
+def test_node_limited_routing_cuts_cross_node_traffic():
+    free = dataclasses.replace(M.DEEPSEEK_V3, max_routed_nodes=None)
+    limited, unlimited = (_step(m, H800, DSV3, dtype="fp8").ep_comm for m in (M.DEEPSEEK_V3, free))
+    # 8 copies of a token across 8 nodes send 7 over the network on average; at most 4 nodes, 3.5
+    assert limited / unlimited == pytest.approx(0.5, rel=0.05)
+
+
+def test_an_expert_group_inside_a_node_stays_on_nvlink():
+    inside = _step(M.MIXTRAL_8X7B, H100_64, MIXTRAL)
+    across = _step(M.MIXTRAL_8X7B, H100_64, dataclasses.replace(MIXTRAL, ep=8, expert_tp=2, tp=2, dp=32,
+                                                                sequence_parallel=True))
+    assert inside.ep_comm > 0 and across.ep_comm > inside.ep_comm
+
+
+def test_expert_parallelism_shards_the_expert_state():
+    base = dataclasses.replace(MIXTRAL, ep=1, zero_stage=0)
+    mems = [_step(M.MIXTRAL_8X7B, H100_64, dataclasses.replace(base, ep=e)).memory_total for e in (1, 2, 4, 8)]
+    assert all(a > b for a, b in zip(mems, mems[1:]))
+    m = M.MIXTRAL_8X7B
+    routed_bytes = m.routed_expert_params * 18  # BF16 weights, FP32 gradients and Adam state (18 bytes)
+    assert mems[0] - mems[3] == pytest.approx(routed_bytes * 7 / 8, rel=1e-6)
+
+
+def test_the_busiest_expert_sets_the_pace_and_a_capacity_factor_caps_it():
+    even = _step(M.MIXTRAL_8X7B, H100_64, MIXTRAL)
+    skewed = _step(M.MIXTRAL_8X7B, H100_64, dataclasses.replace(MIXTRAL, expert_imbalance=1.5))
+    capped = _step(M.MIXTRAL_8X7B, H100_64, dataclasses.replace(MIXTRAL, expert_imbalance=1.5, capacity_factor=1.1))
+    assert even.compute < capped.compute < skewed.compute
+    assert even.model_flops_per_step == skewed.model_flops_per_step  # MFU counts the model's FLOPs, not the wait
+
+
+def test_small_experts_fed_few_tokens_are_memory_bound():
+    # One micro-batch of 16 tokens on Mixtral's 8 experts: the expert weights' HBM reads, not their FLOPs, set the
+    # time (a roofline per expert), so halving the tokens does not halve the expert time.
+    plan = Plan(tp=1, dp=8, ep=8, micro_batch=1, global_batch=8, zero_stage=1)
+    node = hw.Cluster.of_gpus(hw.DGX_H100, 8, hw.FABRICS["InfiniBand NDR"])
+    t16, t8 = (_step(M.MIXTRAL_8X7B, node, plan, seq_length=s).compute for s in (16, 8))
+    assert t8 > 0.9 * t16
+
+
+def test_moe_flops_follow_the_active_parameters():
+    st = _step(M.MIXTRAL_8X7B, H100_64, MIXTRAL)
+    assert st.model_flops_per_step == pytest.approx(M.training_flops_per_token(M.MIXTRAL_8X7B) * 256 * 32_768)
+
+
+def test_one_plan_path_equals_the_vectorised_path_for_experts():
+    rng = np.random.default_rng(3)
+    plans = []
+    for _ in range(60):
+        tp = int(rng.choice([1, 2]))
+        ep = int(rng.choice([1, 2, 4, 8]))
+        etp = int(rng.choice([1, tp]))
+        dp = 64 // tp
+        plans.append(Plan(tp=tp, dp=dp, ep=ep, expert_tp=etp, micro_batch=1, global_batch=dp * 4,
+                          zero_stage=int(rng.integers(4)), sequence_parallel=tp > 1,
+                          a2a_overlap=bool(rng.integers(2)), expert_imbalance=float(rng.choice([1.0, 1.3])),
+                          recompute=str(rng.choice(["none", "selective", "full"]))))
+    arrays = {f: np.array([getattr(p, f) if getattr(p, f) is not None else 0 for p in plans], dtype=object)
+              for f in P._FIELDS}
+    arrays = {f: (a.astype(bool) if isinstance(a[0], (bool, np.bool_)) else a.astype(str) if isinstance(a[0], str)
+                  else a.astype(float) if f in ("expert_imbalance", "capacity_factor") else a.astype(int))
+              for f, a in arrays.items()}
+    many = P.evaluate(M.MIXTRAL_8X7B, H100_64, **arrays, seq_length=4096, memory_check=False)
+    for i, plan in enumerate(plans):
+        one = P.step_time(M.MIXTRAL_8X7B, H100_64, plan, seq_length=4096, memory_check=False)
+        assert one.feasible == many.feasible[i]
+        for name in P.PARTS:
+            assert getattr(one, name) == pytest.approx(getattr(many, name)[i], rel=1e-9, abs=1e-15), (plan, name)
+        assert one.memory_total == pytest.approx(many.memory_total[i], rel=1e-9)
