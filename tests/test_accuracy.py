@@ -28,6 +28,15 @@ KNOWN_MISSES = {
     "Llama 3.1 405B, 2,304 H100, BF16": 0.075,  # +4.0 points
     "Nemotron-4 340B, 128 H100, BF16": 0.115,  # +5.4 points
     "Nemotron-4 340B, 2,048 H100, BF16": 0.125,  # +5.6 points
+    # Mixtures of experts (all validation; the expert terms are new and these runs judge them): the model is
+    # optimistic on DeepSeek-V3 under NVIDIA's recipes and on gpt-oss, pessimistic on Qwen3-235B without the
+    # all-to-all overlap and optimistic with it, and 23 % optimistic on DeepSeek's own run.
+    "DeepSeek-V3, 512 H100, BF16": 0.833,
+    "DeepSeek-V3, 1,024 H100, BF16": 0.930,
+    "Qwen3-235B-A22B, 256 H100, BF16": -0.195,
+    "Qwen3-235B-A22B, 256 H100, BF16, all-to-all overlapped": 0.181,
+    "gpt-oss-120b, 64 H100, BF16": 0.591,
+    "DeepSeek-V3, 2,048 H800, FP8": 0.234,
 }
 
 
@@ -53,7 +62,8 @@ def test_every_published_comparison_is_gathered():
     assert len(ALL) == (len([a for a in __import__("atscale").hardware.ACCELERATORS.values()
                              for _ in a.measured_matmul_flops]) + len(memory.ZERO_TABLE2)
                         + len(collectives.CALIBRATION) + len(collectives.VALIDATION)
-                        + len(parallelism.CALIBRATION_RUNS) + len(parallelism.VALIDATION_RUNS) + 2)
+                        + len(parallelism.CALIBRATION_RUNS) + len(parallelism.VALIDATION_RUNS)
+                        + len(parallelism.MOE_RUNS) + 2)
     assert len({(c.group, c.what) for c in ALL}) == len(ALL)
     assert [c.group for c in ALL] == sorted((c.group for c in ALL), key=A.GROUPS.index)
 
@@ -94,11 +104,13 @@ def test_the_model_values_are_the_chapters():
 
 def test_summary_statistics_calibration_and_validation_apart():
     cal, val = A.summary("calibration"), A.summary("validation")
-    assert cal.count == 22 and val.count == 39
+    assert cal.count == 22 and val.count == 46
     assert cal.median_abs_error == pytest.approx(0.023, abs=0.002)
     assert cal.worst_abs_error == pytest.approx(0.076, abs=0.002) and cal.worst == "GPT 1T (MFU)"
-    assert val.median_abs_error == pytest.approx(0.051, abs=0.002)
-    assert val.worst_abs_error == pytest.approx(0.323, abs=0.002) and val.worst.startswith("textbook profile")
+    assert val.median_abs_error == pytest.approx(0.060, abs=0.002)
+    assert val.worst_abs_error == pytest.approx(0.930, abs=0.002) and val.worst == "DeepSeek-V3, 1,024 H100, BF16"
+    dense = A.summary("validation", group="Step time")
+    assert dense.worst_abs_error == pytest.approx(0.148, abs=0.002)
     bounds = A.summary("validation", kind="upper bound")
     assert bounds.count == 13 and bounds.worst.startswith("MI300X")
     assert str(A.summary_table()).count("\n") == 4

@@ -37,7 +37,7 @@ from . import _validate as _v
 __all__ = ["Comparison", "Summary", "comparisons", "summary", "table", "summary_table", "sources_table", "GROUPS",
            "COLLECTIVES_TOLERANCE", "STEP_TIME_TOLERANCE", "PEAK_OVER_MEASURED_MAX"]
 
-GROUPS = ("Hardware", "Memory", "Collectives", "Step time", "Reliability")
+GROUPS = ("Hardware", "Memory", "Collectives", "Step time", "Experts", "Reliability")
 """The groups, in the order of the chapters that make the comparisons."""
 
 COLLECTIVES_TOLERANCE = 0.10
@@ -237,6 +237,31 @@ def _step_time():
     return out
 
 
+_EXPERT_LEAVES_OUT = ("the cost of routing and of permuting tokens into expert order, grouped-GEMM kernels slower than "
+                      "a roofline of each expert, imbalance between experts beyond the stated factor, all-to-all "
+                      "kernels slower than the links")
+
+
+def _experts():
+    """The published mixture-of-experts runs (:data:`atscale.parallelism.MOE_RUNS`), all validation, held to the same
+    3 MFU points as the dense runs."""
+    from . import parallelism
+
+    out = []
+    for r in parallelism.MOE_RUNS:
+        published, predicted = r.mfu_pair()
+        miss = abs(predicted - published) > STEP_TIME_MISS_POINTS
+        verdict = r.memory_verdict()
+        leaves = _EXPERT_LEAVES_OUT + "; assumed: " + r.assumed
+        if verdict != "fits":
+            leaves += f"; the memory model's verdict on the published layout: {verdict}"
+        quantity = _STEP_QUANTITY[r.metric] + (", FP8 peak" if r.dtype == "fp8" else "")
+        out.append(Comparison("Experts", r.label, quantity, predicted, published, r.role, "estimate",
+                              _pm(STEP_TIME_MISS_POINTS / published), leaves, r.source, known_miss=miss,
+                              claim=f"±{STEP_TIME_MISS_POINTS * 100:.0f} MFU points"))
+    return out
+
+
 def _reliability():
     from . import reliability
 
@@ -259,7 +284,7 @@ def comparisons() -> tuple[Comparison, ...]:
     """Every comparison of the library with a published measurement, grouped as :data:`GROUPS`.
 
     Computed once (a few hundred milliseconds: each published run is one step-time evaluation)."""
-    return tuple(_hardware() + _memory() + _collectives() + _step_time() + _reliability())
+    return tuple(_hardware() + _memory() + _collectives() + _step_time() + _experts() + _reliability())
 
 
 @dataclass(frozen=True)

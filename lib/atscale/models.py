@@ -33,7 +33,7 @@ from ._numeric import as_scalar
 __all__ = [
     "MLA", "TransformerConfig", "training_flops_per_token", "LLAMA3_8B", "LLAMA3_70B", "LLAMA3_405B", "GPT3_175B",
     "NEMOTRON4_340B", "MEGATRON_TABLE1", "MEGATRON_GPT", "MIXTRAL_8X7B", "MIXTRAL_8X22B", "DEEPSEEK_V3",
-    "QWEN3_30B_A3B", "GPT_OSS_120B", "MOE_MODELS", "PUBLISHED_COUNTS", "MODELS", "model_arg", "model",
+    "QWEN3_30B_A3B", "QWEN3_235B_A22B", "GPT_OSS_120B", "MOE_MODELS", "PUBLISHED_COUNTS", "MODELS", "model_arg", "model",
 ]
 
 
@@ -430,6 +430,13 @@ QWEN3_30B_A3B = TransformerConfig(
     source="Qwen Team, Qwen3 Technical Report (2025), Table 2 (48 layers, 32 query / 4 KV heads, 128 experts, "
            "8 active) and the released configuration (width 2,048, heads of 128, expert width 768, vocabulary "
            "151,936, untied); pre-training stage 1 sequence 4,096. Its QK-norm scales (256 per layer) are not counted")
+QWEN3_235B_A22B = TransformerConfig(
+    "Qwen3-235B-A22B", num_layers=94, hidden_size=4096, num_heads=64, num_kv_heads=4, head_size=128,
+    ffn_hidden_size=12_288, gated_mlp=True, vocab_size=151_936, seq_length=4096, num_experts=128,
+    experts_per_token=8, expert_ffn_size=1536,
+    source="Qwen Team, Qwen3 Technical Report (2025), Table 2 (94 layers, 64 query / 4 KV heads, 128 experts, "
+           "8 active) and the released configuration (width 4,096, heads of 128, expert width 1,536, vocabulary "
+           "151,936, untied); pre-training stage 1 sequence 4,096. QK-norm scales not counted")
 GPT_OSS_120B = TransformerConfig(
     "gpt-oss-120b", num_layers=36, hidden_size=2880, num_heads=64, num_kv_heads=8, head_size=64,
     ffn_hidden_size=2880, gated_mlp=True, biases=True, vocab_size=201_088, seq_length=4096, num_experts=128,
@@ -439,7 +446,7 @@ GPT_OSS_120B = TransformerConfig(
            "and router, vocabulary 201,088 (o200k_harmony); its per-head attention sinks (64 per layer) are not "
            "counted; training sequence length not published (4,096 assumed)")
 
-MOE_MODELS = (MIXTRAL_8X7B, MIXTRAL_8X22B, DEEPSEEK_V3, QWEN3_30B_A3B, GPT_OSS_120B)
+MOE_MODELS = (MIXTRAL_8X7B, MIXTRAL_8X22B, DEEPSEEK_V3, QWEN3_30B_A3B, QWEN3_235B_A22B, GPT_OSS_120B)
 """The published mixtures of experts of the catalog."""
 
 PUBLISHED_COUNTS: Mapping[str, tuple] = MappingProxyType({
@@ -448,11 +455,12 @@ PUBLISHED_COUNTS: Mapping[str, tuple] = MappingProxyType({
     "Mixtral 8x22B": ((141e9, 3), (39e9, 2), True),
     "DeepSeek-V3": ((671e9, 3), (37e9, 2), False),
     "Qwen3-30B-A3B": ((30.5e9, 3), (3.3e9, 2), True),
+    "Qwen3-235B-A22B": ((235e9, 3), (22e9, 2), True),
     "gpt-oss-120b": ((116.83e9, 5), (5.13e9, 3), False),
 })
 """Parameter counts as their authors publish them: ``((total, significant figures), (active, significant figures),
 active includes the input embedding)``. Sources: Mixtral: Mistral AI's announcements (46.7B / 12.9B; 141B / 39B);
-DeepSeek-V3 technical report, abstract (671B / 37B); Qwen3 technical report, Table 2 (30.5B / 3.3B); gpt-oss model
+DeepSeek-V3 technical report, abstract (671B / 37B); Qwen3 technical report, Table 2 (30.5B / 3.3B; 235B / 22B); gpt-oss model
 card, Table 1 (116.83B / 5.13B, "active" counting the unembedding but not the embedding)."""
 
 MODELS: Mapping[str, TransformerConfig] = MappingProxyType(
