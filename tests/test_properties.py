@@ -135,6 +135,9 @@ CASES += [
 ]
 BAD["flag"] = [1, 0, "yes", None, NAN, [True], np.array([])]
 BAD["stage"] = [-1, 4, 1.5, NAN, INF, True, "1", [], np.array([])]  # a ZeRO stage: 0 to 3
+# a pipeline schedule: a name, or (as a NumPy integer) its index into atscale.plan.SCHEDULES
+BAD["schedule"] = ["", "1F1B", "ZB-H1", "zbh1", "xx", None, True, 3, 2.0, -1, np.int64(6), np.int64(-1), ["xx"], [],
+                   np.array([])]
 INFINITE_OK = {  # functions whose documented answer can be +inf for a valid input
     "reliability.series_mttf": "no component can fail (all counts 0): the MTTF is infinite",
     "collectives.latency_bound_size": "one rank moves nothing: no size makes it bandwidth-bound",
@@ -350,6 +353,9 @@ EXAMPLES = {  # parameter name -> (a valid value, the class of bad input to try 
     "dtype": ("bf16", "choice"), "m": (4096, "positive"), "n": (4096, "positive"), "k": (4096, "positive"),
     "step": (1, None), "seconds": (1.0, "positive"), "deadline": (30 * 86_400.0, "positive"),
     "tokens": (2e12, "positive"), "optimizer_name": ("adam-mixed", "choice"), "virtual_stages": (2, "count"),
+    "schedule": ("1f1b", "schedule"), "t_f": (1e-3, "positive"), "t_b": (1e-3, "positive"),
+    "t_w": (1e-3, "nonnegative"),
+    "failures_per_node_day": (6.5e-3, "positive"),
 }
 SLOW = {"sweep", "crossover", "sync_wall", "sensitivity", "gpus_for_deadline", "search", "calibrate", "simulate",
         "u_curve", "timeline_run", "timeline", "cost_curve", "best_plan", "scaled_profile", "max_micro_batch"}
@@ -359,7 +365,7 @@ def _public_functions():
     import importlib
     import inspect
 
-    for name in ("roofline", "memory", "collectives", "parallelism", "reliability", "jct", "accuracy",
+    for name in ("roofline", "memory", "collectives", "parallelism", "pipeline", "reliability", "jct", "accuracy",
                  "plots.roofline", "plots.memory", "plots.collectives", "plots.parallelism", "plots.reliability",
                  "plots.catalog", "widgets.parallelism", "widgets.memory", "widgets.collectives", "widgets.roofline"):
         module = importlib.import_module(f"atscale.{name}")

@@ -173,6 +173,25 @@ def test_checkpoint_time():
         (lambda: r.profile_from_counts("x", {"a": 0}, 16, 1e6), r"interruptions\['a'\]=0"),
         (lambda: r.FleetObservation("x", 8, 0.0, 3), "window=0.0"),
         (lambda: r.FleetObservation("x", 8, 1e6, 0), "interruptions=0"),
+        (lambda: r.mtbf_from_node_rate(0, 1024), "failures_per_node_day=0 must be a positive"),
+        (lambda: r.mtbf_from_node_rate(-6.5e-3, 1024), r"failures_per_node_day=-0.0065 must be a positive"),
+        (lambda: r.mtbf_from_node_rate(float("nan"), 8), "failures_per_node_day=nan .* not NaN"),
+        (lambda: r.mtbf_from_node_rate("6.5e-3", 8), "failures_per_node_day="),
+        (lambda: r.mtbf_from_node_rate(1e-320, 8), r"failures_per_node_day=1e-320 .* beyond a float's range"),
+        (lambda: r.mtbf_from_node_rate(6.5e-3, 12), r"gpus=12 must be a positive multiple of gpus_per_node=8"),
+        (lambda: r.mtbf_from_node_rate(6.5e-3, [8, 12]), r"gpus=.* must be a positive multiple of gpus_per_node=8"),
+        (lambda: r.mtbf_from_node_rate(6.5e-3, 0), "gpus=0 must be a positive integer"),
+        (lambda: r.mtbf_from_node_rate(6.5e-3, 8.5), "gpus=8.5 .* not a fraction"),
+        (lambda: r.mtbf_from_node_rate(6.5e-3, 8, gpus_per_node=0), "gpus_per_node=0"),
+        (lambda: r.mtbf_from_node_rate([6.5e-3, 2.34e-3], [8, 16, 24]), "do not broadcast"),
+        (lambda: r.node_rate_from_mtbf(-1.0, 8), "mtbf=-1.0 must be a positive"),
+        (lambda: r.node_rate_from_mtbf(5e-324, 8), r"mtbf=5e-324 s .* beyond a float's range"),
+        (lambda: r.node_rate_from_mtbf(3600.0, 4), r"gpus=4 must be a positive multiple of gpus_per_node=8"),
+        (lambda: r.NodeFailureRate("x", -1.0), "failures_per_node_day=-1.0"),
+        (lambda: r.NodeFailureRate("x", 6.5e-3, gpus_per_node=0), "gpus_per_node=0"),
+        (lambda: r.JobMTTF("x", 0, 3600.0), "gpus=0"),
+        (lambda: r.JobMTTF("x", 8, 0.0), "mttf=0.0"),
+        (lambda: r.JobMTTF("x", 4, 3600.0).implied_rate(), r"gpus=4 must be a positive multiple"),
     ],
 )
 def test_bad_input(call, match):
@@ -185,7 +204,7 @@ def test_reliability_figures():
     from atscale import plots
 
     for fig in (plots.mtbf_sweep_chart(), plots.u_curve_chart(simulate=False), plots.timeline_chart(),
-                plots.profile_comparison_chart()):
+                plots.profile_comparison_chart(), plots.research_cluster_chart()):
         ax = fig.axes[0]
         assert ax.get_title() and "(" in ax.get_xlabel()
     with pytest.raises(ValueError, match="profile='unknown'"):
@@ -464,3 +483,67 @@ def test_llama3_exercise_answer_keys():
     assert ANSWERS["reliability-llama3-max-stall"].compute() == pytest.approx(33.4, abs=0.1)
     assert ANSWERS["reliability-llama3-gpu-mtbf"].compute() / u.hour == pytest.approx(79_230, abs=1)
     assert ANSWERS["reliability-10k-gpu-failure-interval"].compute() / u.hour == pytest.approx(7.92, abs=0.01)
+
+
+# --- a shared research cluster: Kokolis et al. (2025), "Revisiting Reliability in Large-Scale ML Research Clusters" --
+def test_research_cluster_data_are_the_published_figures():
+    # r_f per 1,000 node-days: 6.50 (RSC-1) and 2.34 (RSC-2); A100 nodes of 8 GPUs; an 11-month study.
+    assert r.RSC1_RATE.per_thousand_node_days == pytest.approx(6.50, rel=1e-12)
+    assert r.RSC2_RATE.per_thousand_node_days == pytest.approx(2.34, rel=1e-12)
+    assert r.RSC1_RATE.gpus_per_node == r.RSC2_RATE.gpus_per_node == 8
+    assert r.RSC_RATES == (r.RSC1_RATE, r.RSC2_RATE) and r.RSC_STUDY_MONTHS == 11
+    # Figure 7: the MTTF of 1024-GPU jobs is 7.9 hours, of 8-GPU jobs 47.7 days.
+    measured = {j.gpus: j.mttf for j in r.RSC_JOB_MTTF}
+    assert measured[1024] / u.hour == pytest.approx(7.9, rel=1e-12)
+    assert measured[8] / u.day == pytest.approx(47.7, rel=1e-12)
+    assert all("arXiv:2410.21680" in x.source for x in (*r.RSC_RATES, *r.RSC_JOB_MTTF))
+
+
+def test_the_projection_formula_reproduces_the_printed_projections():
+    # MTTF = 1 / (N_nodes r_f) with RSC-1's rate: 1.8 h at 16,384 GPUs and 0.23 h at 131,072, as printed.
+    for gpus, digits in ((16_384, 1), (131_072, 2)):
+        printed = r.RSC_PROJECTED_MTTF[gpus] / u.hour
+        assert round(r.RSC1_RATE.job_mtbf(gpus) / u.hour, digits) == round(printed, digits)
+    assert r.RSC_PROJECTED_MTTF[16_384] / u.hour == pytest.approx(1.8)
+    assert r.RSC_PROJECTED_MTTF[131_072] / u.hour == pytest.approx(0.23)
+
+
+def test_mtbf_from_node_rate():
+    # 1,024 GPUs are 128 nodes: 1 / (128 x 6.50e-3) days = 1.2019 days = 28.85 h.
+    assert r.mtbf_from_node_rate(6.5e-3, 1024) == pytest.approx(u.day / (128 * 6.5e-3), rel=1e-15)
+    assert r.mtbf_from_node_rate(6.5e-3, 1024) / u.hour == pytest.approx(28.846, abs=1e-3)
+    assert r.mtbf_from_node_rate(6.5e-3, 8) / u.day == pytest.approx(153.85, abs=0.01)
+    assert r.mtbf_from_node_rate(6.5e-3, 1024, gpus_per_node=4) == pytest.approx(r.mtbf_from_node_rate(6.5e-3, 2048))
+    assert isinstance(r.mtbf_from_node_rate(6.5e-3, 1024), float) and r.mtbf_from_node_rate(6.5e-3, 8.0) > 0
+    # vectorised: rates (2,) against sizes (3, 1) broadcast to (3, 2)
+    grid = r.mtbf_from_node_rate(np.array([6.5e-3, 2.34e-3]), np.array([[8], [1024], [16_384]]))
+    assert grid.shape == (3, 2) and np.all(np.diff(grid, axis=0) < 0) and np.all(grid[:, 0] < grid[:, 1])
+    # the inverse, and the same rate as a one-part failure profile
+    gpus = np.array([8, 1024, 131_072])
+    assert r.node_rate_from_mtbf(r.mtbf_from_node_rate(6.5e-3, gpus), gpus) == pytest.approx(6.5e-3, rel=1e-14)
+    assert r.RSC1_RATE.profile().cluster_mtbf(gpus) == pytest.approx(r.RSC1_RATE.job_mtbf(gpus), rel=1e-14)
+    assert r.RSC1_RATE.node_mttf / u.day == pytest.approx(1 / 6.5e-3)
+    # the misreading: dividing by GPUs instead of nodes makes the job fail 8 times too often
+    assert r.mtbf_from_node_rate(6.5e-3, 1024 * 8) * 8 == pytest.approx(r.mtbf_from_node_rate(6.5e-3, 1024))
+
+
+def test_research_cluster_jobs_fail_more_often_than_the_rates_predict():
+    implied = {j.gpus: j.implied_rate() for j in r.RSC_JOB_MTTF}
+    assert implied[1024].per_thousand_node_days == pytest.approx(24 / (128 * 7.9) * 1000, rel=1e-12)  # 23.73
+    assert implied[8].per_thousand_node_days == pytest.approx(1000 / 47.7, rel=1e-12)  # 20.96
+    assert implied[1024].job_mtbf(1024) == pytest.approx(7.9 * u.hour, rel=1e-14)
+    measured = 7.9 * u.hour
+    assert r.RSC1_RATE.job_mtbf(1024) / measured == pytest.approx(3.651, abs=1e-3)
+    assert P.cluster_mtbf(1024) / measured == pytest.approx(4.239, abs=1e-3)
+    assert r.LLAMA3_PROFILE.cluster_mtbf(1024) / measured == pytest.approx(6.27, abs=0.01)
+    # per node-day the textbook profile (5.60) and the Llama 3 fit (3.79) lie between RSC-2 and RSC-1
+    for p in (P, r.LLAMA3_PROFILE):
+        assert r.RSC2_RATE.failures_per_node_day < u.day / p.node_mttf < r.RSC1_RATE.failures_per_node_day
+
+
+def test_research_cluster_exercise_answer_keys():
+    import atscale.answers.reliability  # noqa: F401  (registers the keys)
+    from atscale.answers import ANSWERS
+
+    assert ANSWERS["reliability-rsc-implied-rate"].compute() == pytest.approx(0.023734, abs=1e-6)
+    assert ANSWERS["reliability-rsc1-gpus-at-measured-mttf"].compute() == pytest.approx(3739.0, abs=0.5)

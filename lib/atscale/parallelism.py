@@ -54,6 +54,7 @@ from . import _validate as _v
 from . import collectives, hardware, memory, models
 from . import units as u
 from .plan import RECOMPUTE, SCHEDULES, Plan
+from .pipeline import MAX_SIMULATED_PASSES, Timeline, pipeline_timeline  # re-exported: they live in pipeline
 from .roofline import ADAM_BYTES_PER_PARAM
 
 __all__ = [
@@ -64,7 +65,7 @@ __all__ = [
     "layers_per_stage",
     "compute_efficiency", "elementwise_bytes_per_token", "StepTime", "step_time", "evaluate", "SearchResult", "search",
     "Run", "METRICS", "MEGATRON_TABLE1_RUNS", "KORTHIKANTI_TABLE5_RUNS", "OTHER_RUNS", "H100_RUNS",
-    "MEGASCALE_RUNS", "CALIBRATION_RUNS", "VALIDATION_RUNS", "A2A_OVERLAP_SM_SHARE",
+    "MEGASCALE_RUNS", "MOE_RUNS", "CALIBRATION_RUNS", "VALIDATION_RUNS", "A2A_OVERLAP_SM_SHARE",
     "calibrate", "amdahl_speedup", "rank_groups", "Timeline", "pipeline_timeline", "MAX_SEARCH_LAYOUTS", "MAX_RANKS",
 ]
 
@@ -1578,6 +1579,70 @@ MEGASCALE_RUNS: tuple[Run, ...] = tuple(
     for n, mfu in ((3072, 0.487), (6144, 0.478), (8192, 0.433), (12_288, 0.412)))
 """The Megatron-LM baseline of MegaScale's Table 2 (175B on 3,072-12,288 A100, fixed batch): validation."""
 
+_DGXC = "NVIDIA, dgxc-benchmarking recipes (NeMo 25.04.01 container on DGX H100), DeepSeek-V3 pre-training README"
+_MZ = "NVIDIA, Megatron-MoE-ModelZoo best practices for Qwen3 (Megatron-Core on 256 H100, InfiniBand 8 x 50 GB/s)"
+_MB = "NVIDIA, Megatron-Bridge performance summary, release 26.02 (DGX H100, BF16; tokens force-balanced, dropless)"
+_AM = "NVIDIA, NeMo AutoModel performance summary (PyTorch FSDP2 backend, DGX H100, BF16)"
+_MOE_ASSUMED = ("micro-batch and layout as printed; no recomputation; Megatron-Core's distributed optimizer (ZeRO-1) "
+                "with BF16 gradient buffers; perfectly balanced experts (expert_imbalance 1); all-to-all not overlapped "
+                "unless the source says so; gradient reduction and TP communication overlapped; FlashAttention")
+_H100_NDR = hardware.FABRICS["InfiniBand NDR"]
+_UNPRINTED_RECOMPUTE = ("; the memory check off: without recomputation the memory model puts this published layout "
+                        "over capacity, and the source does not print which activations its recipe recomputes")
+
+
+def _moe(label, model, gpus, plan, seconds, source, assumed=_MOE_ASSUMED, *, node=hardware.DGX_H100, dtype="bf16",
+         memory_check=True, optimizer_name="adam-mixed") -> Run:
+    return Run(label, model, hardware.Cluster.of_gpus(node, gpus, _H100_NDR), plan, "step_seconds", seconds,
+               "validation", source, assumed, optimizer_name=optimizer_name, dp_overlap=DP_OVERLAP, seq_length=4096,
+               flash_attention=True, memory_check=memory_check, dtype=dtype)
+
+
+def _moe_plan(tp, pp, dp, ep, batch, **kw) -> Plan:
+    return Plan(tp=tp, pp=pp, dp=dp, ep=ep, expert_tp=1, micro_batch=kw.pop("micro_batch", 1), global_batch=batch,
+                zero_stage=kw.pop("zero_stage", 1), sequence_parallel=tp > 1, **kw)
+
+
+MOE_RUNS: tuple[Run, ...] = (
+    _moe("DeepSeek-V3, 512 H100, BF16", models.DEEPSEEK_V3, 512, _moe_plan(2, 8, 32, 64, 4096), 48.948,
+         f"{_DGXC}: 48.948 s per step; TP 2, PP 8, EP 64 (expert TP 1), VP 1, global batch 4,096, micro-batch 1, "
+         "sequences of 4,096", _MOE_ASSUMED + _UNPRINTED_RECOMPUTE, memory_check=False),
+    _moe("DeepSeek-V3, 1,024 H100, BF16", models.DEEPSEEK_V3, 1024, _moe_plan(2, 16, 32, 64, 8192), 52.04,
+         f"{_DGXC}: 52.04 s per step; TP 2, PP 16, EP 64 (expert TP 1), VP 1, global batch 8,192, micro-batch 1, "
+         "sequences of 4,096"),
+    _moe("Qwen3-235B-A22B, 256 H100, BF16", models.QWEN3_235B_A22B, 256,
+         _moe_plan(2, 8, 16, 32, 2048, schedule="interleaved", virtual_stages=4), 19.7,
+         f"{_MZ}: 19.7 s per step; TP 2, PP 8 (VP 4), EP 32 (expert TP 1), global batch 2,048, sequences of 4,096"),
+    _moe("Qwen3-235B-A22B, 256 H100, BF16, all-to-all overlapped", models.QWEN3_235B_A22B, 256,
+         _moe_plan(2, 8, 16, 32, 2048, schedule="interleaved", virtual_stages=4, a2a_overlap=True), 17.6,
+         f"{_MZ}: 17.6 s per step with the 1F1B all-to-all overlap; otherwise as the row above"),
+    _moe("gpt-oss-120b, 64 H100, BF16", models.GPT_OSS_120B, 64, _moe_plan(1, 4, 16, 8, 1280),
+         1280 * 4096 / (5993 * 64),
+         f"{_MB}: 5,993 tokens/s per GPU (a step of 1,280 sequences of 4,096 tokens on 64 GPUs); TP 1, PP 4, EP 8, "
+         "global batch 1,280, micro-batch 1", _MOE_ASSUMED + "; every layer counted with full attention (gpt-oss "
+         "alternates full and 128-token sliding-window layers, which do less attention work)"),
+    _moe("Qwen3-30B-A3B, 8 H100, BF16, FSDP", models.QWEN3_30B_A3B, 8,
+         _moe_plan(1, 1, 8, 8, 512, micro_batch=4, zero_stage=3), 21.773,
+         f"{_AM}: 21.773 s per step; FSDP over 8 GPUs, EP 8, global batch 512, micro-batch 4, sequences of 4,096",
+         _MOE_ASSUMED.replace("Megatron-Core's distributed optimizer (ZeRO-1) with BF16 gradient buffers",
+                              "FSDP (ZeRO-3) over the 8 GPUs") + _UNPRINTED_RECOMPUTE, memory_check=False),
+    _moe("DeepSeek-V3, 2,048 H800, FP8", models.DEEPSEEK_V3, 2048,
+         _moe_plan(1, 16, 128, 64, 15_360, a2a_overlap=True, recompute="selective"),
+         15_360 * 4096 / (1e12 / (180e3 * 3600) * 2048),
+         "DeepSeek-AI (2024), DeepSeek-V3 Technical Report, sec. 1 and Table 1: 180K H800 GPU-hours per trillion "
+         "tokens on 2,048 H800 (a step of 15,360 sequences of 4,096 tokens); sec. 3.2: PP 16, EP 64 over 8 nodes, "
+         "ZeRO-1, no TP, DualPipe, all-to-all overlapped with computation; FP8 (sec. 3.3)",
+         "the 1F1B bubble in place of DualPipe's; selective recomputation for the memory-saving recomputation of "
+         "norms and MLA up-projections; the memory check off: FP8 activation caching and the recomputed "
+         "up-projections, which the memory model cannot express, are how the layout fits; balanced experts; "
+         "the multi-token-prediction module's extra layer not modelled",
+         node=hardware.HGX_H800, dtype="fp8", memory_check=False),
+)
+"""Published mixture-of-experts training runs with their layouts, all validation (no constant was fitted on them):
+DeepSeek-V3 on H100 (NVIDIA's DGX Cloud recipes) and on DeepSeek's own 2,048 H800, Qwen3-235B-A22B with and without
+the all-to-all overlapped, gpt-oss-120b, and Qwen3-30B-A3B under FSDP. Shown apart in the accuracy appendix: the
+expert terms of the step-time model are new, and these runs judge them."""
+
 _CAL_TABLE1 = (0, 3, 9)  # rows 1.7B, 18.4B and 1008B: the smallest, the narrowest per GPU, the largest
 CALIBRATION_RUNS: tuple[Run, ...] = tuple(r for r in KORTHIKANTI_TABLE5_RUNS if r.metric == "mfu") + tuple(
     dataclasses.replace(MEGATRON_TABLE1_RUNS[i], role="calibration") for i in _CAL_TABLE1) + tuple(
@@ -1714,142 +1779,3 @@ def rank_groups(plan: Plan, gpus_per_node: int = 8):
     r = np.arange(plan.gpus)
     inner = plan.tp * plan.cp
     return r % plan.tp, (r // inner) % plan.dp, r // (inner * plan.dp), r // gpus_per_node
-
-
-# --------------------------------------------------------------------------------------
-# Pipeline schedules, simulated
-# --------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class Timeline:
-    """Every forward and backward pass of one pipelined step: ``stage``, ``micro_batch``, ``chunk``,
-    ``kind`` (``"F"`` or ``"B"``), ``start`` and ``end`` (arrays, in units of one micro-batch's forward
-    time on a whole stage), and the step's ``makespan``. ``bubble`` is the idle share, measured:
-    ``makespan / ideal - 1`` with ``ideal = m (t_f + t_b)``."""
-
-    stage: np.ndarray
-    micro_batch: np.ndarray
-    chunk: np.ndarray
-    kind: np.ndarray
-    start: np.ndarray
-    end: np.ndarray
-    pp: int
-    micro_batches: int
-    virtual_stages: int
-    schedule: str
-    backward_ratio: float
-
-    @property
-    def makespan(self) -> float:
-        return float(self.end.max())
-
-    @property
-    def ideal(self) -> float:
-        return self.micro_batches * (1 + self.backward_ratio)
-
-    @property
-    def bubble(self) -> float:
-        """Measured bubble over useful time (compare :func:`bubble_fraction`)."""
-        return self.makespan / self.ideal - 1
-
-    def peak_in_flight(self) -> np.ndarray:
-        """Per stage, the most micro-batches whose forward has run and backward has not (activation memory)."""
-        out = np.zeros(self.pp, dtype=int)
-        for i in range(self.pp):
-            sel = self.stage == i
-            order = np.argsort(self.start[sel], kind="stable")
-            delta = np.where(self.kind[sel][order] == "F", 1, -1)
-            out[i] = np.cumsum(delta).max()
-        return out / self.virtual_stages
-
-
-def _stage_order(schedule: str, p: int, m: int, v: int, i: int) -> list[tuple[str, int, int]]:
-    if schedule == "gpipe":
-        return [("F", j, 0) for j in range(m)] + [("B", j, 0) for j in range(m)]
-    if schedule == "1f1b":
-        warm = min(p - i - 1, m)
-        order = [("F", j, 0) for j in range(warm)]
-        f, b = warm, 0
-        while f < m:
-            order += [("F", f, 0), ("B", b, 0)]
-            f, b = f + 1, b + 1
-        return order + [("B", j, 0) for j in range(b, m)]
-    # interleaved (Megatron-LM): units in groups of p micro-batches, chunk by chunk
-    total = m * v
-
-    def unit(k, forward):
-        j = (k // (p * v)) * p + k % p
-        c = (k // p) % v
-        return j, (c if forward else v - 1 - c)
-
-    warm = min((p - i - 1) * 2 + (v - 1) * p, total)
-    order = [("F", *unit(k, True)) for k in range(warm)]
-    f, b = warm, 0
-    while f < total:
-        order += [("F", *unit(f, True)), ("B", *unit(b, False))]
-        f, b = f + 1, b + 1
-    return order + [("B", *unit(k, False)) for k in range(b, total)]
-
-
-MAX_SIMULATED_PASSES = 100_000
-"""The largest schedule :func:`pipeline_timeline` simulates (forward and backward passes of all
-stages): about a second of pure-Python simulation; larger schedules are refused, not hung."""
-
-
-def pipeline_timeline(pp: int, micro_batches: int, schedule: str = "1f1b", virtual_stages: int = 1, *,
-                      backward_ratio: float = 2.0) -> Timeline:
-    """Simulate one step of a pipeline schedule: each stage runs its passes in the schedule's order, each
-    as soon as its input (the previous stage's forward, the next stage's backward) is ready.
-
-    Orders: GPipe (all forwards, then all backwards; Huang et al. 2019), 1F1B (``p - i - 1`` warm-up
-    forwards on stage ``i``, then one forward one backward; Narayanan et al. 2021, sec. 2.2.1) and Megatron's
-    interleaved 1F1B (``v`` chunks per GPU, micro-batches in groups of ``p``; sec. 2.2.2). A forward of a
-    whole stage takes 1 unit (``1/v`` per chunk), a backward ``backward_ratio`` units. Communication is free.
-    Used to draw the schedule and to check :func:`bubble_fraction` against the simulation.
-    """
-    pp, micro_batches, virtual_stages = (_v.count(name, value) for name, value in
-                                         (("pp", pp), ("micro_batches", micro_batches),
-                                          ("virtual_stages", virtual_stages)))
-    passes = 2 * pp * micro_batches * virtual_stages
-    if passes > MAX_SIMULATED_PASSES:
-        raise ValueError(f"pp={pp} x micro_batches={micro_batches} x virtual_stages={virtual_stages} means "
-                         f"{passes:,} passes to simulate; at most {MAX_SIMULATED_PASSES:,} are drawn "
-                         "(bubble_fraction gives the answer for any size)")
-    _v.choice("schedule", schedule, SCHEDULES)
-    if schedule != "interleaved" and virtual_stages != 1:
-        raise ValueError(f"virtual_stages={virtual_stages} needs schedule='interleaved'")
-    if schedule == "interleaved" and micro_batches % pp:
-        raise ValueError(f"the interleaved schedule needs micro_batches ({micro_batches}) to be a multiple of "
-                         f"pp ({pp})")
-    backward_ratio = _v.positive("backward_ratio", backward_ratio)
-    p, m, v = pp, micro_batches, virtual_stages
-    tf, tb = 1.0 / v, backward_ratio / v
-    orders = [_stage_order(schedule, p, m, v, i) for i in range(p)]
-    done: dict[tuple, float] = {}
-    pos = [0] * p
-    free = [0.0] * p
-    rows = []
-    remaining = sum(len(o) for o in orders)
-    while remaining:
-        progressed = False
-        for i in range(p):
-            while pos[i] < len(orders[i]):
-                kind, j, c = orders[i][pos[i]]
-                if kind == "F":
-                    dep = ("F", j, c, i - 1) if i > 0 else (("F", j, c - 1, p - 1) if c > 0 else None)
-                else:
-                    dep = ("B", j, c, i + 1) if i < p - 1 else (("B", j, c + 1, 0) if c < v - 1 else ("F", j, c, i))
-                if dep is not None and dep not in done:
-                    break
-                start = max(free[i], done[dep] if dep is not None else 0.0)
-                end = start + (tf if kind == "F" else tb)
-                done[(kind, j, c, i)] = end
-                free[i] = end
-                rows.append((i, j, c, kind, start, end))
-                pos[i] += 1
-                remaining -= 1
-                progressed = True
-        if not progressed:  # pragma: no cover - the orders above never deadlock
-            raise RuntimeError("pipeline schedule deadlocked")
-    st, mb, ch, kd, s0, s1 = zip(*rows)
-    return Timeline(np.array(st), np.array(mb), np.array(ch), np.array(kd), np.array(s0), np.array(s1), p, m, v,
-                    schedule, float(backward_ratio))

@@ -14,8 +14,8 @@ share of a step:
   sequences: each replica runs ``global_batch / (micro_batch * dp)`` of them per step and sums
   their gradients before the optimizer step (*gradient accumulation*; in a pipeline these
   micro-batches are what keeps the stages busy);
-* the pipeline **schedule** (GPipe, 1F1B, interleaved 1F1B with ``virtual_stages`` chunks per GPU),
-  activation **recomputation** and Megatron's **sequence parallelism**;
+* the pipeline **schedule** (GPipe, 1F1B, interleaved 1F1B with ``virtual_stages`` chunks per GPU, the
+  zero-bubble ZB-H1 and ZB-H2, DualPipe: :mod:`atscale.pipeline`), activation **recomputation** and Megatron's **sequence parallelism**;
 * the **pipeline split**: any number of layers on any ``pp x v`` chunks (as even as possible, the
   first chunks taking one more), optionally counting the embedding as a layer of the first stage and
   the output layer with its loss as a layer of the last (Megatron-Core's
@@ -61,9 +61,11 @@ from . import _validate as v
 
 __all__ = ["Plan", "SCHEDULES", "RECOMPUTE", "FSDP_STRATEGIES"]
 
-SCHEDULES = ("gpipe", "1f1b", "interleaved")
+SCHEDULES = ("gpipe", "1f1b", "interleaved", "zb-h1", "zb-h2", "dualpipe")
 """Pipeline schedules: GPipe (all forwards, then all backwards; Huang et al. 2019), 1F1B
-(PipeDream-Flush; Narayanan et al. 2021, sec. 2.2.1) and interleaved 1F1B (sec. 2.2.2)."""
+(PipeDream-Flush; Narayanan et al. 2021, sec. 2.2.1), interleaved 1F1B (sec. 2.2.2), the zero-bubble
+schedules ZB-H1 and ZB-H2 (Qi et al. 2024, sec. 2) and DualPipe (DeepSeek-AI 2024, sec. 3.2.1); see
+:mod:`atscale.pipeline`. New names go at the end: a schedule's index is its code in vectorised arrays."""
 
 RECOMPUTE = ("none", "selective", "full")
 """Activation recomputation: none; selective (attention scores only; Korthikanti et al. 2022,
@@ -156,6 +158,9 @@ class Plan:
                              f"(got schedule={self.schedule!r})")
         if self.schedule == "interleaved" and self.pp == 1:
             raise ValueError("schedule='interleaved' needs a pipeline: pp=1 given, pp >= 2 needed")
+        if self.schedule == "dualpipe" and self.pp % 2:
+            raise ValueError(f"schedule='dualpipe' feeds micro-batches in at both ends of the pipeline: it needs an "
+                             f"even pp >= 2 (pp={self.pp} given)")
         v.choice("recompute", self.recompute, RECOMPUTE)
         for name in ("sequence_parallel", "account_for_embedding", "account_for_loss", "tp_overlap",
                      "reshard_after_forward", "a2a_overlap"):

@@ -33,7 +33,8 @@ __all__ = [
     "Waste", "waste", "goodput_exact", "checkpoint_time", "Simulation", "SIMULATION_BUDGET", "simulate",
     "Event", "timeline", "exact_optimal_interval", "NCCL_DEFAULT_TIMEOUT", "RestartTime",
     "heartbeat_detection_time", "spares_needed", "UCurve", "U_CURVE_POINTS", "u_curve", "TimelineRun",
-    "timeline_run",
+    "timeline_run", "mtbf_from_node_rate", "node_rate_from_mtbf", "NodeFailureRate", "JobMTTF", "KOKOLIS2025",
+    "RSC_STUDY_MONTHS", "RSC1_RATE", "RSC2_RATE", "RSC_RATES", "RSC_JOB_MTTF", "RSC_PROJECTED_MTTF",
 ]
 
 
@@ -249,6 +250,170 @@ MODEL_VS_FLEET_TOLERANCE = 1.5
 published fleet MTBF (dimensionless; the measured ratio at Llama 3's 16,384 GPUs is 0.68). It is a
 tolerance, not a claim of agreement, and much wider than the measurement's own uncertainty
 (:attr:`FleetObservation.relative_uncertainty`), which is what the chapter's figure draws."""
+
+
+# --------------------------------------------------------------------------------------
+# Research clusters: a fleet summarised by one failure rate per node-day
+# --------------------------------------------------------------------------------------
+def _job_nodes(gpus, gpus_per_node):
+    """Nodes of a job of ``gpus`` GPUs (an int, or an int64 array): ``gpus`` must be a positive multiple of
+    ``gpus_per_node``, because a per-node rate says nothing about part of a node."""
+    gpus_per_node = v.count("gpus_per_node", gpus_per_node)
+    gpus = v.count("gpus", gpus, scalar=False, unit=f"a multiple of gpus_per_node={gpus_per_node}")
+    if np.any(np.asarray(gpus) % gpus_per_node):
+        raise ValueError(f"gpus={v.show(gpus)} must be a positive multiple of gpus_per_node={gpus_per_node}: "
+                         f"a failure rate per node-day applies to whole nodes")
+    return np.asarray(gpus) // gpus_per_node
+
+
+def mtbf_from_node_rate(failures_per_node_day, gpus, gpus_per_node=8):
+    """Seconds between failures of a synchronous job on ``gpus`` GPUs whose nodes each fail
+    ``failures_per_node_day`` times a day: ``MTTF = 1 / (N_nodes · r_f)``, with ``N_nodes = gpus / gpus_per_node``.
+
+    The series model of this module with the node as the only part (any node failing stops the job), so the
+    rate is converted once, from days to seconds (86,400 s a day). Source: Kokolis et al. (2025), "Revisiting
+    Reliability in Large-Scale Machine Learning Research Clusters" (HPCA 2025, arXiv:2410.21680): the failure
+    model of their MTTF projection, ``MTTF ∝ 1/(N·r_f)`` for a job on N nodes. Two classic misreadings: the paper
+    prints r_f per 1,000 node-days (RSC-1: 6.50), so pass 6.50e-3, not 6.50; and N counts nodes, not GPUs
+    (dividing by GPUs makes every job fail eight times too often). Vectorised: the arguments broadcast.
+
+    Args:
+        failures_per_node_day: r_f, failures per node per day (> 0).
+        gpus: GPUs in the job, a positive multiple of ``gpus_per_node``.
+        gpus_per_node: GPUs per node (8 on DGX A100 and H100 nodes).
+
+    Returns:
+        Seconds: a float, or an array of the broadcast shape. A ``ValueError`` names the argument that is
+        not valid, or the rate so small that the MTBF would overflow a float.
+    """
+    rate = v.positive("failures_per_node_day", failures_per_node_day, unit="failures per node per day")
+    nodes = _job_nodes(gpus, gpus_per_node)
+    rate, nodes = v.broadcast(failures_per_node_day=rate, gpus=nodes)
+    with np.errstate(over="ignore", under="ignore", divide="ignore"):
+        result = u.day / (nodes.astype(float) * rate)  # nodes x rate: job failures per day
+    if not np.all(np.isfinite(result) & (result > 0)):
+        raise ValueError(f"failures_per_node_day={v.show(failures_per_node_day)} on gpus={v.show(gpus)} gives "
+                         f"a job MTBF beyond a float's range (0 or infinite); give a rate between about 1e-290 and "
+                         f"1e290 failures per node per day")
+    return as_scalar(result)
+
+
+def node_rate_from_mtbf(mtbf, gpus, gpus_per_node=8):
+    """The failure rate per node-day that a measured job MTBF implies: ``r_f = 1 / (N_nodes · MTTF)``.
+
+    The inverse of :func:`mtbf_from_node_rate` (same source, same model): ``mtbf`` in seconds, converted to days;
+    ``N_nodes = gpus / gpus_per_node``. Returns failures per node per day (multiply by 1,000 to compare with a
+    paper's "per 1,000 node-days"); vectorised. It assumes what the projection assumes: every node of the job
+    fails at the same constant rate, so that a job's failures are its nodes' failures added up.
+
+    Args:
+        mtbf: seconds between failures of jobs of ``gpus`` GPUs (> 0).
+        gpus: GPUs in the job, a positive multiple of ``gpus_per_node``.
+        gpus_per_node: GPUs per node.
+    """
+    seconds = v.positive("mtbf", mtbf, unit="seconds")
+    nodes = _job_nodes(gpus, gpus_per_node)
+    seconds, nodes = v.broadcast(mtbf=seconds, gpus=nodes)
+    with np.errstate(over="ignore", under="ignore", divide="ignore"):
+        result = 1.0 / (nodes.astype(float) * (seconds / u.day))  # one over the node-days per job failure
+    if not np.all(np.isfinite(result) & (result > 0)):
+        raise ValueError(f"mtbf={v.show(mtbf)} s on gpus={v.show(gpus)} gives a rate beyond a float's range "
+                         f"(0 or infinite); give an MTBF between about 1e-290 and 1e290 seconds")
+    return as_scalar(result)
+
+
+@dataclass(frozen=True)
+class NodeFailureRate:
+    """A cluster summarised by one number: its failure rate per node-day, r_f, with its source.
+
+    ``failures_per_node_day`` is r_f in failures per node per day (a paper's "per 1,000 node-days" figure divided
+    by 1,000); ``gpus_per_node`` turns a job's GPUs into nodes. :meth:`job_mtbf` is :func:`mtbf_from_node_rate`,
+    and :meth:`profile` the same rate as a :class:`FailureProfile` (one part per node), for the functions that
+    take a profile.
+    """
+
+    name: str
+    failures_per_node_day: float
+    gpus_per_node: int = 8
+    source: str = field(default="", compare=False)
+
+    def __post_init__(self):
+        object.__setattr__(self, "failures_per_node_day", v.positive(
+            "failures_per_node_day", self.failures_per_node_day, scalar=True, unit="failures per node per day"))
+        object.__setattr__(self, "gpus_per_node", v.count("gpus_per_node", self.gpus_per_node))
+
+    @property
+    def per_thousand_node_days(self) -> float:
+        """r_f as papers print it: failures per 1,000 node-days (a count per 1,000 node-days of exposure)."""
+        return 1000.0 * self.failures_per_node_day
+
+    @property
+    def node_mttf(self) -> float:
+        """Seconds between failures of one node: ``1 / r_f`` days."""
+        return u.day / self.failures_per_node_day
+
+    def job_mtbf(self, gpus):
+        """Seconds between failures of a job on ``gpus`` GPUs (vectorised): :func:`mtbf_from_node_rate`."""
+        return mtbf_from_node_rate(self.failures_per_node_day, gpus, self.gpus_per_node)
+
+    def profile(self) -> FailureProfile:
+        """The rate as a :class:`FailureProfile` whose only part is the whole node (MTTF ``1 / r_f`` days)."""
+        return FailureProfile(self.name, (Component("node (any cause)", self.node_mttf, 1),), self.gpus_per_node,
+                              self.source)
+
+
+@dataclass(frozen=True)
+class JobMTTF:
+    """A published mean time to failure measured for jobs of one size: ``gpus`` GPUs, ``mttf`` seconds."""
+
+    name: str
+    gpus: int
+    mttf: float
+    source: str = field(default="", compare=False)
+
+    def __post_init__(self):
+        object.__setattr__(self, "gpus", v.count("gpus", self.gpus))
+        object.__setattr__(self, "mttf", v.positive("mttf", self.mttf, scalar=True, unit="seconds"))
+
+    def implied_rate(self, gpus_per_node: int = 8) -> NodeFailureRate:
+        """The per-node-day rate that reproduces this measurement through :func:`mtbf_from_node_rate`
+        (:func:`node_rate_from_mtbf`; ``gpus`` must be whole nodes of ``gpus_per_node``)."""
+        rate = node_rate_from_mtbf(self.mttf, self.gpus, gpus_per_node)
+        return NodeFailureRate(f"implied by {self.name}", rate, gpus_per_node, self.source)
+
+
+KOKOLIS2025 = ('Kokolis et al. (2025), "Revisiting Reliability in Large-Scale Machine Learning Research Clusters", '
+               'IEEE HPCA 2025 (arXiv:2410.21680)')
+"""The study of Meta's two research clusters, RSC-1 and RSC-2 (A100 GPUs, eight per node), cited by the data below."""
+
+RSC_STUDY_MONTHS = 11
+"""Months of operation the study covers (its abstract: 11 months, two clusters, 4 million jobs, over 150 million
+A100 GPU-hours)."""
+
+RSC1_RATE = NodeFailureRate(
+    "Meta RSC-1 research cluster (A100)", 6.50 / 1000, 8,
+    source=f"{KOKOLIS2025}: r_f = 6.50 failures per 1,000 node-days on RSC-1, the rate of its failure model "
+           f"(MTTF ∝ 1/(N·r_f)).")
+RSC2_RATE = NodeFailureRate(
+    "Meta RSC-2 research cluster (A100)", 2.34 / 1000, 8,
+    source=f"{KOKOLIS2025}: r_f = 2.34 failures per 1,000 node-days on RSC-2.")
+RSC_RATES = (RSC1_RATE, RSC2_RATE)
+"""The two clusters' published failure rates per node-day (RSC-1 is the general-purpose cluster, RSC-2 the one
+that runs mostly vision work)."""
+
+RSC_JOB_MTTF = (
+    JobMTTF("8-GPU jobs on the research clusters", 8, 47.7 * u.day,
+            source=f"{KOKOLIS2025}, Figure 7 and its text: the MTTF of 8-GPU jobs is 47.7 days."),
+    JobMTTF("1,024-GPU jobs on the research clusters", 1024, 7.9 * u.hour,
+            source=f"{KOKOLIS2025}, Figure 7 and its text: the MTTF of 1024-GPU jobs is 7.9 hours, roughly two "
+                   f"orders of magnitude lower than that of 8-GPU jobs."),
+)
+"""Job MTTFs the study measured, by job size (seconds). They are measurements of jobs, not outputs of the
+rate model: :meth:`JobMTTF.implied_rate` says which r_f would reproduce each."""
+
+RSC_PROJECTED_MTTF = {16_384: 1.8 * u.hour, 131_072: 0.23 * u.hour}
+"""The study's projected MTTF (seconds) of jobs of 16,384 and 131,072 GPUs, as printed (two significant figures).
+``RSC1_RATE.job_mtbf`` reproduces both to the printed digit: they are RSC-1's rate through ``1/(N·r_f)``."""
 
 
 # --------------------------------------------------------------------------------------

@@ -96,3 +96,25 @@ def _():
     write = rel.checkpoint_time(988.4e9, 7 * u.GBps)
     mtbf = PROFILE.cluster_mtbf(1024)
     return rel.waste(rel.young_interval(write, mtbf), write, mtbf, restart_time=600.0).total
+
+
+def rsc_measured_1024() -> rel.JobMTTF:
+    """The research clusters' measured 1,024-GPU job MTTF (Kokolis et al. 2025, Figure 7)."""
+    return next(j for j in rel.RSC_JOB_MTTF if j.gpus == 1024)
+
+
+@answer("reliability-rsc-implied-rate", unit="", rtol=0.02,
+        hint="Invert MTTF = 1 / (N_nodes r_f): r_f = 1 / (N_nodes x MTTF in days), with 8 GPUs per node; "
+             "rel.node_rate_from_mtbf does it. The answer is per node-day, not per 1,000 node-days.")
+def _():
+    measured = rsc_measured_1024()
+    return rel.node_rate_from_mtbf(measured.mttf, measured.gpus)
+
+
+@answer("reliability-rsc1-gpus-at-measured-mttf", unit="", rtol=0.02,
+        hint="Solve 1 / (N_nodes r_f) = the measured MTTF (in days) for N_nodes with RSC-1's r_f "
+             "(rel.RSC1_RATE.failures_per_node_day); the job has 8 GPUs per node.")
+def _():
+    measured = rsc_measured_1024()
+    nodes = u.day / (rel.RSC1_RATE.failures_per_node_day * measured.mttf)
+    return rel.RSC1_RATE.gpus_per_node * nodes

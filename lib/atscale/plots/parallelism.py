@@ -7,10 +7,11 @@ import numpy as np
 
 from .. import _validate as _v
 from .. import parallelism as P
+from .. import pipeline as PL
 from ..plan import Plan
 from ._base import INK, MUTED, PALETTE, STYLE, LiveFigure, house_style, new_axes
 
-__all__ = ["pipeline_schedule_chart", "rank_map_chart", "step_breakdown_chart", "step_comparison_chart",
+__all__ = ["pipeline_schedule_chart", "pipeline_comparison_chart", "rank_map_chart", "step_breakdown_chart", "step_comparison_chart",
            "stage_loads_chart", "cp_exposure_chart", "validation_chart", "mfu_scaling_chart", "search_scatter_chart", "StepBreakdownFigure", "PipelineScheduleFigure",
            "RankMapFigure"]
 
@@ -18,40 +19,123 @@ _PART_COLOURS = dict(zip(P.PARTS, (PALETTE[0], PALETTE[5], PALETTE[1], PALETTE[7
                                    PALETTE[3], PALETTE[2])))
 
 
-@house_style
-def pipeline_schedule_chart(pp: int = 4, micro_batches: int = 8, schedule: str = "1f1b", virtual_stages: int = 1,
-                            *, ax=None):
-    """One step of a pipeline schedule (:func:`atscale.parallelism.pipeline_timeline`): a row per stage,
-    forwards and backwards as labelled boxes, the idle time (the bubble) hatched and measured."""
-    t = P.pipeline_timeline(pp, micro_batches, schedule, virtual_stages)
-    ax = new_axes(ax, figsize=(7.2, 3.4))
-    span = t.makespan
-    ax.barh(np.arange(t.pp), span, left=0, height=0.8, color="#eeeeee", lw=0)  # idle unless covered
-    from matplotlib.collections import PolyCollection
+_PASS_COLOURS = {"F": PALETTE[0], "B": PALETTE[1], "W": PALETTE[2]}
+"""Forward, backward and weight-gradient passes of a pipeline timeline."""
+_PALE_PASS_COLOURS = {k: mpl.colors.to_hex(0.5 * np.array(mpl.colors.to_rgb(c)) + 0.5)
+                      for k, c in _PASS_COLOURS.items()}
+"""The same, half-way to white: DualPipe's micro-batches fed in at the last stage (hatching them would cost a
+redraw ~100 ms)."""
+_IDLE = "#eeeeee"
+_PIPELINE_NAMES = {"gpipe": "GPipe", "1f1b": "1F1B", "interleaved": "interleaved 1F1B", "zb-h1": "ZB-H1",
+                   "zb-h2": "ZB-H2", "dualpipe": "DualPipe"}
+
+
+def _pass_boxes(t: PL.Timeline) -> tuple[np.ndarray, np.ndarray]:
+    """Each pass as a box on its stage's row (``(n, 4, 2)`` vertices) and its colour (pale where the micro-batch
+    entered at the last stage)."""
     lo, hi = t.stage - 0.4, t.stage + 0.4
     boxes = np.stack([np.stack([t.start, lo], 1), np.stack([t.start, hi], 1), np.stack([t.end, hi], 1),
                       np.stack([t.end, lo], 1)], axis=1)
-    colours = np.where(t.kind == "F", PALETTE[0], PALETTE[1])
-    ax.add_collection(PolyCollection(boxes, facecolors=colours, edgecolors="white", linewidths=0.4))
-    if t.micro_batches * t.virtual_stages * t.pp * 2 <= 48:
-        for st, s0, s1, j in zip(t.stage, t.start, t.end, t.micro_batch):
+    colours = np.empty(t.kind.shape, dtype=object)
+    for pale, table in ((False, _PASS_COLOURS), (True, _PALE_PASS_COLOURS)):
+        for kind, colour in table.items():
+            colours[(t.kind == kind) & (_reverse(t) == pale)] = colour
+    return boxes, colours
+
+
+def _reverse(t: PL.Timeline) -> np.ndarray:
+    """Which passes belong to micro-batches fed in at the last stage (DualPipe's second direction)."""
+    return np.zeros(t.stage.shape, bool) if t.direction is None else t.direction == 1
+
+
+def _pipeline_key(split: bool, bidirectional: bool) -> list:
+    """The legend's entries: forward, backward, the weight-gradient pass where the backward is split, idle time,
+    and the paler colours of the micro-batches fed in at the last stage where there are any."""
+    from matplotlib.patches import Patch
+
+    handles = [Patch(color=_PASS_COLOURS["F"], label="forward"),
+               Patch(color=_PASS_COLOURS["B"], label="backward")]
+    if split:
+        handles.append(Patch(color=_PASS_COLOURS["W"], label="weight gradient"))
+    handles.append(Patch(color=_IDLE, label="idle (bubble)"))
+    if bidirectional:
+        handles.append(Patch(color=_PALE_PASS_COLOURS["F"], label="paler: fed at the last stage"))
+    return handles
+
+
+def _pipeline_title(t: PL.Timeline) -> str:
+    name = _PIPELINE_NAMES[t.schedule] + (f", v={t.virtual_stages}" if t.schedule == "interleaved" else "")
+    return f"{name}: {t.pp} stages, {t.micro_batches} micro-batches; bubble {t.bubble:.1%} of useful time"
+
+
+def _draw_timeline(ax, t: PL.Timeline, *, numbers: bool = True, legend: bool = True) -> None:
+    """One timeline on ``ax``: a row per stage, the passes as boxes over a grey (idle) row, paler where the
+    micro-batch entered at the last stage, numbered by micro-batch (those entering at the first stage) when few."""
+    from matplotlib.collections import PolyCollection
+    from matplotlib.ticker import MaxNLocator
+
+    span = t.makespan
+    ax.barh(np.arange(t.pp), span, left=0, height=0.8, color=_IDLE, lw=0)  # idle unless covered
+    boxes, colours = _pass_boxes(t)
+    rev = _reverse(t)
+    ax.add_collection(PolyCollection(boxes, facecolors=list(colours), edgecolors="white", linewidths=0.4))
+    if numbers and t.start.size <= _PIPELINE_LABELLED:
+        for st, s0, s1, j in zip(t.stage[~rev], t.start[~rev], t.end[~rev], t.micro_batch[~rev]):
             ax.text((s0 + s1) / 2, st, str(j + 1), ha="center", va="center", fontsize=7, color="white")
     ax.set_yticks(range(t.pp), [str(i + 1) for i in range(t.pp)])
     ax.set_ylabel("Pipeline stage")
     ax.set_ylim(t.pp - 0.5, -0.5)
     ax.set_xlim(0, span)
-    from matplotlib.ticker import MaxNLocator
     ax.xaxis.set_major_locator(MaxNLocator(5, integer=True))
-    ax.set_xlabel("Time (units of one stage's forward pass of a micro-batch)")
-    name = {"gpipe": "GPipe", "1f1b": "1F1B", "interleaved": f"interleaved 1F1B, v={t.virtual_stages}"}[schedule]
-    ax.set_title(f"{name}: {t.pp} stages, {t.micro_batches} micro-batches; bubble {t.bubble:.1%} of useful time")
-    from matplotlib.patches import Patch
-    ax.legend(handles=[Patch(color=PALETTE[0], label="forward"), Patch(color=PALETTE[1], label="backward"),
-                       Patch(color="#eeeeee", label="idle (bubble)")],
-              loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=3)
-    ax.figure.subplots_adjust(bottom=0.3, left=0.12)
+    ax.set_title(_pipeline_title(t))
     ax.grid(False)
+    if legend:
+        handles = _pipeline_key(t.weight_ratio > 0, bool(rev.any()))
+        ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=len(handles), fontsize=8,
+                  columnspacing=1.2, handlelength=1.6)
+
+
+@house_style
+def pipeline_schedule_chart(pp: int = 4, micro_batches: int = 8, schedule: str = "1f1b", virtual_stages: int = 1,
+                            *, ax=None):
+    """One step of a pipeline schedule (:func:`atscale.pipeline.pipeline_timeline`): a row per stage, forwards,
+    backwards and (where the backward is split) weight-gradient passes as labelled boxes, the idle time (the
+    bubble) grey and measured; DualPipe's micro-batches fed in at the last stage paler."""
+    t = PL.pipeline_timeline(pp, micro_batches, schedule, virtual_stages)
+    ax = new_axes(ax, figsize=(7.2, 3.4))
+    _draw_timeline(ax, t)
+    ax.set_xlabel("Time (units of one stage's forward pass of a micro-batch)")
+    ax.figure.subplots_adjust(bottom=0.3, left=0.12)
     return ax.figure
+
+
+@house_style
+def pipeline_comparison_chart(pp: int = 4, micro_batches: int = 8, schedules=("1f1b", "zb-h1", "zb-h2", "dualpipe")):
+    """Several pipeline schedules at the same ``pp`` and ``micro_batches``, one panel each on a common time axis
+    (:func:`atscale.pipeline.pipeline_timeline` at its default pass times, ``t_f = t_b = t_w``), with one key."""
+    import matplotlib.pyplot as plt
+
+    if isinstance(schedules, str) or not 1 <= len(schedules) <= 6:
+        raise ValueError(f"schedules={_v.show(schedules)} must be a list of one to six names of "
+                         f"atscale.plan.SCHEDULES")
+    timelines = [PL.pipeline_timeline(pp, micro_batches, s) for s in schedules]
+    rows = sum(t.pp for t in timelines)
+    fig, axes = plt.subplots(len(timelines), 1, sharex=True, figsize=(7.2, 1.0 + 0.32 * rows + 0.45 * len(timelines)),
+                             gridspec_kw={"height_ratios": [t.pp for t in timelines]}, squeeze=False)
+    plt.close(fig)
+    for ax, t in zip(axes[:, 0], timelines):
+        _draw_timeline(ax, t, legend=False)
+        ax.title.set_fontsize(9)
+    axes[-1, 0].set_xlim(0, max(t.makespan for t in timelines))
+    axes[-1, 0].set_xlabel("Time (units of one stage's forward pass of a micro-batch)")
+    split = any(t.weight_ratio > 0 for t in timelines)
+    bidirectional = any(_reverse(t).any() for t in timelines)
+    handles = _pipeline_key(split, bidirectional)
+    fig.legend(handles=handles, loc="lower center", ncol=len(handles), fontsize=8, columnspacing=1.2,
+               handlelength=1.6)
+    fig.subplots_adjust(left=0.1, right=0.97, top=1 - 0.3 / fig.get_figheight(),
+                        bottom=0.8 / fig.get_figheight(), hspace=0.6)
+    return fig
 
 
 @house_style
@@ -362,26 +446,26 @@ _PIPELINE_LABELLED = 48
 """Passes are numbered (by micro-batch) when a schedule has at most this many; beyond, the digits would not fit.
 Every stage runs a forward and a backward of each micro-batch, and there are at least two stages, so at most
 ``_PIPELINE_LABELLED // 4`` micro-batches are ever numbered."""
+
+
 def _digits_size(number: int, size: float) -> float:
     """Marker size (points) for a number drawn as a mathtext marker: markers are scaled to their widest side,
     so a two-digit number gets a larger size to keep its digits as tall as a single digit's."""
     return size * (1.0 if number < 10 else 1.7)
 
 
-_PIPELINE_NAMES = {"gpipe": "GPipe", "1f1b": "1F1B", "interleaved": "interleaved 1F1B"}
-
-
 class PipelineScheduleFigure(LiveFigure):
     """The pipeline explorer's figure: one step of a simulated pipeline schedule
-    (:class:`atscale.parallelism.Timeline`): a row per stage, forwards and backwards as boxes (numbered by
-    micro-batch when there are few), each stage's idle time (the bubble) grey, the measured bubble in the title.
-    Time in units of one stage's forward pass of a micro-batch, on an axis whose upper limit comes from a fixed
-    ladder (:data:`_PIPELINE_LADDER`): the grey rows end where the step ends. Up to ``max_stages`` stages."""
+    (:class:`atscale.pipeline.Timeline`): a row per stage, forwards, backwards and weight-gradient passes as boxes
+    (numbered by micro-batch when there are few; DualPipe's micro-batches fed in at the last stage paler), each
+    stage's idle time (the bubble) grey, the measured bubble in the title. Time in units of one stage's forward
+    pass of a micro-batch, on an axis whose upper limit comes from a fixed ladder (:data:`_PIPELINE_LADDER`): the
+    grey rows end where the step ends. The key shows the weight-gradient and pale entries only when the
+    schedule has them. Up to ``max_stages`` stages."""
 
     def __init__(self, figsize=(7.2, 3.4), max_stages: int = 16):
         super().__init__(figsize)
         from matplotlib.collections import PolyCollection
-        from matplotlib.patches import Patch
         from matplotlib.ticker import MaxNLocator
         from matplotlib.transforms import blended_transform_factory
 
@@ -395,11 +479,15 @@ class PipelineScheduleFigure(LiveFigure):
             ax.yaxis.set_label_coords(-0.07, 0.5)
             ax.set_xlabel("Time (units of one stage's forward pass of a micro-batch)")
             ax.xaxis.set_major_locator(MaxNLocator(5, integer=True))
-            ax.legend(handles=[Patch(color=PALETTE[0], label="forward"), Patch(color=PALETTE[1], label="backward"),
-                               Patch(color="#eeeeee", label="idle (bubble)")],
-                      loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=3)
+            self.keys = {}
+            for split in (False, True):  # one key per kind of schedule, shown by layout()
+                for bidirectional in (False, True):
+                    handles = _pipeline_key(split, bidirectional)
+                    key = ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.2),
+                                    ncol=len(handles), fontsize=8, columnspacing=1.2, handlelength=1.6)
+                    self.keys[split, bidirectional] = ax.add_artist(key)
             self.idle = [self.dynamic(b) for b in ax.barh(np.arange(max_stages), np.ones(max_stages), left=0,
-                                                          height=0.8, color="#eeeeee", lw=0)]
+                                                          height=0.8, color=_IDLE, lw=0)]
             self.boxes = self.dynamic(ax.add_collection(PolyCollection(np.zeros((0, 4, 2)), edgecolors="white",
                                                                        linewidths=0.4), autolim=False))
             # Digits are drawn as markers (one path per number, drawn at many places in one call): a text artist
@@ -414,21 +502,25 @@ class PipelineScheduleFigure(LiveFigure):
             self.title = self.dynamic(ax.title)
 
     def _check(self, t):
-        if not isinstance(t, P.Timeline):
-            raise ValueError(f"timeline={type(t).__name__} must be an atscale.parallelism.Timeline")
+        if not isinstance(t, PL.Timeline):
+            raise ValueError(f"timeline={type(t).__name__} must be an atscale.pipeline.Timeline")
         if t.pp > self.max_stages:
             raise ValueError(f"a pipeline of {t.pp} stages has more rows than the figure's {self.max_stages}")
         return t
 
     def layout(self, t):
-        """The time axis's upper limit, from :data:`_PIPELINE_LADDER`; applied to the axes."""
+        """The time axis's upper limit, from :data:`_PIPELINE_LADDER`, and which key the schedule needs (whether it
+        splits the backward, whether it feeds micro-batches in at both ends); applied to the axes."""
         span = self._check(t).makespan
         top = next((x for x in _PIPELINE_LADDER if span <= x), None)
         if top is None:
             raise ValueError(f"a step of {span:g} forward passes is beyond the figure's time axis "
                              f"(at most {_PIPELINE_LADDER[-1]})")
         self.ax.set_xlim(0, top)
-        return top
+        kind = (t.weight_ratio > 0, bool(_reverse(t).any()))
+        for key, legend in self.keys.items():
+            legend.set_visible(key == kind)
+        return (top, *kind)
 
     def update(self, t):
         span = t.makespan
@@ -437,19 +529,17 @@ class PipelineScheduleFigure(LiveFigure):
             bar.set_visible(i < t.pp)
             label.set_visible(i < t.pp)
             bar.set_width(span)
-        lo, hi = t.stage - 0.4, t.stage + 0.4
-        self.boxes.set_verts(np.stack([np.stack([t.start, lo], 1), np.stack([t.start, hi], 1),
-                                       np.stack([t.end, hi], 1), np.stack([t.end, lo], 1)], axis=1))
-        self.boxes.set_facecolor(np.where(t.kind == "F", PALETTE[0], PALETTE[1]))
+        boxes, colours = _pass_boxes(t)
+        rev = _reverse(t)  # their micro-batches are not numbered (as in DeepSeek-AI's Fig. 5)
+        self.boxes.set_verts(boxes)
+        self.boxes.set_facecolor(list(colours))
         labelled = t.start.size <= _PIPELINE_LABELLED  # then there are at most _PIPELINE_LABELLED // 4 micro-batches
         centre = (t.start + t.end) / 2
         for j, marks in enumerate(self.numbers):
-            sel = t.micro_batch == j
+            sel = (t.micro_batch == j) & ~rev
             marks.set_visible(labelled and sel.any())
             marks.set_data(centre[sel], t.stage[sel])
-        name = _PIPELINE_NAMES[t.schedule] + (f", v={t.virtual_stages}" if t.schedule == "interleaved" else "")
-        self.title.set_text(f"{name}: {t.pp} stages, {t.micro_batches} micro-batches; "
-                            f"bubble {t.bubble:.1%} of useful time")
+        self.title.set_text(_pipeline_title(t))
 
 
 _RANK_MAP_ROWS = 16

@@ -11,7 +11,7 @@ from .. import units as u
 from ._base import INK, MARGINS, MUTED, PALETTE, STYLE, LiveFigure, house_style, log_axes, new_axes
 
 __all__ = ["mtbf_sweep_chart", "u_curve_chart", "timeline_chart", "first_order_breakdown_chart",
-           "profile_comparison_chart", "UCurveExplorerFigure", "TimelineExplorerFigure"]
+           "profile_comparison_chart", "research_cluster_chart", "UCurveExplorerFigure", "TimelineExplorerFigure"]
 
 
 @house_style
@@ -249,6 +249,52 @@ def profile_comparison_chart(*, ax=None):
     ax.legend(loc="center right", fontsize=8)
     ax.figure.subplots_adjust(left=0.24)
     ax.grid(axis="y", visible=False)
+    return ax.figure
+
+
+@house_style
+def research_cluster_chart(*, ax=None):
+    """Job MTBF (hours) against job size (GPUs), log-log: a research fleet's published rates against one
+    dedicated run, and against what was measured.
+
+    Solid lines: the research clusters' failure rates per node-day (Kokolis et al. 2025) through
+    ``1/(N·r_f)`` (:func:`atscale.reliability.mtbf_from_node_rate`), the textbook profile and the profile fitted
+    to Llama 3. Dotted: the rate that the measured 1,024-GPU jobs imply
+    (:meth:`atscale.reliability.JobMTTF.implied_rate`). Markers: the research clusters' measured job MTTFs
+    (diamonds), the study's projections as printed (open circles, on the RSC-1 line), Llama 3's measured job MTBF
+    (star). A day and an hour are marked.
+    """
+    gpus = np.unique(np.geomspace(8, 131_072, 60) // 8 * 8).astype(int)
+    measured = max(rel.RSC_JOB_MTTF, key=lambda j: j.gpus)
+    implied = measured.implied_rate()
+    curves = (("textbook profile", rel.TEXTBOOK_PROFILE.cluster_mtbf, PALETTE[0], "-"),
+              ("fitted to Llama 3 (one H100 run)", rel.LLAMA3_PROFILE.cluster_mtbf, PALETTE[1], "-"),
+              *((f"{r.name.split(' research')[0].removeprefix('Meta ')} rate, "
+                 f"{r.per_thousand_node_days:.2f} per 1,000 node-days", r.job_mtbf, colour, "-")
+                for r, colour in zip(rel.RSC_RATES, (PALETTE[2], PALETTE[4]))),
+              (f"implied by the measured {measured.gpus:,}-GPU jobs, {implied.per_thousand_node_days:.1f} per 1,000 "
+               f"node-days", implied.job_mtbf, PALETTE[3], ":"))
+    ax = new_axes(ax)
+    for label, mtbf, colour, style in curves:
+        ax.plot(gpus, mtbf(gpus) / u.hour, color=colour, ls=style, label=label)
+    ax.scatter([j.gpus for j in rel.RSC_JOB_MTTF], [j.mttf / u.hour for j in rel.RSC_JOB_MTTF], marker="D", s=36,
+               color=PALETTE[3], zorder=5, label="measured: research-cluster jobs")
+    ax.scatter(list(rel.RSC_PROJECTED_MTTF), np.array(list(rel.RSC_PROJECTED_MTTF.values())) / u.hour, s=70,
+               facecolors="none", edgecolors=INK, zorder=5, label="the study's projections, as printed")
+    for obs in rel.OBSERVATIONS:
+        ax.scatter([obs.gpus], [obs.mtbf / u.hour], marker="*", s=140, color=INK, zorder=6, label=f"measured: {obs.name}"
+                   .replace(" (measured)", ""))
+    for hours, label in ((24, "one day"), (1, "one hour")):
+        ax.axhline(hours, color=MUTED, lw=0.8, ls=":")
+        ax.text(7, hours * 1.1, label, ha="left", va="bottom", fontsize=8, color=MUTED)
+    ax.set_xlim(6, 180_000)
+    ax.set_ylim(0.02, 1_000_000)
+    log_axes(ax)
+    ax.set_xlabel("Job size (GPUs)")
+    ax.set_ylabel("Mean time between job failures (h)")
+    ax.set_title("Research clusters against one dedicated run")
+    ax.legend(loc="upper right", fontsize=7)
+    ax.figure.subplots_adjust(left=0.15)
     return ax.figure
 
 

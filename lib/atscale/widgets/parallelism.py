@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .. import models, parallelism, plots
+from .. import models, parallelism, pipeline, plots
 from ..plan import RECOMPUTE, Plan
 from ..scenario import RUNNING_EXAMPLE
 from ._base import Explorer, dropdown, slider
@@ -31,19 +31,26 @@ def rank_map_explorer() -> Explorer:
     )
 
 
-def pipeline_view(pp: int = 4, micro_batches: int = 8, schedule: str = "1f1b", virtual_stages: int = 1):
-    """The simulated schedule the pipeline explorer draws (:func:`atscale.parallelism.pipeline_timeline`)."""
-    return parallelism.pipeline_timeline(pp, micro_batches, schedule, virtual_stages)
+def pipeline_view(pp: int = 4, micro_batches: int = 8, schedule: str = "1f1b", virtual_stages: int = 1,
+                  weight_ratio: float = 1.0):
+    """The simulated schedule the pipeline explorer draws (:func:`atscale.pipeline.pipeline_timeline`, a backward
+    twice the forward; ``weight_ratio``: its weight-gradient part over the forward, where the schedule splits
+    it off)."""
+    return pipeline.pipeline_timeline(pp, micro_batches, schedule, virtual_stages, weight_ratio=weight_ratio)
 
 
 def pipeline_explorer() -> Explorer:
-    """Schedule, stages and micro-batches: the pipeline's timeline with its bubble measured."""
+    """Schedule, stages and micro-batches: the pipeline's timeline with its bubble measured. The zero-bubble
+    schedules and DualPipe split the backward; the weight-gradient share sets how long their ``W`` passes are."""
     return Explorer(
         plots.PipelineScheduleFigure, figsize=(7.2, 3.4), compute=pipeline_view,
         pp=slider(2, 8, 4, "Stages (PP)", integer=True),
         micro_batches=slider(1, 32, 8, "Micro-batches (m)", integer=True),
-        schedule=dropdown({"GPipe": "gpipe", "1F1B": "1f1b", "interleaved 1F1B": "interleaved"}, "1f1b", "Schedule"),
+        schedule=dropdown({"GPipe": "gpipe", "1F1B": "1f1b", "interleaved 1F1B": "interleaved", "ZB-H1": "zb-h1",
+                           "ZB-H2": "zb-h2", "DualPipe": "dualpipe"}, "1f1b", "Schedule"),
         virtual_stages=dropdown([1, 2, 3, 4], 1, "Chunks per GPU (v, interleaved only)"),
+        weight_ratio=dropdown({"0.5 (W half a forward)": 0.5, "1.0 (W = F = B)": 1.0, "1.5 (W longer than F)": 1.5},
+                              1.0, "Weight-gradient pass W / forward (split schedules)"),
     )
 
 
