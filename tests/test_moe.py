@@ -145,3 +145,15 @@ def test_one_plan_path_equals_the_vectorised_path_for_experts():
         for name in P.PARTS:
             assert getattr(one, name) == pytest.approx(getattr(many, name)[i], rel=1e-9, abs=1e-15), (plan, name)
         assert one.memory_total == pytest.approx(many.memory_total[i], rel=1e-9)
+
+
+def test_search_covers_expert_parallelism():
+    r = P.search(M.MIXTRAL_8X7B, H100_64, 256, seq_length=4096, micro_batches=(1,), context_parallel=(1,),
+                 zero_stages=(1,), schedules=("1f1b",), recomputes=("none", "full"), sequence_parallel=(False, True),
+                 expert_parallel=(1, 2, 4, 8))
+    assert set(np.unique(r.table["ep"])) == {1, 2, 4, 8}
+    best = r.best()
+    assert best.ep > 1 and best.expert_tp == 1
+    assert P.step_time(M.MIXTRAL_8X7B, H100_64, best, seq_length=4096).total == pytest.approx(r.table["total_s"][0])
+    with pytest.raises(ValueError, match="expert_parallel"):
+        P.search(M.MIXTRAL_8X7B, H100_64, 256, expert_parallel=(0,))

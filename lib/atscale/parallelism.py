@@ -1250,6 +1250,7 @@ def search(model, cluster: hardware.Cluster, global_batch: int, *, seq_length=No
            context_parallel=(1, 2, 4, 8), zero_stages=(0, 1, 2, 3), schedules=("gpipe", "1f1b", "interleaved"),
            virtual_stages=(2, 4), recomputes=RECOMPUTE, sequence_parallel=(False, True),
            dp_overlap: float = DP_OVERLAP, tp_overlap: bool = True, flash_attention: bool = True,
+           expert_parallel=(1,), a2a_overlap: bool = False,
            calibration: Calibration = CALIBRATION) -> SearchResult:
     """Every layout of ``model`` on ``cluster`` for ``global_batch`` sequences per step, ranked by throughput.
 
@@ -1257,18 +1258,22 @@ def search(model, cluster: hardware.Cluster, global_batch: int, *, seq_length=No
     node" shows among the infeasible), ``cp`` each of ``context_parallel`` that divides what is left, ``pp``
     every divisor up to the number of layers, ``dp`` what is left, and every combination of the given
     micro-batch sizes, ZeRO stages, schedules (interleaved with each of ``virtual_stages``), recomputation
-    modes, sequence parallelism and precisions (``dtypes``, e.g. ``("bf16", "fp8")``). They are evaluated at
-    once per precision, vectorised (:func:`evaluate`); no Python loop over layouts.
+    modes, sequence parallelism and precisions (``dtypes``, e.g. ``("bf16", "fp8")``), and for a mixture of
+    experts each expert-parallel degree of ``expert_parallel`` (experts not tensor-split, ``expert_tp = 1``;
+    ``a2a_overlap`` for all). They are evaluated at once per precision, vectorised (:func:`evaluate`); no Python
+    loop over layouts.
     """
     model = models.model(model)
     if not isinstance(cluster, hardware.Cluster):
         raise ValueError(f"cluster must be an atscale.hardware.Cluster (got a {type(cluster).__name__})")
     n = cluster.num_gpus
     global_batch = _v.count("global_batch", global_batch, unit="sequences")
-    micro_batches, virtual_stages, cps = (tuple(int(x) for x in np.ravel(_v.count(name, value, scalar=False)))
-                                          for name, value in (("micro_batches", micro_batches),
-                                                              ("virtual_stages", virtual_stages),
-                                                              ("context_parallel", context_parallel)))
+    micro_batches, virtual_stages, cps, eps = (tuple(int(x) for x in np.ravel(_v.count(name, value, scalar=False)))
+                                               for name, value in (("micro_batches", micro_batches),
+                                                                   ("virtual_stages", virtual_stages),
+                                                                   ("context_parallel", context_parallel),
+                                                                   ("expert_parallel", expert_parallel)))
+    a2a_overlap = _v.flag("a2a_overlap", a2a_overlap)
     zero_stages = tuple(int(x) for x in np.ravel(_v.count("zero_stages", zero_stages, low=0, high=3, scalar=False)))
     schedules, recomputes = (_names(name, value, options) for name, value, options in
                              (("schedules", schedules, SCHEDULES), ("recomputes", recomputes, RECOMPUTE)))
@@ -1279,25 +1284,29 @@ def search(model, cluster: hardware.Cluster, global_batch: int, *, seq_length=No
         sched_v += [("interleaved", v) for v in virtual_stages]
     combos = [(t, c, p, n // (t * c * p)) for t in _divisors_pow2(n, 2 * cluster.node.gpus) for c in cps
               for p in _divisors_pow2(n, model.num_layers) if n % (t * c * p) == 0]
-    sizes = (len(combos), len(micro_batches), len(zero_stages), len(sched_v), len(recomputes), len(sequence_parallel))
+    sizes = (len(combos), len(micro_batches), len(zero_stages), len(sched_v), len(recomputes), len(sequence_parallel),
+             len(eps))
     layouts = math.prod(sizes) * len(dtypes)
     if layouts > MAX_SEARCH_LAYOUTS:
         raise ValueError(f"{layouts:,} layouts to evaluate ({len(combos)} TP x CP x PP x DP splits x "
                          f"{len(micro_batches)} micro_batches x {len(zero_stages)} zero_stages x {len(sched_v)} "
                          f"schedules x {len(recomputes)} recomputes x {len(sequence_parallel)} sequence_parallel x "
-                         f"{len(dtypes)} dtypes); at most {MAX_SEARCH_LAYOUTS:,}: give shorter candidate lists")
+                         f"{len(eps)} expert_parallel x {len(dtypes)} dtypes); at most {MAX_SEARCH_LAYOUTS:,}: give "
+                         "shorter candidate lists")
     grid = np.array(list(itertools.product(range(len(combos)), micro_batches, zero_stages, range(len(sched_v)),
-                                           range(len(recomputes)), sequence_parallel)), dtype=np.int64)
+                                           range(len(recomputes)), sequence_parallel, eps)), dtype=np.int64)
     tp, cp, pp, dp = np.array(combos, dtype=np.int64)[grid[:, 0]].T
     cols = dict(tp=tp, cp=cp, pp=pp, dp=dp, micro_batch=grid[:, 1], zero_stage=grid[:, 2],
                 schedule=np.array([s for s, _ in sched_v], dtype=object)[grid[:, 3]],
                 virtual_stages=np.array([vv for _, vv in sched_v])[grid[:, 3]],
-                recompute=np.array(recomputes, dtype=object)[grid[:, 4]], sequence_parallel=grid[:, 5].astype(bool))
+                recompute=np.array(recomputes, dtype=object)[grid[:, 4]], sequence_parallel=grid[:, 5].astype(bool),
+                ep=grid[:, 6], expert_tp=np.ones(len(grid), dtype=np.int64))
     keep = ~(cols["sequence_parallel"] & (tp == 1))  # sequence parallelism is meaningless without TP: not a layout
     cols = {k: np.concatenate([x[keep]] * len(dtypes)) for k, x in cols.items()}
     cols["dtype"] = np.repeat(np.array(dtypes, dtype=object), int(keep.sum()))
     results = [evaluate(model, cluster, **{k: cols[k][cols["dtype"] == d] for k in cols if k != "dtype"},
-                        global_batch=global_batch, tp_overlap=tp_overlap, seq_length=seq_length, dtype=d,
+                        global_batch=global_batch, tp_overlap=tp_overlap, a2a_overlap=a2a_overlap,
+                        seq_length=seq_length, dtype=d,
                         optimizer_name=optimizer_name, dp_overlap=dp_overlap, flash_attention=flash_attention,
                         calibration=calibration) for d in dtypes]
     r = _concatenate(results)
@@ -1307,7 +1316,7 @@ def search(model, cluster: hardware.Cluster, global_batch: int, *, seq_length=No
     ranked = StepTime(**{k: (val[order] if isinstance(val, np.ndarray) and val.shape == tps_.shape else val)
                          for k, val in fields.items()})
     table = {**{k: x[order] for k, x in cols.items()}, "global_batch": np.full(len(order), global_batch),
-             "tp_overlap": np.full(len(order), bool(tp_overlap)),
+             "tp_overlap": np.full(len(order), bool(tp_overlap)), "a2a_overlap": np.full(len(order), a2a_overlap),
              **{f"{k}_s": np.asarray(val) for k, val in ranked.parts().items()}, "total_s": np.asarray(ranked.total),
              "tokens_per_second": np.asarray(ranked.tokens_per_second), "mfu": np.asarray(ranked.mfu),
              "memory": np.asarray(ranked.memory_total), "memory_status": np.asarray(ranked.memory_status),
