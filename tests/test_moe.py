@@ -157,3 +157,16 @@ def test_search_covers_expert_parallelism():
     assert P.step_time(M.MIXTRAL_8X7B, H100_64, best, seq_length=4096).total == pytest.approx(r.table["total_s"][0])
     with pytest.raises(ValueError, match="expert_parallel"):
         P.search(M.MIXTRAL_8X7B, H100_64, 256, expert_parallel=(0,))
+
+
+@pytest.mark.parametrize("field", ["expert_imbalance", "capacity_factor"])
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), "2", True, -1.0, 0.0, [1.5]])
+def test_expert_load_fields_refuse_what_is_not_a_factor(field, bad):
+    with pytest.raises(ValueError, match=field):
+        Plan(**{field: bad})
+
+
+def test_evaluate_refuses_a_capacity_factor_below_one():
+    with pytest.raises(ValueError, match="capacity_factor"):
+        P.evaluate(M.MIXTRAL_8X7B, H100_64, tp=1, pp=1, dp=64, ep=8, micro_batch=1, global_batch=64,
+                   capacity_factor=np.array([1.2, 0.5]))
