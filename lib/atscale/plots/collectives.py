@@ -11,7 +11,7 @@ from .. import units as u
 from ._base import INK, MARGINS, MUTED, PALETTE, STYLE, LiveFigure, house_style, new_axes
 
 __all__ = ["ring_step_chart", "RingExplorerFigure", "CostExplorerFigure", "bus_bandwidth_chart",
-           "latency_series_chart", "scaling_chart", "all_to_all_chart"]
+           "latency_series_chart", "scaling_chart"]
 
 
 _RING_CMAP = "Blues"
@@ -292,30 +292,6 @@ def latency_series_chart(*, ax=None):
 
 
 @house_style
-def all_to_all_chart(size: float = 256e6, *, gpus=(8, 16, 32, 64, 128, 256, 512), ax=None):
-    """One all-to-all of ``size`` bytes per GPU (:func:`atscale.collectives.all_to_all_time`) against a hierarchical
-    all-reduce of the same buffer (:func:`atscale.collectives.hierarchical_time`), against GPU count, on DGX H100
-    nodes with InfiniBand NDR (seconds)."""
-    ax = new_axes(ax)
-    g = np.array(gpus)
-    ndr = hardware.FABRICS["InfiniBand NDR"]
-    clusters = [hardware.Cluster.of_gpus(hardware.DGX_H100, int(x), ndr) for x in g]
-    a2a = np.array([c.all_to_all_time(size, int(x), cl) for x, cl in zip(g, clusters)])
-    ar = np.array([c.hierarchical_time("all-reduce", size, cl) for cl in clusters])
-    ax.plot(g, a2a, "o-", color=PALETTE[3], label="all-to-all (NVLink inside the node, the NIC across)")
-    ax.plot(g, ar, "s-", color=PALETTE[0], label="hierarchical all-reduce")
-    ax.axvline(hardware.DGX_H100.gpus, color=MUTED, lw=0.8, ls=":")
-    ax.set_xscale("log", base=2)
-    ax.set_xticks(g)
-    ax.set_xticklabels([f"{x:,}" for x in g])
-    ax.minorticks_off()
-    ax.set_xlabel("GPUs")
-    ax.set_ylabel(f"time for {u.fmt_bytes(size, 0)} per GPU (s)")
-    ax.set_ylim(0, float(max(a2a.max(), ar.max())) * 1.1)
-    ax.legend(loc="center right", fontsize=8)
-    return ax.figure
-
-
 def scaling_chart(size: float = 140e9, *, gpus=(8, 32, 64, 128, 256, 512, 1024), tutorial=None, ax=None):
     """All-reduce time of ``size`` bytes against GPU count on DGX H100 nodes with InfiniBand NDR:
     flat ring (one NIC per GPU), hierarchical, and, if given, a published column ``tutorial`` (seconds)."""
