@@ -50,5 +50,11 @@ if __name__ == "__main__":
     print(f"plan explorer redraw: {redraw_ms(ex, 'micro_batch', [1, 2, 4, 8]):.0f} ms (budget 100 ms)")
     ex = widgets.pipeline_explorer()
     print(f"pipeline explorer redraw: {redraw_ms(ex, 'micro_batches', [8, 16, 32, 12]):.0f} ms (budget 100 ms)")
+    schedules = ["1f1b", "zb-h1", "zb-h2", "dualpipe", "gpipe"]
+    print(f"pipeline explorer redraw, switching schedules: {redraw_ms(ex, 'schedule', schedules):.0f} ms "
+          "(budget 100 ms)")
+    ex.update(schedule="dualpipe", pp=8)
+    print(f"pipeline explorer redraw, DualPipe on 8 stages: {redraw_ms(ex, 'micro_batches', [16, 32, 24, 18]):.0f} ms "
+          "(budget 100 ms)")
     ex = widgets.rank_map_explorer()
     print(f"rank map explorer redraw: {redraw_ms(ex, 'colour_by', ['tp', 'dp', 'pp']):.0f} ms (budget 100 ms)")

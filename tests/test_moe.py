@@ -170,3 +170,49 @@ def test_evaluate_refuses_a_capacity_factor_below_one():
     with pytest.raises(ValueError, match="capacity_factor"):
         P.evaluate(M.MIXTRAL_8X7B, H100_64, tp=1, pp=1, dp=64, ep=8, micro_batch=1, global_batch=64,
                    capacity_factor=np.array([1.2, 0.5]))
+
+
+def test_the_schedules_that_split_the_backward_in_the_step_time():
+    base = Plan(tp=1, pp=16, dp=128, ep=64, micro_batch=1, global_batch=15_360, zero_stage=1, a2a_overlap=True,
+                recompute="selective")
+    steps = {s: _step(M.DEEPSEEK_V3, H800, dataclasses.replace(base, schedule=s), dtype="fp8")
+             for s in ("1f1b", "zb-h1", "zb-h2", "dualpipe")}
+    one = steps["1f1b"]
+    per_mb = (one.total - one.bubble - one.dp_comm - one.optimizer) / 120  # m = 15,360 / 128
+    assert one.bubble == pytest.approx(15 * per_mb, rel=1e-9)
+    assert steps["zb-h1"].bubble == pytest.approx(one.bubble / 3, rel=1e-9)  # (p - 1)(F + B - W), thirds
+    assert steps["zb-h2"].bubble == 0.0
+    assert steps["dualpipe"].bubble == pytest.approx(7 * 2 / 3 * per_mb, rel=1e-9)  # (p/2 - 1)(F&B + B - 3W)
+    # memory: ZB-H2 holds 2p - 1 micro-batches on every stage, DualPipe two copies of its stage's weights
+    assert steps["zb-h2"].memory_total > steps["zb-h1"].memory_total == pytest.approx(one.memory_total)
+    assert steps["dualpipe"].memory_total > one.memory_total
+
+
+@pytest.mark.parametrize("schedule, batch, words", [
+    ("zb-h1", 128 * 8, "ZB-H1: 8 micro-batches"), ("zb-h2", 128 * 16, "ZB-H2: 16 micro-batches"),
+    ("dualpipe", 128 * 31, "DualPipe: 31 micro-batches"), ("dualpipe", 128 * 33, "DualPipe: 33")])
+def test_split_backward_schedules_need_enough_micro_batches(schedule, batch, words):
+    plan = Plan(tp=1, pp=16, dp=128, ep=64, micro_batch=1, global_batch=batch, zero_stage=1, schedule=schedule)
+    st = P.step_time(M.DEEPSEEK_V3, H800, plan)
+    assert not st.feasible and words in st.reason
+
+
+def test_one_plan_path_equals_the_vectorised_path_for_every_schedule():
+    plans = [Plan(tp=2, pp=p, dp=64 // (2 * p), ep=e, expert_tp=1, micro_batch=1, global_batch=(64 // (2 * p)) * mb,
+                  zero_stage=1, schedule=s, virtual_stages=2 if s == "interleaved" else 1, sequence_parallel=True)
+             for s in ("gpipe", "1f1b", "interleaved", "zb-h1", "zb-h2", "dualpipe") for p in (2, 4)
+             for e in (1, 8) for mb in (4, 6, 8, 12)]
+    arrays = {f: np.array([getattr(p, f) if getattr(p, f) is not None else 0 for p in plans], dtype=object)
+              for f in P._FIELDS}
+    arrays = {f: (a.astype(bool) if isinstance(a[0], (bool, np.bool_)) else a.astype(str) if isinstance(a[0], str)
+                  else a.astype(float) if f in ("expert_imbalance", "capacity_factor") else a.astype(int))
+              for f, a in arrays.items()}
+    many = P.evaluate(M.MIXTRAL_8X7B, H100_64, **arrays, seq_length=4096, memory_check=False)
+    assert many.feasible.any() and not many.feasible.all()
+    for i, plan in enumerate(plans):
+        one = P.step_time(M.MIXTRAL_8X7B, H100_64, plan, seq_length=4096, memory_check=False)
+        assert one.feasible == many.feasible[i] and one.reason == many.reason[i]
+        for name in P.PARTS:
+            assert getattr(one, name) == pytest.approx(getattr(many, name)[i], rel=1e-9, abs=1e-15, nan_ok=True)
+        if one.feasible:
+            assert one.memory_total == pytest.approx(many.memory_total[i], rel=1e-9)

@@ -43,7 +43,8 @@ def test_zero_bubble_closed_forms_hold_for_any_pass_times():
 
 
 def test_the_papers_formulas_where_they_apply():
-    """Qi et al. 2024, Table 2: ZB-H1 (p-1)(T_F+T_B-T_W), ZB-H2 (p-1)(T_F+T_B-2T_W), 1F1B (p-1)(T_F+T_B+T_W);
+    """Qi et al. 2024, sec. 2 (as their authors' schedule analysis asserts): ZB-H1 (p-1)(T_F+T_B-T_W), ZB-H2
+    (p-1)(T_F+T_B-2T_W), 1F1B (p-1)(T_F+T_B+T_W);
     DeepSeek-AI 2024, Table 2, with B the full backward and F&B = F + B: 1F1B (PP-1)(F+B), ZB1P (PP-1)(F+B-2W),
     DualPipe (PP/2-1)(F&B+B-3W)."""
     for p, (f, b, w) in itertools.product((2, 4, 8, 16), [(1.0, 1.0, 1.0), (1.0, 0.9, 0.5), (2.0, 1.5, 0.8)]):
@@ -56,7 +57,8 @@ def test_the_papers_formulas_where_they_apply():
         assert PL.bubble_time("interleaved", p, 4 * p, f, b, w, 2) == pytest.approx((p - 1) * (f + b + w) / 2)
         if f == b:  # where the simulated DualPipe reproduces its Table 2 row
             f_and_b = f + full
-            assert PL.bubble_time("dualpipe", p, 4 * p, f, b, w) == pytest.approx((p / 2 - 1) * (f_and_b + full - 3 * w))
+            table_2 = (p / 2 - 1) * (f_and_b + full - 3 * w)
+            assert PL.bubble_time("dualpipe", p, 4 * p, f, b, w) == pytest.approx(table_2)
 
 
 def test_zb_h1_has_a_third_of_the_1f1b_bubble_and_zb_h2_none_at_equal_pass_times():
@@ -93,7 +95,8 @@ def test_dualpipe_simulation_departs_from_table_2_when_t_b_differs_from_t_f():
     departed = 0
     for t_b, t_w in itertools.product([0.3, 0.8, 1.2, 2.0, 3.0], [0.2, 0.5, 1.5]):
         for p in (4, 8, 12):
-            gap = simulated("dualpipe", p, 2 * p + 2, t_b, t_w) - PL.bubble_time("dualpipe", p, 2 * p + 2, 1.0, t_b, t_w)
+            m = 2 * p + 2
+            gap = simulated("dualpipe", p, m, t_b, t_w) - PL.bubble_time("dualpipe", p, m, 1.0, t_b, t_w)
             assert abs(gap) <= 2 * (p / 2 - 1) * abs(t_b - 1.0) + 1e-9
             departed += abs(gap) > 1e-9
     assert departed > 0

@@ -54,6 +54,7 @@ from . import _validate as _v
 from . import collectives, hardware, memory, models
 from . import units as u
 from .plan import RECOMPUTE, SCHEDULES, Plan
+from . import pipeline as _pipeline
 from .pipeline import MAX_SIMULATED_PASSES, Timeline, pipeline_timeline  # re-exported: they live in pipeline
 from .roofline import ADAM_BYTES_PER_PARAM
 
@@ -293,14 +294,17 @@ def layers_per_stage(num_layers: int, pp):
     return int(result) if np.ndim(result) == 0 else result
 
 
-def _in_flight(pp, v, m, gpipe, inter, stage_from_end, xp=np):
+def _in_flight(pp, v, m, gpipe, inter, stage_from_end, xp=np, flat=None):
     """Micro-batches' worth of a stage's layers whose activations it holds at its peak: stage ``i`` of 1F1B
-    holds ``p - i``; interleaved stage ``i`` has ``2 (p - i - 1) + (v - 1) p + 1`` chunks in flight, each
-    ``1/v`` of its layers (Megatron-LM's warm-up; Korthikanti et al. 2022, sec. 4.2.3 for stage 0); GPipe all
-    ``m``. Never more than ``m``. ``stage_from_end``: ``p - i - 1``."""
+    (and ZB-H1) holds ``p - i``; interleaved stage ``i`` has ``2 (p - i - 1) + (v - 1) p + 1`` chunks in flight,
+    each ``1/v`` of its layers (Megatron-LM's warm-up; Korthikanti et al. 2022, sec. 4.2.3 for stage 0); GPipe
+    all ``m``; ``flat``, where given, on every stage (ZB-H2 ``2p - 1``, DualPipe ``p + 1``:
+    :func:`atscale.pipeline.activation_in_flight`). Never more than ``m``. ``stage_from_end``: ``p - i - 1``."""
     one_f_one_b = stage_from_end + 1
     interleaved = (2 * stage_from_end + (v - 1) * pp + 1) / v
     held = xp.where(gpipe, m, xp.where(inter, interleaved, one_f_one_b))
+    if flat is not None:
+        held = xp.where(flat > 0, flat, held)
     return xp.maximum(xp.minimum(held, m), 1.0)
 
 
@@ -779,6 +783,9 @@ def _memory(L, c: _Context, sl: StageLayers):
     if K.moe:
         k_e = xp.where(L.shard > 0, xp.minimum(L.shard, k_e), k_e)
     gpipe, inter = L.sched == _SCHEDULE_CODE["gpipe"], L.sched == _SCHEDULE_CODE["interleaved"]
+    zb2, dual = L.sched == _SCHEDULE_CODE["zb-h2"], L.sched == _SCHEDULE_CODE["dualpipe"]
+    flat = xp.where(zb2, 2 * L.pp - 1, xp.where(dual, L.pp + 1, 0.0))
+    copies = xp.where(dual, 2.0, 1.0)  # DualPipe keeps two stages' weights (and their state) per GPU
     opt = c.opt
     totals = []
     for layers, extra, from_end, last in ((sl.first, K.emb_params, L.pp - 1, L.pp == 1),
@@ -790,9 +797,9 @@ def _memory(L, c: _Context, sl: StageLayers):
                              + opt.gradients * part / xp.where(L.zs >= 2, ranks, 1.0)
                              + opt.state * part / xp.where(L.zs >= 1, ranks, 1.0))
             kept = kept + xp.where((L.zs >= 3) & xp.logical_not(L.reshard), opt.weights * part * (1 - 1 / ranks), 0.0)
-        acts = act_layer * layers * _in_flight(L.pp, L.v, L.m, gpipe, inter, from_end, xp)
+        acts = act_layer * layers * _in_flight(L.pp, L.v, L.m, gpipe, inter, from_end, xp, flat)
         logits = xp.where(last, tokens * K.V / L.tp * LOGITS_BYTES, 0.0)
-        totals.append({"model state": state + kept, "activations": acts + logits})
+        totals.append({"model state": (state + kept) * copies, "activations": acts + logits})
     first, last = (t["model state"] + t["activations"] for t in totals)
     pick = last > first
     return {key: xp.where(pick, totals[1][key], totals[0][key]) for key in totals[0]}
@@ -905,7 +912,9 @@ def _conditions(L, c: _Context, num_gpus: int) -> tuple:
             L.m * L.b * L.dp != L.gb, inter & (L.pp < 2), inter & (L.m < L.pp), L.sp & (L.tp == 1),
             (L.shard > 0) & ((L.dp * L.cp) % xp.maximum(L.shard, 1.0) != 0),
             (L.ep > 1) & (not m.is_moe), (m.num_experts % L.ep != 0) & m.is_moe,
-            (L.tp * L.cp * L.dp) % (L.ep * L.etp) != 0, L.etp > g)
+            (L.tp * L.cp * L.dp) % (L.ep * L.etp) != 0, L.etp > g,
+            (L.sched == _SCHEDULE_CODE["zb-h1"]) & (L.m < L.pp), (L.sched == _SCHEDULE_CODE["zb-h2"]) & (L.m < 2 * L.pp - 1),
+            (L.sched == _SCHEDULE_CODE["dualpipe"]) & ((L.m < 2 * L.pp) | (L.m % 2 != 0)))
 
 
 _MESSAGES = (  # (L, c, GPUs, layout index or None) -> the reason, one per condition of _conditions
@@ -934,6 +943,12 @@ _MESSAGES = (  # (L, c, GPUs, layout index or None) -> the reason, one per condi
                         f"{int(_at(L.tp * L.cp * L.dp, i))}"),
     lambda L, c, n, i: (f"expert TP={int(_at(L.etp, i))} exceeds the {c.gpus_per_node} GPUs of a node: its "
                         "collectives would leave NVLink"),
+    lambda L, c, n, i: (f"ZB-H1: {int(_at(L.m, i))} micro-batches per replica cannot fill PP={int(_at(L.pp, i))} "
+                        "stages (it needs m >= PP)"),
+    lambda L, c, n, i: (f"ZB-H2: {int(_at(L.m, i))} micro-batches per replica, fewer than the 2 PP - 1 = "
+                        f"{int(2 * _at(L.pp, i) - 1)} it needs"),
+    lambda L, c, n, i: (f"DualPipe: {int(_at(L.m, i))} micro-batches per replica; it needs an even number, at least "
+                        f"2 PP = {int(2 * _at(L.pp, i))}"),
 )
 
 
@@ -1011,11 +1026,14 @@ def _parts(L, c: _Context) -> dict:
     keys = ("compute", "recompute", "tp_comm", "cp_comm", "ep_comm", "pp_comm")
     per_mb = sum(stage[key] for key in keys)
     parts = {key: L.m * stage[key] for key in keys}
-    parts["bubble"] = (L.pp - 1) / L.v * per_mb
+    third = per_mb / 3  # forward, input-gradient and weight-gradient passes take a third each (Qi et al. 2024)
+    parts["bubble"] = _pipeline._bubble_time(L.sched, L.pp, L.m, L.v, third, third, third, c.xp)
     sl, K, xp = stage["stages"], c.k, c.xp
     mem = _memory(L, c, sl)
     layers = xp.maximum(sl.first, sl.last)  # the larger end stage
-    dense, routed = (layers * K.layer_dense + K.vh) / L.tp, layers * K.layer_routed / (L.ep * L.etp)
+    copies = xp.where(L.sched == _SCHEDULE_CODE["dualpipe"], 2.0, 1.0)  # DualPipe's two stages per GPU
+    dense = copies * (layers * K.layer_dense + K.vh) / L.tp
+    routed = copies * layers * K.layer_routed / (L.ep * L.etp)
     fwd_mb = (stage["compute"] + stage["recompute"]) / 3
     parts["dp_comm"] = _dp_comm(L, c, dense, fwd_mb, 2 * fwd_mb, stage["layers"], routed)
     shards, expert_shards = _shards(L, xp)
@@ -1636,12 +1654,13 @@ MOE_RUNS: tuple[Run, ...] = (
          _MOE_ASSUMED.replace("Megatron-Core's distributed optimizer (ZeRO-1) with BF16 gradient buffers",
                               "FSDP (ZeRO-3) over the 8 GPUs") + _UNPRINTED_RECOMPUTE, memory_check=False),
     _moe("DeepSeek-V3, 2,048 H800, FP8", models.DEEPSEEK_V3, 2048,
-         _moe_plan(1, 16, 128, 64, 15_360, a2a_overlap=True, recompute="selective"),
+         _moe_plan(1, 16, 128, 64, 15_360, a2a_overlap=True, recompute="selective", schedule="dualpipe"),
          15_360 * 4096 / (1e12 / (180e3 * 3600) * 2048),
          "DeepSeek-AI (2024), DeepSeek-V3 Technical Report, sec. 1 and Table 1: 180K H800 GPU-hours per trillion "
          "tokens on 2,048 H800 (a step of 15,360 sequences of 4,096 tokens); sec. 3.2: PP 16, EP 64 over 8 nodes, "
          "ZeRO-1, no TP, DualPipe, all-to-all overlapped with computation; FP8 (sec. 3.3)",
-         "the 1F1B bubble in place of DualPipe's; selective recomputation for the memory-saving recomputation of "
+         "DualPipe's bubble and two weight copies with each pass a third of a micro-batch's work; selective "
+         "recomputation for the memory-saving recomputation of "
          "norms and MLA up-projections; the memory check off: FP8 activation caching and the recomputed "
          "up-projections, which the memory model cannot express, are how the layout fits; balanced experts; "
          "the multi-token-prediction module's extra layer not modelled",

@@ -57,12 +57,17 @@ import numpy as np
 
 from . import _validate as _v
 from .plan import SCHEDULES
+from .tables import Table
 
-__all__ = ["SPLIT_BACKWARD", "MAX_SIMULATED_PASSES", "bubble_time", "activation_in_flight", "weight_copies",
-           "Timeline", "pipeline_timeline"]
+__all__ = ["SPLIT_BACKWARD", "SCHEDULE_NAMES", "MAX_SIMULATED_PASSES", "bubble_time", "activation_in_flight",
+           "weight_copies", "Timeline", "pipeline_timeline", "schedule_table"]
 
 SPLIT_BACKWARD = ("zb-h1", "zb-h2", "dualpipe")
 """The schedules that split the backward into an input-gradient pass ``B`` and a weight-gradient pass ``W``."""
+
+SCHEDULE_NAMES = {"gpipe": "GPipe", "1f1b": "1F1B", "interleaved": "interleaved 1F1B", "zb-h1": "ZB-H1",
+                  "zb-h2": "ZB-H2", "dualpipe": "DualPipe"}
+"""How the book writes each schedule's name."""
 
 MAX_SIMULATED_PASSES = 100_000
 """The largest schedule :func:`pipeline_timeline` simulates (forward, backward and weight-gradient passes of all
@@ -163,11 +168,11 @@ def bubble_time(schedule, pp, micro_batches, t_f, t_b, t_w, virtual_stages=1):
 
     * GPipe, 1F1B: ``(p - 1)(t_f + t_b + t_w)`` (Huang et al. 2019; Narayanan et al. 2021, sec. 2.2.1);
     * interleaved: ``(p - 1)(t_f + t_b + t_w) / v`` (Narayanan et al. 2021, sec. 2.2.2);
-    * ZB-H1: ``(p - 1)(t_f + t_b - t_w)`` (Qi et al. 2024, sec. 2.1 and Table 2; their authors' own schedule
+    * ZB-H1: ``(p - 1)(t_f + t_b - t_w)`` (Qi et al. 2024, sec. 2.1 and Fig. 3; their authors' own schedule
       analysis asserts the same), valid while ``t_w <= t_f``; beyond, the ``W`` passes cannot all hide in the
       drain and the schedule measures ``(p - 1)(t_f + t_b - min(t_w, t_f))``, which is what is returned.
       Needs ``m >= p``;
-    * ZB-H2: ``(p - 1)(t_f + t_b - 2 t_w)`` (Qi et al. 2024, sec. 2.2 and Table 2), zero when the three passes
+    * ZB-H2: ``(p - 1)(t_f + t_b - 2 t_w)`` (Qi et al. 2024, sec. 2.2 and Fig. 3), zero when the three passes
       take equally long. A bubble cannot be negative, and with a backward slower than the forward the extra
       warm-up forwards no longer cover the first backward's wait: the schedule measures
       ``(p - 1) max(t_f + t_b - 2 t_w, t_b - t_f, 0)``, returned here. Needs ``m >= 2p - 1``;
@@ -216,8 +221,8 @@ def activation_in_flight(schedule, pp, micro_batches, virtual_stages=1):
     * GPipe: ``m`` (Huang et al. 2019);
     * 1F1B: ``p`` (Narayanan et al. 2021, sec. 2.2.1);
     * interleaved: ``p + (p - 1)/v`` (Korthikanti et al. 2022, sec. 4.2.3);
-    * ZB-H1: ``p``, the same as 1F1B, on every stage (Qi et al. 2024, sec. 2.1 and Table 2, ``p M_B``);
-    * ZB-H2: ``2p - 1``, on every stage (Qi et al. 2024, sec. 2.2 and Table 2, ``(2p - 1) M_B``);
+    * ZB-H1: ``p``, the same as 1F1B, on every stage (Qi et al. 2024, sec. 2.1: at most 1F1B's ``p M_B``);
+    * ZB-H2: ``2p - 1``, on every stage (Qi et al. 2024, sec. 2.2: ``(2p - 1) M_B``);
     * DualPipe: ``p + 1`` whatever ``m`` (DeepSeek-AI 2024, Table 2, "PP + 1"; sec. 3.2.1: "only increasing the
       peak activation memory by 1/PP times"), counting both directions' stages of a GPU.
 
@@ -373,7 +378,6 @@ class _DualPipeOrder:
     def __init__(self, p: int, m: int, i: int):
         self.half, self.second = m // 2, i >= p // 2
         self.forwards, self.backwards, self.held = [0, 0], [0, 0], []
-        self.order: list = []
 
     def f(self, phase: int) -> tuple:
         c = phase ^ self.second
@@ -403,8 +407,7 @@ def _dualpipe_order(p: int, m: int, i: int) -> list:
     o, half_p = _DualPipeOrder(p, m, i), p // 2
     h = min(i, p - 1 - i)
     rest = half_p - h - 1
-    out = o.order
-    out += [o.f(0) for _ in range(2 * rest)]
+    out = [o.f(0) for _ in range(2 * rest)]
     for _ in range(h + 1):
         out += [o.f(0), o.f(1)]
     for _ in range(rest):
@@ -529,3 +532,37 @@ def pipeline_timeline(pp: int, micro_batches: int, schedule: str = "1f1b", virtu
     direction = ch.copy() if schedule == "dualpipe" else np.zeros_like(ch)
     return Timeline(st, mb, ch, kd, s0, s1, p, m, v, schedule, float(backward_ratio),
                     float(weight_ratio) if split else 0.0, direction)
+
+
+def schedule_table(pp: int, micro_batches: int, t_f: float = 1.0, t_b: float = 1.0, t_w: float = 1.0, *,
+                   schedules=SCHEDULES, virtual_stages: int = 2) -> Table:
+    """The schedules side by side at one ``pp`` and ``micro_batches``: the bubble over useful time from the closed
+    form (:func:`bubble_time` over ``m (t_f + t_b + t_w)``) and from the simulation (:func:`pipeline_timeline`),
+    the first stage's peak activations (:func:`activation_in_flight`, micro-batches of a stage's activations) and
+    the copies of the weights per GPU (:func:`weight_copies`). Times in seconds (only their ratios matter); the
+    interleaved schedule runs ``virtual_stages`` chunks per GPU. ``ValueError`` if a schedule cannot run (DualPipe
+    needs an even ``pp`` and an even ``micro_batches >= 2 pp``): leave it out of ``schedules``."""
+    pp, micro_batches, virtual_stages = (_v.count(name, value) for name, value in
+                                         (("pp", pp), ("micro_batches", micro_batches),
+                                          ("virtual_stages", virtual_stages)))
+    t_f, t_b, t_w = (_v.positive(name, value, scalar=True, unit="s") for name, value in
+                     (("t_f", t_f), ("t_b", t_b), ("t_w", t_w)))
+    if isinstance(schedules, str) or not len(schedules):
+        raise ValueError(f"schedules={_v.show(schedules)} must be a non-empty list of names of {SCHEDULES}")
+    rows = []
+    for name in schedules:
+        _v.choice("schedules", name, SCHEDULES)
+        v = virtual_stages if name == "interleaved" else 1
+        closed = bubble_time(name, pp, micro_batches, t_f, t_b, t_w, v) / (micro_batches * (t_f + t_b + t_w))
+        simulated = pipeline_timeline(pp, micro_batches, name, v, backward_ratio=(t_b + t_w) / t_f,
+                                      weight_ratio=t_w / t_f).bubble
+        label = SCHEDULE_NAMES[name] + (f" (v={v})" if name == "interleaved" else "")
+        held = activation_in_flight(name, pp, micro_batches, v)
+        # rounded first, so that a formula and a simulation equal to within rounding print alike
+        rows.append((label, f"{round(closed, 12):.1%}", f"{round(simulated, 12):.1%}", f"{held:g}",
+                     str(weight_copies(name))))
+    headers = ("schedule", "bubble (formula)", "bubble (simulated)", "activations held (micro-batches)",
+               "weight copies")
+    caption = (f"{pp} stages, {micro_batches} micro-batches; t_b/t_f = {t_b / t_f:g}, t_w/t_f = {t_w / t_f:g}; "
+               "bubble over useful time, activations of the first stage")
+    return Table(headers, tuple(rows), caption)

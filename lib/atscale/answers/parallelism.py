@@ -5,7 +5,7 @@ CHAPTER = "3D parallelism"
 
 import dataclasses
 
-from .. import hardware, models, parallelism
+from .. import hardware, models, parallelism, pipeline
 from ..scenario import RUNNING_EXAMPLE
 from . import answer
 
@@ -96,3 +96,10 @@ def _():
     ex = RUNNING_EXAMPLE
     plan = dataclasses.replace(ex.plan, zero_stage=3, shard_group=8)
     return parallelism.step_time(ex.model, ex.cluster, plan, seq_length=ex.seq_length).dp_comm
+
+
+@answer("parallelism-dualpipe-bubble", unit="s", rtol=0.01,
+        hint="(p/2 - 1)(t_f + 2 t_b - t_w) with p = 16, t_f = t_b = 1 ms, t_w = 0.5 ms: "
+             "pipeline.bubble_time('dualpipe', 16, 64, 1e-3, 1e-3, 0.5e-3).")
+def _():
+    return pipeline.bubble_time("dualpipe", 16, 64, 1e-3, 1e-3, 0.5e-3)

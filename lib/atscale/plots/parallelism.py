@@ -26,8 +26,6 @@ _PALE_PASS_COLOURS = {k: mpl.colors.to_hex(0.5 * np.array(mpl.colors.to_rgb(c)) 
 """The same, half-way to white: DualPipe's micro-batches fed in at the last stage (hatching them would cost a
 redraw ~100 ms)."""
 _IDLE = "#eeeeee"
-_PIPELINE_NAMES = {"gpipe": "GPipe", "1f1b": "1F1B", "interleaved": "interleaved 1F1B", "zb-h1": "ZB-H1",
-                   "zb-h2": "ZB-H2", "dualpipe": "DualPipe"}
 
 
 def _pass_boxes(t: PL.Timeline) -> tuple[np.ndarray, np.ndarray]:
@@ -64,7 +62,7 @@ def _pipeline_key(split: bool, bidirectional: bool) -> list:
 
 
 def _pipeline_title(t: PL.Timeline) -> str:
-    name = _PIPELINE_NAMES[t.schedule] + (f", v={t.virtual_stages}" if t.schedule == "interleaved" else "")
+    name = PL.SCHEDULE_NAMES[t.schedule] + (f", v={t.virtual_stages}" if t.schedule == "interleaved" else "")
     return f"{name}: {t.pp} stages, {t.micro_batches} micro-batches; bubble {t.bubble:.1%} of useful time"
 
 
