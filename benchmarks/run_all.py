@@ -285,6 +285,8 @@ EXPLORERS = [  # chapter, explorer, control, values cycled (each change is one c
     ("3D parallelism", "rank_map_explorer", "colour_by", ["tp", "dp", "pp"]),
     ("Reliability", "u_curve_explorer", "gpus", [512, 1024, 2048, 64]),
     ("Reliability", "timeline_explorer", "interval_hours", [0.5, 1.0, 2.0, 4.0]),
+    ("Mixtures of experts", "moe_explorer", "ep", [64, 32, 16, 128]),
+    ("Mixtures of experts", "moe_explorer", "a2a_overlap", [False, True]),
     ("Job completion time", "jct_explorer", "gpus", [512, 1024, 2048, 256]),
 ]
 

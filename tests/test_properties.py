@@ -90,9 +90,20 @@ CASES = [
      dict(node=hardware.DGX_H100, gpus=1024, fabric=hardware.FABRICS["InfiniBand NDR"]), {"gpus": "count"}),
 ]
 
-from atscale import accuracy, plots, widgets  # noqa: E402  (the second half of the probes)
+from atscale import accuracy, experts, plots, widgets  # noqa: E402  (the second half of the probes)
 
 CASES += [
+    ("experts.moe_summary", experts.moe_summary, dict(model=models.DEEPSEEK_V3, seq_length=4096),
+     {"model": "model", "seq_length": "count"}),
+    ("experts.all_to_all_vs_all_reduce", experts.all_to_all_vs_all_reduce, dict(size=256e6, ranks=64, cluster=CLUSTER),
+     {"size": "nonnegative", "ranks": "count", "cluster": "cluster"}),
+    ("experts.cross_node_copies", experts.cross_node_copies,
+     dict(experts_per_token=8, nodes=8, num_experts=256, max_nodes=4),
+     {"experts_per_token": "count", "nodes": "count", "num_experts": "count", "max_nodes": "count"}),
+    ("experts.routing_imbalance", experts.routing_imbalance, dict(mean_load=64.0, num_experts=256),
+     {"mean_load": "positive", "num_experts": "count"}),
+    ("experts.dropped_fraction", experts.dropped_fraction, dict(mean_load=64.0, capacity_factor=1.25),
+     {"mean_load": "positive"}),
     ("plan.Plan", Plan, dict(tp=8, pp=4, dp=32, cp=1, micro_batch=1, global_batch=1024, zero_stage=1,
                              schedule="interleaved", virtual_stages=2, recompute="selective", sequence_parallel=True,
                              shard_group=8, ep=8, expert_tp=1, a2a_overlap=True),
@@ -373,7 +384,8 @@ def _public_functions():
 
     for name in ("roofline", "memory", "collectives", "parallelism", "pipeline", "reliability", "jct", "accuracy",
                  "plots.roofline", "plots.memory", "plots.collectives", "plots.parallelism", "plots.reliability",
-                 "plots.catalog", "widgets.parallelism", "widgets.memory", "widgets.collectives", "widgets.roofline"):
+                 "plots.catalog", "widgets.parallelism", "widgets.memory", "widgets.collectives", "widgets.roofline",
+                 "experts", "plots.experts", "widgets.experts"):
         module = importlib.import_module(f"atscale.{name}")
         for fn_name in module.__all__:
             fn = getattr(module, fn_name)

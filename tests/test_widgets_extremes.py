@@ -16,7 +16,7 @@ import ipywidgets as W
 import numpy as np
 import pytest
 
-MODULES = ("catalog", "roofline", "memory", "collectives", "reliability", "parallelism", "jct")
+MODULES = ("catalog", "roofline", "memory", "collectives", "reliability", "parallelism", "experts", "jct")
 TIME_LIMIT = 1.0
 
 

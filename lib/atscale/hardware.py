@@ -336,7 +336,8 @@ H800_SXM = dataclasses.replace(
         "peak_flops": f"NVIDIA H800 Tensor Core GPU datasheet (2023), SXM column: the H100 SXM's Tensor Core rates "
         f"(BF16 1,979 TFLOP/s with sparsity); {_DENSE}",
         "scale_up_bandwidth": "NVIDIA H800 datasheet: NVLink 400 GB/s (both directions), i.e. 200 GB/s per direction "
-        "per GPU; DeepSeek-AI (2024), DeepSeek-V3 Technical Report, sec. 3.2.2, measures about 160 GB/s achievable",
+        "per GPU; DeepSeek-AI (2024), DeepSeek-V3 Technical Report, sec. 3.2.2, quotes 160 GB/s",
+        "memory_usable": "no H800 driver reading found: the H100 SXM's (the same 80 GB HBM3 part), assumed",
     },
 )
 

@@ -479,7 +479,8 @@ def estimate(model, tokens, cluster: hardware.Cluster, plan: Plan | None = None,
         return _infeasible(model, cluster, tokens, plan, step.reason, checkpoint.strategy, fname)
 
     steps = tokens / (plan.global_batch * s)
-    minimum = models.training_flops_per_token(model, s) * tokens / (gpus * cluster.accelerator.peak(dtype))
+    flops_per_token = step.model_flops_per_step / step.tokens_per_step  # the model's 6N + 12lsh, as step_time counts
+    minimum = flops_per_token * tokens / (gpus * cluster.accelerator.peak(dtype))
     if not math.isfinite(minimum * steps) or not math.isfinite(step.total * steps):
         raise ValueError(f"tokens={tokens!r} is too large: the job's FLOPs or step count overflow a float")
     compute = step.compute * steps

@@ -365,7 +365,8 @@ class StepTime:
     The parts are on the critical path of the pipeline stage that sets the pace and add up to :attr:`total`
     exactly. An infeasible layout has ``feasible`` False, its ``reason``, and NaN for every time and rate.
     ``memory_total`` is the per-GPU memory of the fuller of the first and last stage, ``memory_status`` the
-    verdict against the usable capacity (``"fits"``, or ``"tight"`` within :data:`MEMORY_MARGIN`); for a
+    verdict against the usable capacity (``"fits"``; ``"tight"`` within :data:`MEMORY_MARGIN`; ``"over"`` beyond it, only
+    when the memory check was turned off); for a
     term-by-term memory breakdown of an evenly split plan, :func:`atscale.memory.breakdown`.
 
     MFU convention: model FLOPs (``6N + 12lsh`` per token, full attention matrix) over the **BF16** dense peak
@@ -460,7 +461,7 @@ class StepTime:
         if not self.feasible:
             return f"StepTime(infeasible: {self.reason})"
         parts = ", ".join(f"{k} {u.fmt_time(v)}" for k, v in self.parts().items())
-        tight = "; memory tight" if self.memory_status == "tight" else ""
+        tight = {"tight": "; memory tight", "over": "; memory over capacity (not checked)"}.get(self.memory_status, "")
         return f"StepTime({parts}; total {u.fmt_time(self.total)}, MFU {self.mfu:.1%}{tight})"
 
 
@@ -622,12 +623,25 @@ def _expert_gemm(L, c: _Context, tokens):
     ``expert_load`` times that. The matmuls of one expert are a roofline (Williams et al. 2009): their FLOPs at
     the layer's matmul rate (:func:`compute_efficiency` at the expert's per-GPU width), or their weights read
     from HBM three times (forward, input and weight gradient), whichever is slower, so that small experts fed
-    few tokens run memory-bound, as grouped GEMMs do (Gale et al. 2023, MegaBlocks, sec. 5)."""
+    few tokens run memory-bound, as grouped GEMMs do (Gale et al. 2023, MegaBlocks, sec. 5). The efficiency is a
+    dense layer's at the narrower of the model and expert widths (an expert wider than the model runs no better
+    than the layer around it; a narrower one, worse)."""
     k = c.k
     flops = 6 * k.layer_expert_matmul * tokens / L.tp * L.load
-    rate = _efficiency(k.f_e, L.etp, c.calibration) * c.gemm_rate
+    rate = _efficiency(k.expert_width, L.etp, c.calibration) * c.gemm_rate
     weight_bytes = 3 * k.layer_routed / (L.ep * L.etp) * k.weight_bytes
     return c.xp.maximum(flops / rate, weight_bytes / c.hbm)
+
+
+def _remote_copies(top_k, nodes, max_nodes, xp):
+    """Expected copies of a token's activations that cross the network in one dispatch, its ``k`` experts spread
+    uniformly over ``N`` nodes: ``k (1 - 1/N)`` one copy per expert; with node-limited routing (``M`` nodes at most,
+    ``max_nodes > 0``; DeepSeek-AI 2024, sec. 2.1.2 and 3.2.2) one copy per other destination node, the expected
+    ``(N - 1)(1 - (1 - 1/N)^k)`` of them, never more than ``M (1 - 1/N)`` (:func:`atscale.experts.cross_node_copies`
+    derives both). Unchecked; dimensionless."""
+    plain = top_k * (1 - 1 / nodes)
+    dedup = xp.minimum((nodes - 1) * (1 - (1 - 1 / nodes) ** top_k), max_nodes * (1 - 1 / nodes))
+    return xp.where(max_nodes > 0, dedup, plain)
 
 
 def _ep_comm(L, c: _Context, layer: dict):
@@ -645,7 +659,7 @@ def _ep_comm(L, c: _Context, layer: dict):
     span = L.ep * L.etp
     inside = xp.minimum(L.ep, xp.maximum(g / L.etp, 1.0))  # group members per node
     nodes = xp.maximum(span / g, 1.0)
-    remote = xp.minimum(k.top_k, k.max_nodes) * (1 - 1 / nodes)
+    remote = _remote_copies(k.top_k, nodes, k.max_nodes, xp)
     local = k.top_k * (inside - 1) / L.ep
     copies = layer["tokens"] / L.tp * k.h * ACTIVATION_BYTES * L.load
     one = collectives._all_to_all(copies * local, copies * remote, inside, nodes, c.up, c.rail, xp)
@@ -792,7 +806,8 @@ def _memory(L, c: _Context, sl: StageLayers):
                                           (sl.last, K.out_params, 0.0, True)):
         psi = (layers * K.layer_dense + extra + xp.where(last & (L.pp == 1), K.out_params, 0.0)) / L.tp
         state, kept = 0.0, 0.0
-        for part, ranks in ((psi, k), (layers * K.layer_routed / (L.ep * L.etp), k_e)):
+        shares = ((psi, k), (layers * K.layer_routed / (L.ep * L.etp), k_e)) if K.moe else ((psi, k),)
+        for part, ranks in shares:
             state = state + (opt.weights * part / xp.where(L.zs >= 3, ranks, 1.0)
                              + opt.gradients * part / xp.where(L.zs >= 2, ranks, 1.0)
                              + opt.state * part / xp.where(L.zs >= 1, ranks, 1.0))
@@ -976,7 +991,7 @@ def _model_constants(model: models.TransformerConfig, s: int, flash: bool) -> ty
         layer_matmul=(model.matmul_params - V * h) / l,
         layer_params=model.block_params / l, layer_dense=(model.block_params - routed) / l, layer_routed=routed / l,
         moe=model.is_moe, moe_share=model.moe_layers / l, top_k=float(model.experts_per_token),
-        max_nodes=float(model.max_routed_nodes or max(model.experts_per_token, 1)), f_e=float(model.expert_size),
+        max_nodes=float(model.max_routed_nodes or 0), expert_width=float(min(h, model.expert_size)),
         layer_expert_matmul=model.moe_layers * model.experts_per_token * matrices * h * model.expert_size / l,
         weight_bytes=2.0, out_params=V * h + model.norm_params(),
         emb_params=model.embedding_params() - (0 if model.tied_embeddings else V * h),
@@ -1027,7 +1042,9 @@ def _parts(L, c: _Context) -> dict:
     per_mb = sum(stage[key] for key in keys)
     parts = {key: L.m * stage[key] for key in keys}
     third = per_mb / 3  # forward, input-gradient and weight-gradient passes take a third each (Qi et al. 2024)
-    parts["bubble"] = _pipeline._bubble_time(L.sched, L.pp, L.m, L.v, third, third, third, c.xp)
+    parts["bubble"] = c.xp.lazy_where(  # the classic schedules' (p - 1)/v, else the split-backward closed forms
+        L.sched <= _SCHEDULE_CODE["interleaved"], lambda: (L.pp - 1) / L.v * per_mb,
+        lambda: _pipeline._bubble_time(L.sched, L.pp, L.m, L.v, third, third, third, c.xp))
     sl, K, xp = stage["stages"], c.k, c.xp
     mem = _memory(L, c, sl)
     layers = xp.maximum(sl.first, sl.last)  # the larger end stage
@@ -1098,7 +1115,8 @@ def evaluate(model, cluster: hardware.Cluster, *, tp, pp, dp, micro_batch, globa
         reason[over] = [_too_big(a, b, capacity) for a, b in zip(r["mem_parts"]["model state"][over],
                                                                    r["mem_parts"]["activations"][over])]
     feasible = reason == ""
-    status = np.where(~feasible, "", np.where(r["memory"] > capacity * (1 - MEMORY_MARGIN), "tight", "fits"))
+    status = np.where(~feasible, "", np.where(r["memory"] > capacity * (1 + MEMORY_MARGIN), "over",
+                                             np.where(r["memory"] > capacity * (1 - MEMORY_MARGIN), "tight", "fits")))
     nan = np.where(feasible, 1.0, np.nan)
     tokens = L.gb * c.s
 
@@ -1140,7 +1158,8 @@ def _one(c: _Context, cluster: hardware.Cluster, plan: Plan, dtype: str, dp_over
     feasible = not reason
     scale = 1.0 if feasible else math.nan
     tokens = L.gb * c.s
-    status = "" if not feasible else ("tight" if total > capacity * (1 - MEMORY_MARGIN) else "fits")
+    status = "" if not feasible else ("over" if total > capacity * (1 + MEMORY_MARGIN) else
+                                      "tight" if total > capacity * (1 - MEMORY_MARGIN) else "fits")
     return StepTime._of(**{key: float(r["parts"][key]) * scale for key in PARTS}, tokens_per_step=tokens * scale,
                     model_flops_per_step=c.k.model_tok * tokens * scale,
                     hardware_flops_per_step=float(r["hw_tok"]) * tokens * scale, **fields, feasible=feasible,

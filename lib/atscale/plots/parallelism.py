@@ -13,7 +13,16 @@ from ._base import INK, MUTED, PALETTE, STYLE, LiveFigure, house_style, new_axes
 
 __all__ = ["pipeline_schedule_chart", "pipeline_comparison_chart", "rank_map_chart", "step_breakdown_chart", "step_comparison_chart",
            "stage_loads_chart", "cp_exposure_chart", "validation_chart", "mfu_scaling_chart", "search_scatter_chart", "StepBreakdownFigure", "PipelineScheduleFigure",
-           "RankMapFigure"]
+           "RankMapFigure", "stack_parts"]
+
+def stack_parts(bars, step) -> None:
+    """Lay one bar per part of ``step`` (:data:`atscale.parallelism.PARTS`, in order) end to end on a time axis."""
+    left = 0.0
+    for bar, seconds in zip(bars, step.parts().values()):
+        bar.set_x(left)
+        bar.set_width(float(seconds))
+        left += float(seconds)
+
 
 _PART_COLOURS = dict(zip(P.PARTS, (PALETTE[0], PALETTE[5], PALETTE[1], PALETTE[7], "#999933", PALETTE[4], "#bbbbbb",
                                    PALETTE[3], PALETTE[2])))
@@ -430,11 +439,7 @@ class StepBreakdownFigure(LiveFigure):
             self.reason.set_text(str(step.reason))
             self.title.set_text(label)
             return
-        left = 0.0
-        for bar, seconds in zip(self.bars, step.parts().values()):
-            bar.set_x(left)
-            bar.set_width(float(seconds))
-            left += float(seconds)
+        stack_parts(self.bars, step)
         self.title.set_text(f"{label}: {float(step.total):.2f} s per step, MFU {float(step.mfu):.1%}")
 
 

@@ -28,4 +28,5 @@ from .memory import *  # noqa: E402,F401,F403
 from .reliability import *  # noqa: E402,F401,F403
 from .collectives import *  # noqa: E402,F401,F403
 from .parallelism import *  # noqa: E402,F401,F403
+from .experts import *  # noqa: E402,F401,F403
 from .jct import *  # noqa: E402,F401,F403

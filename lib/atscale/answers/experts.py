@@ -1,0 +1,63 @@
+"""Answer keys: the mixtures-of-experts chapter."""
+
+CHAPTER = "Mixtures of experts"
+"""The chapter whose exercises these keys check (the Exercises page groups them by it)."""
+
+import dataclasses
+
+from .. import experts, hardware, models
+from . import answer
+
+_EPS = (1, 2, 4, 8, 16, 32, 64, 128)
+
+
+@answer("experts-mixtral-total", unit="", rtol=0.01,
+        hint="models.MIXTRAL_8X7B.num_params: attention, embeddings and norms are shared by the 8 experts.")
+def _():
+    return models.MIXTRAL_8X7B.num_params
+
+
+@answer("experts-deepseek-dense-flops", unit="", rtol=0.01,
+        hint="The FLOPs per token with every expert active over those with 8 routed experts: "
+             "1 / experts.moe_summary(models.DEEPSEEK_V3).flops_ratio.")
+def _():
+    return 1 / experts.moe_summary(models.DEEPSEEK_V3).flops_ratio
+
+
+@answer("experts-cross-node-bytes", unit="B", rtol=0.01,
+        hint="M (1 - 1/N) copies cross the network with M = 4 nodes per token and N = 8 nodes; each copy is h = 7,168 "
+             "values of 2 bytes.")
+def _():
+    m = models.DEEPSEEK_V3
+    return experts.cross_node_copies(m.experts_per_token, 8, num_experts=m.num_experts,
+                                     max_nodes=m.max_routed_nodes) * m.hidden_size * 2
+
+
+@answer("experts-dropped-fraction", unit="", rtol=0.02,
+        hint="experts.dropped_fraction(mean_load, capacity_factor), as a fraction (not a percentage).")
+def _():
+    return experts.dropped_fraction(16, 1.25)
+
+
+@answer("experts-a2a-over-all-reduce", unit="", rtol=0.02,
+        hint="experts.all_to_all_vs_all_reduce(256e6, 64, cluster).ratio on 1,024 H100 (DGX H100, InfiniBand NDR).")
+def _():
+    cluster = hardware.Cluster.of_gpus(hardware.DGX_H100, 1024, hardware.FABRICS["InfiniBand NDR"])
+    return experts.all_to_all_vs_all_reduce(256e6, 64, cluster).ratio
+
+
+@answer("experts-no-node-limit-hours", unit="", rtol=0.02,
+        hint="experts.deepseek_v3_estimate(model=dataclasses.replace(models.DEEPSEEK_V3, max_routed_nodes=None))"
+             ".gpu_hours_per_trillion (GPU-hours, a plain number).")
+def _():
+    model = dataclasses.replace(models.DEEPSEEK_V3, max_routed_nodes=None)
+    return experts.deepseek_v3_estimate(model=model).gpu_hours_per_trillion
+
+
+@answer("experts-smallest-ep", unit="", rtol=0.0, atol=0.5,
+        hint="experts.ep_sweep(...) of the published layout with recompute='full' and the memory check on; the first "
+             "feasible degree (sweep.eps[sweep.feasible][0]).")
+def _():
+    plan = dataclasses.replace(experts.DEEPSEEK_V3_PLAN, recompute="full")
+    sweep = experts.ep_sweep(models.DEEPSEEK_V3, experts.DEEPSEEK_V3_CLUSTER, plan, _EPS, dtype="fp8")
+    return int(sweep.eps[sweep.feasible][0])

@@ -1,0 +1,551 @@
+"""Mixtures of experts: parameters that cost memory but no FLOPs, and the all-to-all that pays for them.
+
+The module follows the chapter. First the arithmetic of a mixture of experts (MoE): its *total* parameters
+(what memory holds) against its *active* ones (what a token multiplies by), and how the publishers of the
+catalog's models count them (:func:`moe_summary`, :func:`published_count`). Then the collective that expert parallelism
+adds, the all-to-all, against the all-reduce of the same buffer (:func:`all_to_all_vs_all_reduce`), and how many
+copies of a token cross the network with and without DeepSeek's node-limited routing
+(:func:`cross_node_copies`). Then load balance: the busiest expert sets the pace, a capacity factor drops what
+overflows (:func:`routing_imbalance`, :func:`dropped_fraction`). Last, the step: expert parallelism swept over
+its degree (:func:`ep_sweep`), the all-to-all against the computation it must hide behind
+(:func:`a2a_compute_ratio`), and the worked example, DeepSeek-V3's GPU-hours per trillion tokens
+(:func:`deepseek_v3_estimate`).
+
+Step times come from :func:`atscale.parallelism.step_time` (and its vectorised twin
+:func:`~atscale.parallelism.evaluate`), collectives from :mod:`atscale.collectives`, parameter counts and FLOPs
+from :mod:`atscale.models`; nothing here re-implements them. Units are SI: seconds, bytes, FLOP; GPU-time is
+in GPU-seconds (a GPU-hour is 3,600 of them).
+
+Sources: Shazeer et al. (2017), sparsely-gated MoE; Lepikhin et al. (2021), GShard; Fedus, Zoph and Shazeer
+(2022), Switch Transformers, JMLR 23 (capacity factor, load-balancing loss); Gale et al. (2023), MegaBlocks
+(dropless MoE, grouped GEMM); Jiang et al. (2024), Mixtral of Experts; DeepSeek-AI (2024), DeepSeek-V3
+Technical Report, arXiv:2412.19437.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import _validate as _v
+from . import collectives, hardware, models, parallelism
+from ._numeric import as_scalar
+from .plan import Plan
+
+__all__ = [
+    "DEEPSEEK_V3_RUN", "MoeSummary", "moe_summary", "dense_twin", "PublishedCount", "published_count", "AllToAllComparison",
+    "all_to_all_vs_all_reduce", "cross_node_copies", "routing_imbalance", "dropped_fraction", "EpSweep", "ep_sweep",
+    "A2ARatio", "a2a_compute_ratio", "DEEPSEEK_V3_CLUSTER", "DEEPSEEK_V3_PLAN", "DEEPSEEK_V3_GPU_HOURS_PER_TRILLION",
+    "DEEPSEEK_V3_PRETRAINING", "gpu_seconds_per_trillion", "DeepSeekEstimate", "deepseek_v3_estimate",
+]
+
+_HOUR = 3600.0
+
+
+def _moe_model(name: str, value) -> models.TransformerConfig:
+    m = models.model_arg(name, value)
+    if not m.is_moe:
+        raise ValueError(f"{name}={m.name!r} is a dense model (num_experts=0); give a mixture of experts, e.g. "
+                         f"{', '.join(x.name for x in models.MOE_MODELS)}")
+    return m
+
+
+# --------------------------------------------------------------------------------------
+# Total against active: the arithmetic of a mixture of experts
+# --------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class MoeSummary:
+    """What a mixture of experts holds and what one token uses.
+
+    ``total``: every parameter (memory); ``active``: the parameters one token goes through, embeddings included;
+    ``matmul_active``: the weights of the matrix multiplies one token makes (the ``N`` of ``6N``);
+    ``flops_per_token``: training FLOPs per token (``6N + 12 l s h``, :func:`atscale.models.training_flops_per_token`);
+    ``all_experts_flops_per_token``: the same if every token went through every expert (a dense model of the same
+    total size and shape); ``routed_params``: the routed experts' parameters, what expert parallelism shards.
+    """
+
+    name: str
+    total: int
+    active: int
+    matmul_active: int
+    routed_params: int
+    flops_per_token: float
+    all_experts_flops_per_token: float
+
+    @property
+    def active_share(self) -> float:
+        """``active / total``: the fraction of the weights one token touches."""
+        return self.active / self.total
+
+    @property
+    def flops_ratio(self) -> float:
+        """FLOPs per token over those of the same model with every expert active (``< 1``: what sparsity saves)."""
+        return self.flops_per_token / self.all_experts_flops_per_token
+
+    def __repr__(self):
+        return (f"MoeSummary({self.name}: {self.total / 1e9:.1f}B total, {self.active / 1e9:.1f}B active "
+                f"({self.active_share:.1%}); {self.flops_per_token / 1e9:.0f} GFLOP per token, {self.flops_ratio:.1%} "
+                f"of all experts)")
+
+
+def moe_summary(model, seq_length=None) -> MoeSummary:
+    """Total and active parameters of a mixture of experts and its training FLOPs per token.
+
+    ``P_active = P - L_moe (E - k) P_expert`` (every routed expert a token skips, in each of the ``L_moe`` MoE
+    layers); FLOPs per token ``6 N_active + 12 l s h`` (Fedus et al. 2022, sec. 2: a token's FLOPs follow the
+    ``k`` experts it is routed to), against the model with ``k = E`` (every expert active). ``seq_length``
+    (tokens; default the model's) sets the attention term. The classic misreading: "8x7B" is not 56B, and a token
+    does not use ``k/E`` of the model: attention, embeddings and shared experts are used by every token.
+    """
+    m = _moe_model("model", model)
+    every = dataclasses.replace(m, experts_per_token=m.num_experts)
+    return MoeSummary(m.name, m.num_params, m.active_params, m.matmul_params, m.routed_expert_params,
+                      float(models.training_flops_per_token(m, seq_length)),
+                      float(models.training_flops_per_token(every, seq_length)))
+
+
+def dense_twin(model) -> models.TransformerConfig:
+    """The dense model with a mixture of experts' *active* shape: every MoE layer's experts replaced by one MLP of
+    width ``(k + shared) f_e`` (:attr:`~atscale.models.TransformerConfig.active_ffn_size`), the router dropped.
+    It does the same FLOPs per token (to within the router's ``h E``) and holds only the active weights."""
+    m = _moe_model("model", model)
+    return dataclasses.replace(m, name=f"{m.name} (dense twin)", num_experts=0, experts_per_token=0,
+                               expert_ffn_size=None, shared_experts=0, dense_layers=0, max_routed_nodes=None,
+                               ffn_hidden_size=int(round(m.active_ffn_size)),
+                               source=f"the dense twin of {m.name}: its active shape, no experts")
+
+
+@dataclass(frozen=True)
+class PublishedCount:
+    """A model's parameter counts against its publisher's, in the publisher's convention.
+
+    ``active`` is counted as the publisher counts it: without the input embedding (a look-up, no FLOPs) where
+    ``counts_embedding`` is False. ``total_error``, ``active_error``: counted / published - 1. ``*_rounds``: the
+    count rounds to the published figure at its significant figures."""
+
+    name: str
+    total: int
+    published_total: float
+    active: int
+    published_active: float
+    counts_embedding: bool
+    total_rounds: bool
+    active_rounds: bool
+
+    @property
+    def total_error(self) -> float:
+        """``total / published_total - 1``."""
+        return self.total / self.published_total - 1
+
+    @property
+    def active_error(self) -> float:
+        """``active / published_active - 1``."""
+        return self.active / self.published_active - 1
+
+
+def _rounds_to(value: float, published: float, figures: int) -> bool:
+    step = 10.0 ** (math.floor(math.log10(published)) - figures + 1)
+    return abs(value - published) <= step / 2 + 1e-9 * published
+
+
+def published_count(model) -> PublishedCount:
+    """``model``'s total and active parameters next to the published ones (:data:`atscale.models.PUBLISHED_COUNTS`).
+
+    Publishers differ on what "active" counts: Mistral (Mixtral) and Qwen count every parameter a token touches,
+    embedding look-up included; DeepSeek and OpenAI (gpt-oss) leave the input embedding out. Sources: as in
+    :data:`~atscale.models.PUBLISHED_COUNTS`."""
+    m = _moe_model("model", model)
+    if m.name not in models.PUBLISHED_COUNTS:
+        raise ValueError(f"model={m.name!r} has no published counts; known: {', '.join(models.PUBLISHED_COUNTS)}")
+    (total, t_fig), (active, a_fig), with_embedding = models.PUBLISHED_COUNTS[m.name]
+    counted = m.active_params - (0 if with_embedding else m.vocab_size * m.hidden_size)
+    return PublishedCount(m.name, m.num_params, total, counted, active, with_embedding,
+                          _rounds_to(m.num_params, total, t_fig), _rounds_to(counted, active, a_fig))
+
+
+# --------------------------------------------------------------------------------------
+# The all-to-all
+# --------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class AllToAllComparison:
+    """One all-to-all against one all-reduce of the same ``size`` (bytes per GPU) over ``ranks`` GPUs (arrays).
+
+    Times in seconds; ``*_nic_bytes``: bytes each GPU sends through its network card; ``*_busbw``: nccl-tests'
+    bus bandwidth, ``size / time`` times ``(n - 1)/n`` (all-to-all) or ``2(n - 1)/n`` (all-reduce), bytes/s."""
+
+    size: object
+    ranks: object
+    gpus_per_node: int
+    a2a_time: object
+    all_reduce_time: object
+    a2a_nic_bytes: object
+    all_reduce_nic_bytes: object
+
+    @property
+    def a2a_busbw(self):
+        """All-to-all bus bandwidth, bytes/s (nccl-tests' convention; 0 on one rank)."""
+        n = np.asarray(self.ranks, dtype=float)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return as_scalar(np.where(n > 1, self.size / np.asarray(self.a2a_time) * (n - 1) / n, 0.0))
+
+    @property
+    def all_reduce_busbw(self):
+        """All-reduce bus bandwidth, bytes/s (0 on one rank)."""
+        n = np.asarray(self.ranks, dtype=float)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return as_scalar(np.where(n > 1, self.size / np.asarray(self.all_reduce_time) * 2 * (n - 1) / n, 0.0))
+
+    @property
+    def ratio(self):
+        """All-to-all time over all-reduce time."""
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return as_scalar(np.asarray(self.a2a_time) / np.asarray(self.all_reduce_time))
+
+
+def all_to_all_vs_all_reduce(size, ranks, cluster: hardware.Cluster) -> AllToAllComparison:
+    """An all-to-all (:func:`atscale.collectives.all_to_all_time`) against an all-reduce of the same buffer over the
+    same ``ranks`` GPUs of ``cluster`` (packed: whole nodes, or part of one).
+
+    The all-reduce inside a node is a ring on NVLink; across ``N`` nodes it is hierarchical (reduce-scatter inside
+    the node, all-reduce of ``size / g`` across nodes on one NIC per GPU, all-gather back; Jia et al. 2018), so each
+    GPU sends ``2 (N - 1)/N x size / g`` through its NIC. An all-to-all has nothing to reduce: every byte bound for
+    another node crosses it, ``(n - r)/n x size`` for ``r`` GPUs per node, nearly all of ``size``: across nodes it
+    runs at the NIC's rate, ``g/2`` times the all-reduce's traffic. The classic misreading: comparing their *bus*
+    bandwidths, whose factors differ by two (nccl-tests' PERFORMANCE.md). ``size`` in bytes and ``ranks`` may be
+    arrays (broadcast); ``ranks`` must divide, or be a multiple of, the GPUs per node, and at most the cluster's.
+    """
+    if not isinstance(cluster, hardware.Cluster):
+        raise ValueError(f"cluster={_v.show(cluster)} must be an atscale.hardware.Cluster")
+    m, n = _v.broadcast(size=_v.nonnegative("size", size, unit="bytes"),
+                        ranks=_v.count("ranks", ranks, high=cluster.num_gpus, scalar=False,
+                                       unit=f"GPUs of a {cluster.num_gpus:,}-GPU cluster"))
+    m, n = np.asarray(m, dtype=float), np.asarray(n, dtype=float)
+    g = cluster.node.gpus
+    if np.any((n > g) & (n % g != 0)) or np.any((n < g) & (g % n != 0)):
+        raise ValueError(f"ranks={_v.show(ranks)} must divide or be a multiple of the {g} GPUs per node "
+                         "(whole nodes, or part of one)")
+    a2a = np.asarray(collectives.all_to_all_time(m, n, cluster), dtype=float)
+    nodes, inside = np.maximum(n / g, 1.0), np.minimum(n, g)
+    up = collectives._scale_up(cluster.node)
+    flat = np.asarray(collectives.collective_time("all-reduce", m, inside, up), dtype=float)
+    hier = np.zeros_like(m)
+    for k in np.unique(nodes[nodes > 1]):  # a few distinct node counts: one hierarchical call each
+        sub = hardware.Cluster.of_gpus(cluster.node, int(k) * g, cluster.fabric)
+        sel = nodes == k
+        hier[sel] = np.asarray(collectives.hierarchical_time("all-reduce", m[sel], sub), dtype=float)
+    ar = np.where(nodes > 1, hier, flat)
+    return AllToAllComparison(as_scalar(m), as_scalar(n), g, as_scalar(a2a), as_scalar(ar),
+                              as_scalar(m * (n - inside) / n), as_scalar(2 * (nodes - 1) / nodes * m / g))
+
+
+def cross_node_copies(experts_per_token, nodes, *, num_experts=None, max_nodes=None, deduplicate=False):
+    """Expected copies of one token's activations that cross the network in one dispatch (or combine).
+
+    A token picks ``k`` of ``E`` experts spread evenly over ``N`` nodes, uniformly at random (the ideal a
+    load-balancing loss aims at); its own node is one of them.
+
+    * plain all-to-all, one copy per expert: ``k (1 - 1/N)`` (linearity of expectation: each copy lands on another
+      node with probability ``(N - 1)/N``);
+    * ``deduplicate``: one copy per destination node, forwarded to its experts over NVLink (DeepSeek-AI 2024,
+      sec. 3.2.2): the expected number of other nodes holding at least one of the ``k`` experts,
+      ``(N - 1)(1 - C(E - E/N, k) / C(E, k))`` (``(N - 1)(1 - (1 - 1/N)^k)`` without ``num_experts``);
+    * ``max_nodes`` ``M`` (node-limited routing, sec. 2.1.2; implies deduplication): at most ``M`` nodes, its own
+      among them with probability ``M/N`` when nodes are picked uniformly: ``M (1 - 1/N)``, and never more than
+      deduplication alone gives.
+
+    Dimensionless; multiply by ``h`` and the bytes per value for bytes per token. Vectorised over
+    ``experts_per_token`` and ``nodes``. The classic misreading: "node-limited routing caps the traffic at ``M``
+    copies" (it caps the *nodes*; ``M`` also counts the token's own node, which costs nothing).
+    """
+    k, n = (np.asarray(x, dtype=float) for x in _v.broadcast(
+        experts_per_token=_v.count("experts_per_token", experts_per_token, scalar=False),
+        nodes=_v.count("nodes", nodes, scalar=False)))
+    plain = k * (1 - 1 / n)
+    if not deduplicate and max_nodes is None:
+        return as_scalar(plain)
+    if num_experts is None:
+        missing = (1 - 1 / n) ** k
+    else:
+        e = float(_v.count("num_experts", num_experts))
+        if np.any(k > e) or np.any(e % n != 0):
+            raise ValueError(f"num_experts={num_experts!r} must be at least experts_per_token="
+                             f"{_v.show(experts_per_token)} and a multiple of nodes={_v.show(nodes)} (experts spread "
+                             "evenly)")
+        i = np.arange(int(k.max()))[:, None]  # C(E - E/N, k) / C(E, k) as a product of k ratios
+        flat_k, flat_n = k.ravel(), n.ravel()
+        terms = np.where(i < flat_k, (e - e / flat_n - i) / (e - i), 1.0)
+        missing = np.prod(np.clip(terms, 0.0, None), axis=0).reshape(k.shape)
+    dedup = (n - 1) * (1 - missing)
+    if max_nodes is None:
+        return as_scalar(dedup)
+    limit = float(_v.count("max_nodes", max_nodes))
+    return as_scalar(np.minimum(dedup, limit * (1 - 1 / n)))
+
+
+# --------------------------------------------------------------------------------------
+# Load balance
+# --------------------------------------------------------------------------------------
+_POISSON_LIMIT = 1e5
+"""Mean loads above this many tokens per expert use the normal approximation of the Poisson law (its error there
+is far below a token in a thousand); below it the Poisson sums are computed exactly."""
+
+
+def _poisson(mean: np.ndarray):
+    """Support ``0..x_max`` and, for each mean (rows), the Poisson pmf and survival ``P(X > x)``, from log space
+    (no overflow) and summed from the tail (no cancellation)."""
+    top = int(np.max(mean) + 12 * math.sqrt(np.max(mean)) + 40)
+    x = np.arange(top + 1, dtype=float)
+    log_fact = np.concatenate([[0.0], np.cumsum(np.log(x[1:]))])
+    lam = mean.reshape(-1, 1)
+    pmf = np.exp(x * np.log(lam) - lam - log_fact)
+    tail = np.cumsum(pmf[:, ::-1], axis=1)[:, ::-1]  # P(X >= x)
+    survival = np.concatenate([tail[:, 1:], np.zeros((len(lam), 1))], axis=1)
+    return x, pmf, np.minimum(survival, 1.0)
+
+
+def _normal_cdf(z):
+    return 0.5 * (1 + np.vectorize(math.erf, otypes=[float])(np.asarray(z, dtype=float) / math.sqrt(2)))
+
+
+def _split(lam: np.ndarray, small, large) -> np.ndarray:
+    """``small(λ)`` (exact Poisson sums) where ``λ <= _POISSON_LIMIT``, ``large(λ)`` (normal law) elsewhere."""
+    out = np.empty(lam.shape)
+    low = lam <= _POISSON_LIMIT
+    if np.any(low):
+        out[low] = small(lam[low])
+    if np.any(~low):
+        out[~low] = large(lam[~low])
+    return out
+
+
+def routing_imbalance(mean_load, num_experts):
+    """Tokens at the busiest of ``num_experts`` experts over the mean when a router spreads tokens uniformly at
+    random, ``E[max_i X_i] / λ`` with ``X_i`` Poisson of mean ``λ = mean_load`` (tokens per expert: the batch's
+    tokens times ``k`` over ``E``), the experts' loads taken as independent (the balls-into-bins approximation;
+    Raab and Steger 1998), ``E[max] = Σ_x (1 - F(x)^E)``; above 10^5 tokens per expert, ``λ + sqrt(λ) E[max of E
+    standard normals]``. Even a perfectly fair router leaves the busiest expert about ``1 + z / sqrt(λ)`` times the
+    mean (``z`` ≈ 1.4 for 8 experts, 2.8 for 256): the imbalance shrinks with the tokens per expert, and a learned
+    router adds its own preferences on top. Dimensionless, >= 1; vectorised over ``mean_load``."""
+    lam = np.asarray(_v.positive("mean_load", mean_load, unit="tokens per expert"), dtype=float)
+    e = _v.count("num_experts", num_experts)
+
+    def small(m):
+        _, _, survival = _poisson(m)
+        with np.errstate(divide="ignore"):  # P(X > x) = 1 exactly: that term of the sum is 1
+            return np.sum(-np.expm1(e * np.log1p(-survival)), axis=1) / m
+
+    def large(m):
+        z = np.linspace(-12.0, 12.0, 4801)
+        cdf = _normal_cdf(z)
+        top = np.sum(np.where(z >= 0, 1 - cdf**e, -(cdf**e))) * (z[1] - z[0])  # E[max of e standard normals]
+        return 1 + top / np.sqrt(m)
+
+    ratio = _split(lam.ravel(), small, large).reshape(lam.shape)
+    return as_scalar(np.maximum(ratio, 1.0))
+
+
+def dropped_fraction(mean_load, capacity_factor):
+    """Fraction of the routed tokens dropped when each expert takes at most ``floor(C λ)`` of them (capacity factor
+    ``C``; GShard, Switch: Fedus et al. 2022, sec. 2.2) and receives a Poisson number of mean ``λ = mean_load``
+    (uniform random routing, as :func:`routing_imbalance`): ``E[(X - floor(C λ))^+] / λ`` (above 10^5 tokens per
+    expert, its normal approximation). A dropped token skips the expert layer through its residual connection.
+    Dropless training (Gale et al. 2023, MegaBlocks; Megatron-Core, DeepSeek-V3) drops nothing and pays the busiest
+    expert's time instead. Dimensionless, in [0, 1]; vectorised over both arguments."""
+    lam, c = _v.broadcast(mean_load=_v.positive("mean_load", mean_load, unit="tokens per expert"),
+                          capacity_factor=_v.number("capacity_factor", capacity_factor, low=1))
+    shape = np.shape(lam)
+    lam, c = np.asarray(lam, dtype=float).ravel(), np.asarray(c, dtype=float).ravel()
+    cap = np.floor(np.minimum(c, 1e15) * lam)
+    low = lam <= _POISSON_LIMIT
+    out = np.empty(lam.shape)
+    if np.any(low):
+        _, _, survival = _poisson(lam[low])
+        cols = np.arange(survival.shape[1])
+        # E[(X - c)^+] = Σ_{x >= c} P(X > x)
+        out[low] = np.sum(np.where(cols >= cap[low, None], survival, 0.0), axis=1) / lam[low]
+    if np.any(~low):
+        m, sd = lam[~low], np.sqrt(lam[~low])
+        z = (cap[~low] - m) / sd
+        pdf = np.exp(-z**2 / 2) / math.sqrt(2 * math.pi)
+        out[~low] = sd * (pdf - z * (1 - _normal_cdf(z))) / m
+    return as_scalar(np.clip(out, 0.0, 1.0).reshape(shape))
+
+
+# --------------------------------------------------------------------------------------
+# The step: expert parallelism
+# --------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class EpSweep:
+    """Step times of one layout at each expert-parallel degree ``eps``: ``steps`` is a
+    :class:`~atscale.parallelism.StepTime` of arrays (one entry per degree; infeasible ones NaN with a reason)."""
+
+    model: str
+    eps: np.ndarray
+    steps: parallelism.StepTime
+
+    def parts(self) -> dict:
+        """``{part: seconds array}`` in the order of :data:`atscale.parallelism.PARTS`."""
+        return self.steps.parts()
+
+    @property
+    def feasible(self) -> np.ndarray:
+        """Which degrees can run (with the memory check off, whatever their memory)."""
+        return np.asarray(self.steps.feasible)
+
+    @property
+    def fits(self) -> np.ndarray:
+        """Which degrees can run *and* fit in memory: per-GPU memory within the memory model's margin
+        (:data:`atscale.parallelism.MEMORY_MARGIN`) of the usable capacity."""
+        memory = np.asarray(self.steps.memory_total, dtype=float)
+        with np.errstate(invalid="ignore"):
+            return self.feasible & (memory <= self.steps.memory_capacity * (1 + parallelism.MEMORY_MARGIN))
+
+
+def _plan_fields(plan: Plan) -> dict:
+    return {f.name: getattr(plan, f.name) for f in dataclasses.fields(Plan)}
+
+
+def ep_sweep(model, cluster: hardware.Cluster, plan: Plan, eps, *, seq_length=None, dtype: str = "bf16",
+             memory_check: bool = True) -> EpSweep:
+    """``plan`` at each expert-parallel degree of ``eps``, everything else unchanged, in one vectorised call of
+    :func:`atscale.parallelism.evaluate` (the same cost terms as :func:`~atscale.parallelism.step_time`).
+
+    Raising ``ep`` divides the routed experts' weights, gradients and optimizer state per GPU by ``ep`` (each GPU
+    holds ``E / ep`` experts) and shrinks the experts' data-parallel group to ``tp cp dp / (expert_tp ep)``;
+    it spreads the expert group over more GPUs, first over NVLink, then across nodes, where the all-to-all runs at
+    the NIC's rate. A degree that does not divide the experts or ``tp x cp x dp`` is infeasible, with its reason.
+    """
+    if not isinstance(plan, Plan) or plan.global_batch is None:
+        raise ValueError(f"plan={_v.show(plan)} must be an atscale.plan.Plan with a global_batch")
+    m = _moe_model("model", model)
+    e = np.asarray(_v.count("eps", eps, scalar=False), dtype=np.int64).ravel()
+    steps = parallelism.evaluate(m, cluster, **{**_plan_fields(plan), "ep": e}, seq_length=seq_length, dtype=dtype,
+                                 memory_check=_v.flag("memory_check", memory_check))
+    return EpSweep(m.name, e, steps)
+
+
+@dataclass(frozen=True)
+class A2ARatio:
+    """The expert all-to-all of a step against the computation it must hide behind (seconds per step, per GPU):
+    ``all_to_all`` with nothing overlapped, ``computation`` (compute and recomputation, all SMs computing) and
+    ``step`` (the :class:`~atscale.parallelism.StepTime` they come from)."""
+
+    all_to_all: float
+    computation: float
+    step: parallelism.StepTime
+
+    @property
+    def ratio(self) -> float:
+        """``all_to_all / computation``: 1 is DeepSeek's "1:1"."""
+        return self.all_to_all / self.computation
+
+
+def a2a_compute_ratio(model, cluster: hardware.Cluster, plan: Plan, *, seq_length=None, dtype: str = "bf16",
+                      memory_check: bool = True) -> A2ARatio:
+    """How long the expert all-to-alls of a step take against its computation, with the all-to-all *not*
+    overlapped (:func:`atscale.parallelism.step_time` with ``a2a_overlap=False``): the ratio DeepSeek-V3 quotes as
+    "approximately 1:1" for cross-node expert parallelism (DeepSeek-AI 2024, sec. 3.2.1), which is why it overlaps
+    the two. Above 1 no overlap can hide the all-to-all; below 1 it can, at the price of the SMs it lends."""
+    if not isinstance(plan, Plan):
+        raise ValueError(f"plan={_v.show(plan)} must be an atscale.plan.Plan")
+    st = parallelism.step_time(_moe_model("model", model), cluster, dataclasses.replace(plan, a2a_overlap=False),
+                               seq_length=seq_length, dtype=dtype, memory_check=memory_check)
+    if not st.feasible:
+        raise ValueError(f"the layout cannot run: {st.reason}")
+    return A2ARatio(float(st.ep_comm), float(st.compute + st.recompute), st)
+
+
+# --------------------------------------------------------------------------------------
+# The worked example: DeepSeek-V3 on 2,048 H800
+# --------------------------------------------------------------------------------------
+DEEPSEEK_V3_RUN = next(r for r in parallelism.MOE_RUNS if r.label == "DeepSeek-V3, 2,048 H800, FP8")
+"""The step-time model's validation run of DeepSeek-V3 (:data:`atscale.parallelism.MOE_RUNS`): the worked example's
+cluster and layout are its own, so the chapter and the accuracy appendix price the same run."""
+
+DEEPSEEK_V3_CLUSTER = DEEPSEEK_V3_RUN.cluster
+"""DeepSeek-V3's training cluster: 2,048 H800 in 256 nodes of 8, NVLink inside the node, one 400 Gb/s InfiniBand NIC
+per GPU (DeepSeek-AI 2024, sec. 3.1)."""
+
+DEEPSEEK_V3_PLAN = DEEPSEEK_V3_RUN.plan
+"""DeepSeek-V3's published layout (sec. 3.1-3.2): no tensor parallelism, 16-way pipeline (DualPipe), 64-way expert
+parallelism over 8 nodes, ZeRO-1 data parallelism over the other 128, the all-to-all overlapped with computation;
+global batch 15,360 sequences of 4,096 tokens (its final value, sec. 4.2; it ramps up from 3,072 over the first
+469B tokens); micro-batch 1 (assumed). ``recompute="selective"`` stands for what the model cannot express:
+DeepSeek recomputes RMSNorm and the MLA up-projections in the backward pass and caches activations in FP8
+(sec. 3.2.3, 3.3.3)."""
+
+DEEPSEEK_V3_GPU_HOURS_PER_TRILLION = DEEPSEEK_V3_RUN.published * DEEPSEEK_V3_RUN.cluster.num_gpus / (
+    DEEPSEEK_V3_RUN.plan.global_batch * DEEPSEEK_V3_RUN.seq_length) * 1e12
+"""Published cost of pre-training DeepSeek-V3: 180K H800 GPU-hours per trillion tokens (sec. 1 and Table 1), in
+GPU-seconds per 10^12 tokens; 2,664K GPU-hours for its 14.8T tokens, under two months on 2,048 GPUs."""
+
+DEEPSEEK_V3_PRETRAINING = (2664e3 * _HOUR, 14.8e12)
+"""``(GPU-seconds, tokens)`` of DeepSeek-V3's pre-training as published (Table 1): 2,664K H800 GPU-hours, 14.8T
+tokens."""
+
+
+def gpu_seconds_per_trillion(step: parallelism.StepTime):
+    """GPU-seconds one trillion tokens cost at the pace of ``step``: ``GPUs x step time / tokens per step x 10^12``
+    (NaN for an infeasible layout). Divide by 3,600 for GPU-hours, the unit DeepSeek publishes."""
+    if not isinstance(step, parallelism.StepTime):
+        raise ValueError(f"step={_v.show(step)} must be an atscale.parallelism.StepTime")
+    return as_scalar(np.asarray(step.total, dtype=float) * step.gpus / np.asarray(step.tokens_per_step, dtype=float)
+                     * 1e12)
+
+
+@dataclass(frozen=True)
+class DeepSeekEstimate:
+    """The model's cost of training DeepSeek-V3 on 2,048 H800 against the published 180K GPU-hours per trillion
+    tokens. ``step``: the :class:`~atscale.parallelism.StepTime`; ``gpu_seconds_per_trillion``: GPU-seconds per
+    10^12 tokens; ``published``: the same, published."""
+
+    step: parallelism.StepTime
+    gpu_seconds_per_trillion: float
+    published: float = DEEPSEEK_V3_GPU_HOURS_PER_TRILLION
+
+    @property
+    def gpu_hours_per_trillion(self) -> float:
+        """GPU-hours per trillion tokens (the unit DeepSeek publishes)."""
+        return self.gpu_seconds_per_trillion / _HOUR
+
+    @property
+    def error(self) -> float:
+        """``estimate / published - 1`` (negative: the model is optimistic, it predicts a cheaper run)."""
+        return self.gpu_seconds_per_trillion / self.published - 1
+
+    @property
+    def published_step(self) -> float:
+        """The step time (s) the published cost implies for the same step: tokens per step x GPU-seconds per token
+        over the GPUs."""
+        return float(self.step.tokens_per_step) * self.published / 1e12 / self.step.gpus
+
+    @property
+    def published_mfu(self) -> float:
+        """The MFU (against the BF16 dense peak, the book's convention) that the published cost implies."""
+        return float(self.step.mfu) * float(self.step.total) / self.published_step
+
+    def __repr__(self):
+        return (f"DeepSeekEstimate({self.gpu_hours_per_trillion / 1e3:,.0f}K GPU-hours per trillion tokens against "
+                f"{self.published / _HOUR / 1e3:,.0f}K published ({self.error:+.1%}); step "
+                f"{float(self.step.total):.2f} s, MFU {float(self.step.mfu):.1%})")
+
+
+def deepseek_v3_estimate(*, model=models.DEEPSEEK_V3, plan: Plan = DEEPSEEK_V3_PLAN,
+                         cluster: hardware.Cluster = DEEPSEEK_V3_CLUSTER, dtype: str = "fp8",
+                         memory_check: bool = False) -> DeepSeekEstimate:
+    """GPU-hours per trillion tokens of DeepSeek-V3 (or a variant: another ``model``, ``plan``, ``cluster`` or
+    ``dtype``) from one :func:`atscale.parallelism.step_time`: ``GPUs x step time / tokens per step x 10^12``.
+
+    Defaults: DeepSeek's published layout (:data:`DEEPSEEK_V3_PLAN`) on its cluster (:data:`DEEPSEEK_V3_CLUSTER`) in
+    FP8, with the memory check off, because the memory model cannot express how DeepSeek's layout fits (FP8
+    activation caching, recomputed norms and up-projections): ``memory_check=True`` reports that layout as not
+    fitting. An infeasible variant is a ``ValueError`` with the reason. Nothing is fitted to the published figure
+    (:data:`DEEPSEEK_V3_GPU_HOURS_PER_TRILLION`)."""
+    st = parallelism.step_time(_moe_model("model", model), cluster, plan, dtype=dtype,
+                               memory_check=_v.flag("memory_check", memory_check))
+    if not st.feasible:
+        raise ValueError(f"the layout cannot run: {st.reason}")
+    return DeepSeekEstimate(st, gpu_seconds_per_trillion(st))

@@ -1,0 +1,69 @@
+"""Explorers of the chapter "Mixtures of experts"."""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+
+from .. import experts, models, parallelism, plots
+from ..plan import RECOMPUTE
+from ._base import Explorer, dropdown, slider
+
+__all__ = ["moe_view", "moe_explorer"]
+
+
+@functools.lru_cache(maxsize=64)
+def _variant(num_experts: int, top_k: int, max_nodes: int) -> models.TransformerConfig:
+    """DeepSeek-V3 with another number of routed experts, top-k and node limit (0: none); the same object for the
+    same arguments, so the step-time model's per-model constants are computed once."""
+    base = models.DEEPSEEK_V3
+    name = base.name
+    if (num_experts, top_k, max_nodes or None) != (base.num_experts, base.experts_per_token, base.max_routed_nodes):
+        name = f"{base.name} variant ({num_experts} experts, top-{top_k})"
+    return dataclasses.replace(base, name=name, num_experts=num_experts, experts_per_token=top_k,
+                               max_routed_nodes=max_nodes or None)
+
+
+def moe_view(experts_: int = 256, top_k: int = 8, ep: int = 64, expert_tp: int = 1, max_nodes: int = 4,
+             a2a_overlap: bool = True, imbalance: float = 1.0, capacity_factor: float = 0.0,
+             recompute: str = "full") -> parallelism.StepTime:
+    """The step of DeepSeek-V3 (or a variant with ``experts_`` routed experts, ``top_k`` of them per token, tokens
+    sent to at most ``max_nodes`` nodes, 0 for no limit) on DeepSeek's 2,048 H800 in FP8, its published layout
+    (:data:`atscale.experts.DEEPSEEK_V3_PLAN`) with the expert-parallel degree ``ep``, expert tensor parallelism
+    ``expert_tp``, the all-to-all overlapped or not, the busiest expert's load ``imbalance`` times the mean, a
+    ``capacity_factor`` (0: dropless) and the recomputation mode; the memory check on."""
+    model = _variant(experts_, top_k, max_nodes)
+    plan = dataclasses.replace(experts.DEEPSEEK_V3_PLAN, ep=ep, expert_tp=expert_tp, a2a_overlap=a2a_overlap,
+                               expert_imbalance=imbalance, capacity_factor=capacity_factor or None,
+                               recompute=recompute)
+    return parallelism.step_time(model, experts.DEEPSEEK_V3_CLUSTER, plan, dtype="fp8")
+
+
+def _summary(st: parallelism.StepTime) -> str:
+    if not st.feasible:
+        return f"Infeasible: {st.reason}"
+    hours = experts.gpu_seconds_per_trillion(st) / 3600
+    tight = " (tight: within the memory model's margin)" if st.memory_status == "tight" else ""
+    return (f"{st.total:.2f} s per step, MFU {st.mfu:.1%}; {hours / 1e3:,.0f}K GPU-hours per trillion tokens "
+            f"(published: 180K); all-to-all exposed {st.ep_comm:.2f} s; memory {st.memory_total / 1e9:.0f} of "
+            f"{st.memory_capacity / 1e9:.0f} GB per GPU{tight}")
+
+
+def moe_explorer() -> Explorer:
+    """Experts, top-k, expert parallelism and its placement, node-limited routing, all-to-all overlap, load
+    imbalance, capacity factor and recomputation, on DeepSeek-V3's 2,048 H800: the step and the memory per GPU, or
+    the reason the layout cannot run."""
+    on_off = {"on": True, "off": False}
+    return Explorer(
+        plots.ExpertStepFigure, figsize=(7.0, 4.0), compute=moe_view, summary=_summary,
+        experts_=dropdown([8, 16, 32, 64, 128, 256], 256, "Routed experts per layer (E)"),
+        top_k=dropdown([1, 2, 4, 8], 8, "Experts per token (k)"),
+        ep=dropdown([1, 2, 4, 8, 16, 32, 64, 128], 64, "Expert parallel (EP)"),
+        expert_tp=dropdown([1, 2, 4, 8], 1, "Expert tensor parallel (spreads EP over more nodes)"),
+        max_nodes=dropdown({"no limit": 0, "1": 1, "2": 2, "4": 4, "8": 8}, 4, "Nodes per token (M)"),
+        a2a_overlap=dropdown(on_off, True, "All-to-all overlapped"),
+        imbalance=slider(1.0, 2.0, 1.0, "Busiest expert / mean load", step=0.05),
+        capacity_factor=dropdown({"none (dropless)": 0.0, "1.0": 1.0, "1.25": 1.25, "1.5": 1.5}, 0.0,
+                                 "Capacity factor"),
+        recompute=dropdown(list(RECOMPUTE), "full", "Recomputation"),
+    )
