@@ -17,6 +17,15 @@ def _step(model, cluster, plan, **kw):
     return P.step_time(model, cluster, plan, memory_check=False, **kw)
 
 
+def _as_arrays(plans) -> dict:
+    """The plans' fields as the arrays :func:`atscale.parallelism.evaluate` takes (``None`` as its 0)."""
+    arrays = {f: np.array([getattr(p, f) if getattr(p, f) is not None else 0 for p in plans], dtype=object)
+              for f in P._FIELDS}
+    return {f: (a.astype(bool) if isinstance(a[0], (bool, np.bool_)) else a.astype(str) if isinstance(a[0], str)
+                else a.astype(float) if f in ("expert_imbalance", "capacity_factor") else a.astype(int))
+            for f, a in arrays.items()}
+
+
 def test_plan_checks_the_expert_fold():
     with pytest.raises(ValueError, match="expert_tp x ep = 1 x 3 = 3 must divide tp x cp x dp"):
         Plan(tp=1, dp=8, ep=3)
@@ -133,11 +142,7 @@ def test_one_plan_path_equals_the_vectorised_path_for_experts():
                           zero_stage=int(rng.integers(4)), sequence_parallel=tp > 1,
                           a2a_overlap=bool(rng.integers(2)), expert_imbalance=float(rng.choice([1.0, 1.3])),
                           recompute=str(rng.choice(["none", "selective", "full"]))))
-    arrays = {f: np.array([getattr(p, f) if getattr(p, f) is not None else 0 for p in plans], dtype=object)
-              for f in P._FIELDS}
-    arrays = {f: (a.astype(bool) if isinstance(a[0], (bool, np.bool_)) else a.astype(str) if isinstance(a[0], str)
-                  else a.astype(float) if f in ("expert_imbalance", "capacity_factor") else a.astype(int))
-              for f, a in arrays.items()}
+    arrays = _as_arrays(plans)
     many = P.evaluate(M.MIXTRAL_8X7B, H100_64, **arrays, seq_length=4096, memory_check=False)
     for i, plan in enumerate(plans):
         one = P.step_time(M.MIXTRAL_8X7B, H100_64, plan, seq_length=4096, memory_check=False)
@@ -202,11 +207,7 @@ def test_one_plan_path_equals_the_vectorised_path_for_every_schedule():
                   zero_stage=1, schedule=s, virtual_stages=2 if s == "interleaved" else 1, sequence_parallel=True)
              for s in ("gpipe", "1f1b", "interleaved", "zb-h1", "zb-h2", "dualpipe") for p in (2, 4)
              for e in (1, 8) for mb in (4, 6, 8, 12)]
-    arrays = {f: np.array([getattr(p, f) if getattr(p, f) is not None else 0 for p in plans], dtype=object)
-              for f in P._FIELDS}
-    arrays = {f: (a.astype(bool) if isinstance(a[0], (bool, np.bool_)) else a.astype(str) if isinstance(a[0], str)
-                  else a.astype(float) if f in ("expert_imbalance", "capacity_factor") else a.astype(int))
-              for f, a in arrays.items()}
+    arrays = _as_arrays(plans)
     many = P.evaluate(M.MIXTRAL_8X7B, H100_64, **arrays, seq_length=4096, memory_check=False)
     assert many.feasible.any() and not many.feasible.all()
     for i, plan in enumerate(plans):
@@ -216,3 +217,27 @@ def test_one_plan_path_equals_the_vectorised_path_for_every_schedule():
             assert getattr(one, name) == pytest.approx(getattr(many, name)[i], rel=1e-9, abs=1e-15, nan_ok=True)
         if one.feasible:
             assert one.memory_total == pytest.approx(many.memory_total[i], rel=1e-9)
+
+
+def test_dualpipe_keeps_two_copies_of_its_stage_weights():
+    base = Plan(tp=1, pp=16, dp=128, ep=64, micro_batch=1, global_batch=15_360, zero_stage=1, recompute="full")
+    one, dual = (_step(M.DEEPSEEK_V3, H800, dataclasses.replace(base, schedule=s), dtype="fp8")
+                 for s in ("1f1b", "dualpipe"))
+    assert dual.optimizer == pytest.approx(2 * one.optimizer, rel=1e-12)  # twice the weights to update
+    # with full recomputation the memory is nearly all model state, and DualPipe holds it twice
+    assert dual.memory_total / one.memory_total == pytest.approx(1.85, abs=0.05)
+
+
+def test_expert_gradients_are_reduced_over_their_own_group():
+    # ZeRO-2 reduce-scatters the gradients once per micro-batch, ZeRO-1 once per step: the difference is (m - 1)
+    # reduce-scatters. For Mixtral nearly all of it is the experts' (96 % of the weights); a variant with tiny experts
+    # keeps only the dense part.
+    tiny = dataclasses.replace(M.MIXTRAL_8X7B, expert_ffn_size=16)
+    plan = dataclasses.replace(MIXTRAL, global_batch=64 * 4)
+
+    def extra(model):
+        z1, z2 = (_step(model, H100_64, dataclasses.replace(plan, zero_stage=z), seq_length=4096, dp_overlap=0.0)
+                  for z in (1, 2))
+        return z2.dp_comm - z1.dp_comm
+
+    assert extra(M.MIXTRAL_8X7B) - extra(tiny) > 0.9 * extra(M.MIXTRAL_8X7B) > 0

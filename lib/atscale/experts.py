@@ -263,12 +263,10 @@ def cross_node_copies(experts_per_token, nodes, *, num_experts=None, max_nodes=N
     k, n = (np.asarray(x, dtype=float) for x in _v.broadcast(
         experts_per_token=_v.count("experts_per_token", experts_per_token, scalar=False),
         nodes=_v.count("nodes", nodes, scalar=False)))
-    plain = k * (1 - 1 / n)
     if not deduplicate and max_nodes is None:
-        return as_scalar(plain)
-    if num_experts is None:
-        missing = (1 - 1 / n) ** k
-    else:
+        return as_scalar(parallelism._remote_copies(k, n, 0.0, np))
+    missing = None  # (1 - 1/N)^k, the step-time model's
+    if num_experts is not None:
         e = float(_v.count("num_experts", num_experts))
         if np.any(k > e) or np.any(e % n != 0):
             raise ValueError(f"num_experts={num_experts!r} must be at least experts_per_token="
@@ -278,11 +276,8 @@ def cross_node_copies(experts_per_token, nodes, *, num_experts=None, max_nodes=N
         flat_k, flat_n = k.ravel(), n.ravel()
         terms = np.where(i < flat_k, (e - e / flat_n - i) / (e - i), 1.0)
         missing = np.prod(np.clip(terms, 0.0, None), axis=0).reshape(k.shape)
-    dedup = (n - 1) * (1 - missing)
-    if max_nodes is None:
-        return as_scalar(dedup)
-    limit = float(_v.count("max_nodes", max_nodes))
-    return as_scalar(np.minimum(dedup, limit * (1 - 1 / n)))
+    limit = k if max_nodes is None else float(_v.count("max_nodes", max_nodes))  # k nodes at most: no limit
+    return as_scalar(parallelism._remote_copies(k, n, limit, np, missing))  # the step-time model's own count
 
 
 # --------------------------------------------------------------------------------------

@@ -423,20 +423,19 @@ DEEPSEEK_V3 = TransformerConfig(
            "released configuration), then 1 shared + 256 routed experts of width 2,048, top-8, at most 4 nodes per "
            "token; vocabulary 129,280 (released configuration); pre-training sequence 4,096. The multi-token "
            "prediction module (14B more) is not part of the 671B")
-QWEN3_30B_A3B = TransformerConfig(
-    "Qwen3-30B-A3B", num_layers=48, hidden_size=2048, num_heads=32, num_kv_heads=4, head_size=128,
-    ffn_hidden_size=6144, gated_mlp=True, vocab_size=151_936, seq_length=4096, num_experts=128,
-    experts_per_token=8, expert_ffn_size=768,
-    source="Qwen Team, Qwen3 Technical Report (2025), Table 2 (48 layers, 32 query / 4 KV heads, 128 experts, "
-           "8 active) and the released configuration (width 2,048, heads of 128, expert width 768, vocabulary "
-           "151,936, untied); pre-training stage 1 sequence 4,096. Its QK-norm scales (256 per layer) are not counted")
-QWEN3_235B_A22B = TransformerConfig(
-    "Qwen3-235B-A22B", num_layers=94, hidden_size=4096, num_heads=64, num_kv_heads=4, head_size=128,
-    ffn_hidden_size=12_288, gated_mlp=True, vocab_size=151_936, seq_length=4096, num_experts=128,
-    experts_per_token=8, expert_ffn_size=1536,
-    source="Qwen Team, Qwen3 Technical Report (2025), Table 2 (94 layers, 64 query / 4 KV heads, 128 experts, "
-           "8 active) and the released configuration (width 4,096, heads of 128, expert width 1,536, vocabulary "
-           "151,936, untied); pre-training stage 1 sequence 4,096. QK-norm scales not counted")
+def _qwen3(name: str, layers: int, hidden: int, heads: int, ffn: int, expert_ffn: int) -> TransformerConfig:
+    return TransformerConfig(
+        name, num_layers=layers, hidden_size=hidden, num_heads=heads, num_kv_heads=4, head_size=128,
+        ffn_hidden_size=ffn, gated_mlp=True, vocab_size=151_936, seq_length=4096, num_experts=128,
+        experts_per_token=8, expert_ffn_size=expert_ffn,
+        source=f"Qwen Team, Qwen3 Technical Report (2025), Table 2 ({layers} layers, {heads} query / 4 KV heads, 128 "
+               f"experts, 8 active) and the released configuration (width {hidden:,}, heads of 128, expert width "
+               f"{expert_ffn:,}, vocabulary 151,936, untied); pre-training stage 1 sequence 4,096. Its QK-norm scales "
+               "(256 per layer) are not counted")
+
+
+QWEN3_30B_A3B = _qwen3("Qwen3-30B-A3B", 48, 2048, 32, 6144, 768)
+QWEN3_235B_A22B = _qwen3("Qwen3-235B-A22B", 94, 4096, 64, 12_288, 1536)
 GPT_OSS_120B = TransformerConfig(
     "gpt-oss-120b", num_layers=36, hidden_size=2880, num_heads=64, num_kv_heads=8, head_size=64,
     ffn_hidden_size=2880, gated_mlp=True, biases=True, vocab_size=201_088, seq_length=4096, num_experts=128,

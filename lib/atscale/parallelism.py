@@ -633,14 +633,17 @@ def _expert_gemm(L, c: _Context, tokens):
     return c.xp.maximum(flops / rate, weight_bytes / c.hbm)
 
 
-def _remote_copies(top_k, nodes, max_nodes, xp):
+def _remote_copies(top_k, nodes, max_nodes, xp, missing=None):
     """Expected copies of a token's activations that cross the network in one dispatch, its ``k`` experts spread
     uniformly over ``N`` nodes: ``k (1 - 1/N)`` one copy per expert; with node-limited routing (``M`` nodes at most,
-    ``max_nodes > 0``; DeepSeek-AI 2024, sec. 2.1.2 and 3.2.2) one copy per other destination node, the expected
-    ``(N - 1)(1 - (1 - 1/N)^k)`` of them, never more than ``M (1 - 1/N)`` (:func:`atscale.experts.cross_node_copies`
-    derives both). Unchecked; dimensionless."""
+    ``max_nodes > 0``; DeepSeek-AI 2024, sec. 2.1.2 and 3.2.2; ``k`` for deduplication without a limit) one copy
+    per other destination node, the expected ``(N - 1)(1 - missing)`` of them, never more than ``M (1 - 1/N)``.
+    ``missing``: the chance that a given other node holds none of the ``k`` experts, ``(1 - 1/N)^k`` by default
+    (:func:`atscale.experts.cross_node_copies` derives both and gives the exact count for ``E`` experts). Unchecked;
+    dimensionless."""
     plain = top_k * (1 - 1 / nodes)
-    dedup = xp.minimum((nodes - 1) * (1 - (1 - 1 / nodes) ** top_k), max_nodes * (1 - 1 / nodes))
+    missing = (1 - 1 / nodes) ** top_k if missing is None else missing
+    dedup = xp.minimum((nodes - 1) * (1 - missing), max_nodes * (1 - 1 / nodes))
     return xp.where(max_nodes > 0, dedup, plain)
 
 
@@ -661,8 +664,8 @@ def _ep_comm(L, c: _Context, layer: dict):
     nodes = xp.maximum(span / g, 1.0)
     remote = _remote_copies(k.top_k, nodes, k.max_nodes, xp)
     local = k.top_k * (inside - 1) / L.ep
-    copies = layer["tokens"] / L.tp * k.h * ACTIVATION_BYTES * L.load
-    one = collectives._all_to_all(copies * local, copies * remote, inside, nodes, c.up, c.rail, xp)
+    per_copy = layer["tokens"] / L.tp * k.h * ACTIVATION_BYTES * L.load  # bytes of one copy of the tokens
+    one = collectives._all_to_all(per_copy * local, per_copy * remote, inside, nodes, c.up, c.rail, xp)
     t = xp.where(L.ep > 1, (4.0 + 2.0 * layer["full"]) * one * k.moe_share, 0.0)
     cover = layer["gemm"] + layer["attention"]
     return xp.where(L.a2a, xp.maximum(0.0, t - cover), t)
@@ -751,17 +754,23 @@ def _dp_comm(L, c: _Context, psi, fwd_mb, bwd_mb, layers, psi_experts=0.0):
     rs = _group_time("reduce-scatter", grad, k, per_node, c)
     ag = _group_time("all-gather", weights, k, per_node, c)
     replicas = _link_time("all-reduce", grad / k, r, False, c)
-    ar = lambda: _group_time("all-reduce", grad, k, per_node, c) + replicas  # noqa: E731
-    if c.k.moe:  # the experts' gradients, over their own data-parallel group (sharded over all of it)
+    moe = c.k.moe
+    if moe:  # the experts' gradients, over their own data-parallel group (sharded over all of it)
         n_e = L.tp * n / (L.ep * L.etp)
         per_node_e = xp.maximum(xp.minimum(g / (L.ep * L.etp), n_e), 1.0)
         e_grad, e_weights = psi_experts * grad_bytes, psi_experts * c.opt.weights
-        rs = rs + xp.where(n_e > 1, _group_time("reduce-scatter", e_grad, n_e, per_node_e, c), 0.0)
-        ag = ag + xp.where(n_e > 1, _group_time("all-gather", e_weights, n_e, per_node_e, c), 0.0)
-        dense_ar = ar
-        ar = lambda: dense_ar() + xp.where(n_e > 1, _group_time("all-reduce", e_grad, n_e, per_node_e, c), 0.0)  # noqa: E731
+
+        def experts(op, size):
+            return xp.where(n_e > 1, _group_time(op, size, n_e, per_node_e, c), 0.0)
+
+        rs = rs + experts("reduce-scatter", e_grad)
+        ag = ag + experts("all-gather", e_weights)
         n = xp.maximum(n, n_e)
     ovl = L.ovl
+
+    def ar():
+        t = _group_time("all-reduce", grad, k, per_node, c) + replicas
+        return t + experts("all-reduce", e_grad) if moe else t
 
     def behind(t, cover):
         return xp.maximum(0.0, t - ovl * cover)
@@ -793,13 +802,10 @@ def _memory(L, c: _Context, sl: StageLayers):
     selective = L.reco == _RECOMPUTE_CODE["selective"]
     per_token = (K.act_rep / sp_div + (K.act_par + xp.where(selective, 0.0, K.act_scores)) / L.tp) / c.s
     act_layer = xp.where(L.reco == _RECOMPUTE_CODE["full"], 2 * K.h / sp_div, per_token) * tokens
-    k, k_e = (xp.where(L.shard > 0, L.shard, L.dp * L.cp), L.tp * L.dp * L.cp / (L.ep * L.etp))
-    if K.moe:
-        k_e = xp.where(L.shard > 0, xp.minimum(L.shard, k_e), k_e)
+    k, k_e = _shard_ranks(L, xp)
     gpipe, inter = L.sched == _SCHEDULE_CODE["gpipe"], L.sched == _SCHEDULE_CODE["interleaved"]
     zb2, dual = L.sched == _SCHEDULE_CODE["zb-h2"], L.sched == _SCHEDULE_CODE["dualpipe"]
     flat = xp.where(zb2, 2 * L.pp - 1, xp.where(dual, L.pp + 1, 0.0))
-    copies = xp.where(dual, 2.0, 1.0)  # DualPipe keeps two stages' weights (and their state) per GPU
     opt = c.opt
     totals = []
     for layers, extra, from_end, last in ((sl.first, K.emb_params, L.pp - 1, L.pp == 1),
@@ -814,7 +820,7 @@ def _memory(L, c: _Context, sl: StageLayers):
             kept = kept + xp.where((L.zs >= 3) & xp.logical_not(L.reshard), opt.weights * part * (1 - 1 / ranks), 0.0)
         acts = act_layer * layers * _in_flight(L.pp, L.v, L.m, gpipe, inter, from_end, xp, flat)
         logits = xp.where(last, tokens * K.V / L.tp * LOGITS_BYTES, 0.0)
-        totals.append({"model state": (state + kept) * copies, "activations": acts + logits})
+        totals.append({"model state": (state + kept) * L.copies, "activations": acts + logits})
     first, last = (t["model state"] + t["activations"] for t in totals)
     pick = last > first
     return {key: xp.where(pick, totals[1][key], totals[0][key]) for key in totals[0]}
@@ -841,6 +847,9 @@ def _derived(L):
     L.b, L.gb = L.micro_batch, L.global_batch
     L.v = L.virtual_stages * (L.sched == _SCHEDULE_CODE["interleaved"]) + (L.sched != _SCHEDULE_CODE["interleaved"])
     L.m = L.gb // (L.b * L.dp)
+    # DualPipe keeps two stages' weights (and their gradients and optimizer state) on each GPU (DeepSeek-AI 2024,
+    # Table 2; :func:`atscale.pipeline.weight_copies`)
+    L.copies = 1.0 + (L.sched == _SCHEDULE_CODE["dualpipe"])
     return L
 
 
@@ -989,7 +998,7 @@ def _model_constants(model: models.TransformerConfig, s: int, flash: bool) -> ty
         l=l, h=h, f=model.active_ffn_size, a=model.num_heads, V=V, vh=V * h, aw=model.attention_width,
         kv_width=model.kv_heads * (model.qk_head_dim + model.v_head_dim) / 2,
         layer_matmul=(model.matmul_params - V * h) / l,
-        layer_params=model.block_params / l, layer_dense=(model.block_params - routed) / l, layer_routed=routed / l,
+        layer_dense=(model.block_params - routed) / l, layer_routed=routed / l,
         moe=model.is_moe, moe_share=model.moe_layers / l, top_k=float(model.experts_per_token),
         max_nodes=float(model.max_routed_nodes or 0), expert_width=float(min(h, model.expert_size)),
         layer_expert_matmul=model.moe_layers * model.experts_per_token * matrices * h * model.expert_size / l,
@@ -1048,27 +1057,25 @@ def _parts(L, c: _Context) -> dict:
     sl, K, xp = stage["stages"], c.k, c.xp
     mem = _memory(L, c, sl)
     layers = xp.maximum(sl.first, sl.last)  # the larger end stage
-    copies = xp.where(L.sched == _SCHEDULE_CODE["dualpipe"], 2.0, 1.0)  # DualPipe's two stages per GPU
-    dense = copies * (layers * K.layer_dense + K.vh) / L.tp
-    routed = copies * layers * K.layer_routed / (L.ep * L.etp)
+    dense = L.copies * (layers * K.layer_dense + K.vh) / L.tp
+    routed = L.copies * layers * K.layer_routed / (L.ep * L.etp)
     fwd_mb = (stage["compute"] + stage["recompute"]) / 3
     parts["dp_comm"] = _dp_comm(L, c, dense, fwd_mb, 2 * fwd_mb, stage["layers"], routed)
-    shards, expert_shards = _shards(L, xp)
-    parts["optimizer"] = (dense / shards + routed / expert_shards) * ADAM_BYTES_PER_PARAM / c.hbm
+    k, k_e = _shard_ranks(L, xp)
+    sharded = L.zs >= 1  # the optimizer updates only its shard from ZeRO-1 on
+    parts["optimizer"] = (dense / xp.where(sharded, k, 1.0) + routed / xp.where(sharded, k_e, 1.0)) \
+        * ADAM_BYTES_PER_PARAM / c.hbm
     return dict(parts=parts, memory=mem["model state"] + mem["activations"], mem_parts=mem,
                 hw_tok=K.model_tok + layer["extra_flops"] * K.l)
 
 
-def _shards(L, xp) -> tuple:
-    """Over how many GPUs the optimizer state of the dense weights and of the routed experts is sharded (1 below
-    ZeRO-1): the ``dp x cp`` ranks of the dense weights (or ``shard_group``), the experts' data-parallel group of
+def _shard_ranks(L, xp) -> tuple:
+    """Over how many GPUs ZeRO shards the state of the dense weights and of the routed experts: the ``dp x cp``
+    ranks holding the same dense weights (or ``shard_group`` of them), and the experts' data-parallel group of
     ``tp cp dp / (expert_tp ep)`` ranks (at most ``shard_group`` of them)."""
     n = L.dp * L.cp
-    k = xp.where(L.shard > 0, L.shard, n)
     n_e = L.tp * n / (L.ep * L.etp)
-    k_e = xp.where(L.shard > 0, xp.minimum(L.shard, n_e), n_e)
-    on = L.zs >= 1
-    return xp.where(on, k, 1.0), xp.where(on, k_e, 1.0)
+    return xp.where(L.shard > 0, L.shard, n), xp.where(L.shard > 0, xp.minimum(L.shard, n_e), n_e)
 
 
 def _too_big(state, acts, capacity) -> str:

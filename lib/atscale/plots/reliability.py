@@ -13,6 +13,21 @@ from ._base import INK, MARGINS, MUTED, PALETTE, STYLE, LiveFigure, house_style,
 __all__ = ["mtbf_sweep_chart", "u_curve_chart", "timeline_chart", "first_order_breakdown_chart",
            "profile_comparison_chart", "research_cluster_chart", "UCurveExplorerFigure", "TimelineExplorerFigure"]
 
+_JOB_SIZES = np.unique(np.geomspace(8, 131_072, 60) // 8 * 8).astype(int)
+"""Job sizes the job-MTBF charts draw: 60 whole nodes of 8 GPUs from 8 to 131,072, evenly on a log scale."""
+
+
+def _job_mtbf_axes(ax, title: str, references, x: float, ha: str) -> None:
+    """Log axes of job size (GPUs) against the mean time between job failures (h), with dotted reference times
+    (``(hours, label)`` pairs) labelled at ``x``."""
+    for hours, label in references:
+        ax.axhline(hours, color=MUTED, lw=0.8, ls=":")
+        ax.text(x, hours * 1.1, label, ha=ha, va="bottom", fontsize=8, color=MUTED)
+    log_axes(ax)
+    ax.set_xlabel("Job size (GPUs)")
+    ax.set_ylabel("Mean time between job failures (h)")
+    ax.set_title(title)
+
 
 @house_style
 def mtbf_sweep_chart(profiles=None, *, gpus=None, mark=(8, 1024, 16_384), observations=rel.OBSERVATIONS, ax=None):
@@ -23,7 +38,7 @@ def mtbf_sweep_chart(profiles=None, *, gpus=None, mark=(8, 1024, 16_384), observ
     uncertainty (:attr:`~atscale.reliability.FleetObservation.relative_uncertainty`) as the bar.
     """
     profiles = list(profiles or rel.PROFILES.values())
-    gpus = np.unique(np.geomspace(8, 131_072, 60) // 8 * 8).astype(int) if gpus is None else np.asarray(gpus)
+    gpus = _JOB_SIZES if gpus is None else np.asarray(gpus)
     ax = new_axes(ax)
     for i, p in enumerate(profiles):
         mtbf = p.cluster_mtbf(gpus) / u.hour
@@ -36,15 +51,10 @@ def mtbf_sweep_chart(profiles=None, *, gpus=None, mark=(8, 1024, 16_384), observ
                     capsize=4, zorder=4)
         ax.scatter([obs.gpus], [m], marker="*", s=140, color=INK, zorder=5,
                    label=f"{obs.name}, ±{obs.relative_uncertainty:.0%} (Poisson)")
-    for hours, label in ((24, "one day"), (168, "one week"), (1, "one hour")):
-        ax.axhline(hours, color=MUTED, lw=0.8, ls=":")
-        ax.text(gpus.max() / 1.1, hours * 1.1, label, ha="right", va="bottom", fontsize=8, color=MUTED)
     ax.set_xlim(gpus.min(), gpus.max())
     ax.set_ylim(0.1, 20_000)
-    log_axes(ax)
-    ax.set_xlabel("Job size (GPUs)")
-    ax.set_ylabel("Mean time between job failures (h)")
-    ax.set_title("Failures become routine at scale")
+    _job_mtbf_axes(ax, "Failures become routine at scale", ((24, "one day"), (168, "one week"), (1, "one hour")),
+                   gpus.max() / 1.1, "right")
     ax.legend(loc="lower left", fontsize=8)
     return ax.figure
 
@@ -264,7 +274,7 @@ def research_cluster_chart(*, ax=None):
     (diamonds), the study's projections as printed (open circles, on the RSC-1 line), Llama 3's measured job MTBF
     (star). A day and an hour are marked.
     """
-    gpus = np.unique(np.geomspace(8, 131_072, 60) // 8 * 8).astype(int)
+    gpus = _JOB_SIZES
     measured = max(rel.RSC_JOB_MTTF, key=lambda j: j.gpus)
     implied = measured.implied_rate()
     curves = (("textbook profile", rel.TEXTBOOK_PROFILE.cluster_mtbf, PALETTE[0], "-"),
@@ -284,15 +294,9 @@ def research_cluster_chart(*, ax=None):
     for obs in rel.OBSERVATIONS:
         ax.scatter([obs.gpus], [obs.mtbf / u.hour], marker="*", s=140, color=INK, zorder=6, label=f"measured: {obs.name}"
                    .replace(" (measured)", ""))
-    for hours, label in ((24, "one day"), (1, "one hour")):
-        ax.axhline(hours, color=MUTED, lw=0.8, ls=":")
-        ax.text(7, hours * 1.1, label, ha="left", va="bottom", fontsize=8, color=MUTED)
     ax.set_xlim(6, 180_000)
     ax.set_ylim(0.02, 1_000_000)
-    log_axes(ax)
-    ax.set_xlabel("Job size (GPUs)")
-    ax.set_ylabel("Mean time between job failures (h)")
-    ax.set_title("Research clusters against one dedicated run")
+    _job_mtbf_axes(ax, "Research clusters against one dedicated run", ((24, "one day"), (1, "one hour")), 7, "left")
     ax.legend(loc="upper right", fontsize=7)
     ax.figure.subplots_adjust(left=0.15)
     return ax.figure
