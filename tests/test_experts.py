@@ -237,3 +237,9 @@ def test_the_explorer_starts_feasible_and_says_why_a_layout_cannot_run():
     assert e.error is None and "all-to-all exposed" in e.summary_text
     st = widgets.moe_view(top_k=1, experts_=8, ep=8)
     assert st.feasible and st.ep_comm >= 0
+
+
+def test_the_worked_example_is_the_accuracy_appendix_run():
+    from atscale import experts as X
+
+    assert X.deepseek_v3_estimate().step.total == pytest.approx(X.DEEPSEEK_V3_RUN.predicted, rel=1e-12)

@@ -535,12 +535,16 @@ def deepseek_v3_estimate(*, model=models.DEEPSEEK_V3, plan: Plan = DEEPSEEK_V3_P
     ``dtype``) from one :func:`atscale.parallelism.step_time`: ``GPUs x step time / tokens per step x 10^12``.
 
     Defaults: DeepSeek's published layout (:data:`DEEPSEEK_V3_PLAN`) on its cluster (:data:`DEEPSEEK_V3_CLUSTER`) in
-    FP8, with the memory check off, because the memory model cannot express how DeepSeek's layout fits (FP8
+    FP8, with the rest of :data:`DEEPSEEK_V3_RUN`'s settings (so the default estimate is that run's step), the memory
+    check off, because the memory model cannot express how DeepSeek's layout fits (FP8
     activation caching, recomputed norms and up-projections): ``memory_check=True`` reports that layout as not
     fitting. An infeasible variant is a ``ValueError`` with the reason. Nothing is fitted to the published figure
     (:data:`DEEPSEEK_V3_GPU_HOURS_PER_TRILLION`)."""
+    run = DEEPSEEK_V3_RUN  # the accuracy appendix's run: its optimizer layout, overlap, sequence and kernel
     st = parallelism.step_time(_moe_model("model", model), cluster, plan, dtype=dtype,
-                               memory_check=_v.flag("memory_check", memory_check))
+                               memory_check=_v.flag("memory_check", memory_check), optimizer_name=run.optimizer_name,
+                               dp_overlap=run.dp_overlap, seq_length=run.seq_length,
+                               flash_attention=run.flash_attention)
     if not st.feasible:
         raise ValueError(f"the layout cannot run: {st.reason}")
     return DeepSeekEstimate(st, gpu_seconds_per_trillion(st))
