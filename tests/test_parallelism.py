@@ -192,11 +192,38 @@ def test_calibration_and_validation_sets_are_disjoint():
 def test_constants_are_the_calibration_fit():
     # A local check of the grid fit: no neighbour of the constants (one fine step each way) fits better.
     c = P.CALIBRATION
-    e, w, h, r = c.efficiency_max, c.half_width, c.half_hidden, c.fp8_matmul_speedup
-    best, loss = P.calibrate(e_grid=[e - 0.01, e, e + 0.01], w_grid=[max(w - 25, 0), w, w + 25],
-                             h_grid=[h - 125, h, h + 125], r_grid=[r - 0.01, r, r + 0.01])
+    e, eh, w, h, r = c.efficiency_max, c.efficiency_max_h100, c.half_width, c.half_hidden, c.fp8_matmul_speedup
+    best, loss = P.calibrate(e_grid=[e - 0.01, e, e + 0.01], eh_grid=[eh - 0.01, eh, eh + 0.01],
+                             w_grid=[max(w - 25, 0), w, w + 25], h_grid=[h - 125, h, h + 125],
+                             r_grid=[r - 0.01, r, r + 0.01])
     assert best == c and loss > 0
-    assert (P.COMPUTE_EFFICIENCY_MAX, P.COMPUTE_HALF_WIDTH, P.COMPUTE_HALF_HIDDEN) == (e, w, h)
+    assert (P.COMPUTE_EFFICIENCY_MAX, P.COMPUTE_EFFICIENCY_MAX_H100, P.COMPUTE_HALF_WIDTH,
+            P.COMPUTE_HALF_HIDDEN) == (e, eh, w, h)
+    assert P.calibrate() == (best, loss)  # the default grids find the same point
+
+
+def test_each_generation_has_its_own_efficiency_ceiling():
+    """One E_max per GPU generation, each fitted on its own runs. With a shared one (the fit forced to a single
+    value) every BF16 H100 calibration run comes out optimistic, which is why the two are apart; apart, the H100
+    runs reach a smaller share of their measured matmul ceiling than the A100 runs (0.81 against 0.88)."""
+    c = P.CALIBRATION
+    assert c.efficiency_max_h100 < c.efficiency_max
+    assert c.efficiency_max_for(hw.H100_SXM) == c.efficiency_max_h100
+    assert c.efficiency_max_for(hw.A100_SXM_80GB) == c.efficiency_max
+    assert all(c.efficiency_max_for(a) == c.efficiency_max_h100 for a in (hw.H800_SXM, hw.H200_SXM, hw.B200))
+    assert c.for_accelerator(hw.A100_SXM_80GB).efficiency_max == c.efficiency_max
+    assert P.compute_efficiency(m.LLAMA3_70B, 4) / P.compute_efficiency(m.LLAMA3_70B, 4, accelerator=hw.A100_SXM_80GB) \
+        == pytest.approx(c.efficiency_max_h100 / c.efficiency_max)
+    scaled = c.scaled(0.5)
+    assert (scaled.efficiency_max, scaled.efficiency_max_h100) == (c.efficiency_max / 2, c.efficiency_max_h100 / 2)
+    grid = np.round(np.arange(0.60, 1.0001, 0.01), 2)
+    shared = min((P.calibrate(e_grid=[e], eh_grid=[e], w_grid=[c.half_width], h_grid=[c.half_hidden],
+                              r_grid=[c.fp8_matmul_speedup]) for e in grid), key=lambda x: x[1])[0]
+    h100 = [r for r in P.CALIBRATION_RUNS if r.cluster.accelerator is hw.H100_SXM and r.dtype == "bf16"]
+    assert len(h100) == 3 and all(r.points(shared) > 0 for r in h100)
+    assert sum(abs(r.points(c)) for r in h100) < sum(abs(r.points(shared)) for r in h100)
+    with pytest.raises(ValueError, match="accelerator"):
+        c.efficiency_max_for("H100")
 
 
 def test_fp8_constant_is_fitted_on_the_speedup_over_the_bf16_twin():
@@ -211,14 +238,15 @@ def _points():
 
 
 def test_llama3_table4_targets():
-    """Llama 3 405B, Table 4 (validation). Targets: rows 1-2 within 3 MFU points, the CP16 row within 5.
-    Row 1 (8,192 GPUs) misses: measured +4.9 points. With the interleaved schedule (v = 2 assumed) and 32
-    micro-batches the model's bubble is small, and its memory model puts that layout over an H100 (Meta's
-    tuned schedule and memory balancing are not modelled). Recorded as a miss with its error, not tuned away."""
+    """Llama 3 405B, Table 4 (validation). Targets: rows 1-2 within 3 MFU points, the CP16 row within 5. Met
+    (+2.6, -2.9, +1.3 points) with the published layouts and v = 2 chunks per GPU assumed. The 8,192-GPU
+    layout is over capacity in the memory model (Meta balanced its stages' memory in ways the paper describes
+    only in outline), so that row is compared with the memory check off, and says so."""
     pts = _points()
+    assert abs(pts["Llama 3 405B, 8,192 H100"]) <= 0.03
     assert abs(pts["Llama 3 405B, 16,384 H100"]) <= 0.03
     assert abs(pts["Llama 3 405B, 16,384 H100, CP 16, 131,072 tokens"]) <= 0.05
-    assert 0.045 < pts["Llama 3 405B, 8,192 H100"] < 0.055  # the declared miss, pinned at +4.9
+    assert 0.020 < pts["Llama 3 405B, 8,192 H100"] < 0.030 and -0.030 < pts["Llama 3 405B, 16,384 H100"] < -0.025
     runs = {r.label: r for r in P.OTHER_RUNS}
     assert abs(runs["MT-NLG 530B, 2,240 A100 (DP 8)"].error) <= TOLERANCE
     assert runs["Llama 3 405B, 16,384 H100"].memory_verdict() == "fits"
@@ -227,27 +255,39 @@ def test_llama3_table4_targets():
 
 def test_megascale_targets():
     """MegaScale's Megatron-LM baseline, 175B on A100 at a fixed batch (validation). Target: within 3 points
-    each. Met at 6,144 GPUs; missed at 3,072 (+3.5), 8,192 (+6.1) and 12,288 (+6.1): the published MFU falls
-    by 7.5 points from 3,072 to 12,288 GPUs, the model's by 4.9 (more data-parallel and bubble time), so
-    something that grows with scale in that baseline is not in the model. Pinned with the measured errors."""
+    each. Missed at every size: +4.6, +3.7, +7.0 and +7.0 points at 3,072, 6,144, 8,192 and 12,288 GPUs. Two
+    things the model cannot reconcile, pinned with their measured sizes: (1) at 3,072 GPUs that baseline ran the
+    same 175B model 2.7 MFU points *below* NVIDIA's own Selene run of it (Korthikanti et al., Table 5, a
+    calibration run), where the model, with more recomputation and bubble on Selene's side, puts it 0.7 points
+    above: a 3.4-point disagreement between the two sources that no compute-efficiency constant can remove,
+    since both runs share it; (2) from 3,072 to 12,288 GPUs the published MFU falls 7.5 points, the model's 5.1
+    (more data-parallel and bubble time): something that grows with scale in that baseline is not modelled."""
     pts = {int(k.split(", ")[1].split()[0].replace(",", "")): v for k, v in _points().items()
            if k.startswith("MegaScale")}
-    assert abs(pts[6144]) <= 0.03
-    assert 0.030 < pts[3072] < 0.040
-    assert 0.055 < pts[8192] < 0.065 and 0.055 < pts[12_288] < 0.065
-    assert pts[3072] > pts[6144] and pts[12_288] > pts[6144]  # optimistic throughout
+    assert 0.041 < pts[3072] < 0.051 and 0.032 < pts[6144] < 0.042
+    assert 0.065 < pts[8192] < 0.075 and 0.065 < pts[12_288] < 0.075
+    assert all(v > 0.03 for v in pts.values())  # optimistic throughout, beyond the target
+    from atscale import accuracy
+    gap = accuracy.megascale_against_selene()
+    assert gap.published == pytest.approx(-0.027, abs=0.0005)  # 48.7 % against 51.4 %
+    assert gap.model == pytest.approx(0.007, abs=0.001)
+    assert gap.model - gap.published > 0.03  # more than the target by itself
+    drops = accuracy.megascale_drops()
+    assert (drops.published, drops.model) == pytest.approx((0.075, 0.051), abs=0.001)
 
 
 def test_validation_median_and_worst():
     """Across every end-to-end validation run (the HFUs excluded: same runs as calibration MFUs). Targets:
-    median |error| <= 3 MFU points, worst <= 6. The median holds (2.2); the worst is MegaScale at 8,192 and
-    12,288 GPUs at 6.1 points (see test_megascale_targets), the only runs beyond 6."""
+    median |error| <= 3 MFU points, worst <= 6. The median holds (1.5); the worst is MegaScale at 8,192 and
+    12,288 GPUs at 7.0 points (see test_megascale_targets), the only runs beyond 6."""
     pts = _points()
     assert len(pts) >= 12 and sum(r.cluster.accelerator.name.startswith("H100") for r in P.VALIDATION_RUNS) >= 12
-    assert np.median(np.abs(list(pts.values()))) <= 0.03
+    assert np.median(np.abs(list(pts.values()))) == pytest.approx(0.015, abs=0.001)
     beyond = {k for k, v in pts.items() if abs(v) > 0.06}
     assert beyond == {"MegaScale 175B (Megatron-LM), 8,192 A100", "MegaScale 175B (Megatron-LM), 12,288 A100"}
-    assert max(abs(v) for v in pts.values()) < 0.065
+    assert max(abs(v) for v in pts.values()) < 0.075
+    h100 = [v for k, v in pts.items() if "H100" in k]
+    assert max(abs(v) for v in h100) < 0.05  # every H100 run within 5 points
 
 
 @pytest.mark.parametrize("run", P.H100_RUNS, ids=lambda r: r.label)

@@ -59,7 +59,7 @@ from .pipeline import MAX_SIMULATED_PASSES, Timeline, pipeline_timeline  # re-ex
 from .roofline import ADAM_BYTES_PER_PARAM
 
 __all__ = [
-    "Calibration", "CALIBRATION", "COMPUTE_EFFICIENCY_MAX", "COMPUTE_HALF_WIDTH", "COMPUTE_HALF_HIDDEN", "PARTS",
+    "Calibration", "CALIBRATION", "H100_ERA", "COMPUTE_EFFICIENCY_MAX", "COMPUTE_EFFICIENCY_MAX_H100", "COMPUTE_HALF_WIDTH", "COMPUTE_HALF_HIDDEN", "PARTS",
     "PART_LABELS", "SELECTIVE_RECOMPUTE_FACTOR", "FLASH_CAUSAL_FRACTION", "DP_OVERLAP", "SEQUENCE_PARALLEL_COMM_FACTOR",
     "GRADIENT_ACCUMULATION_BYTES", "ACTIVATION_BYTES", "FP8_CAST_BYTES", "LOGITS_BYTES", "MEMORY_MARGIN",
     "bubble_fraction", "bubble_fraction_of_total", "StageLayers", "stage_layers", "stage_loads",
@@ -75,11 +75,18 @@ __all__ = [
 # --------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Calibration:
-    """The three calibrated constants of :func:`compute_efficiency` (all dimensionless).
+    """The calibrated constants of :func:`compute_efficiency` and of FP8 (all dimensionless).
 
     ``efficiency_max``: fraction of the accelerator's *measured* matmul ceiling
     (``Accelerator.measured_matmul_flops``) that a layer's matmuls and attention core reach when the
-    matrices are wide. ``half_width``: the per-GPU width ``h / tp`` at which they reach half of it
+    matrices are wide, on accelerators released before 2022 (fitted on A100 runs). ``efficiency_max_h100``:
+    the same on accelerators of 2022 and later (fitted on H100 runs; H800, H200, B200 and MI300X, which have
+    no calibration runs, take it too: an extrapolation). One constant per generation because an H100 layer
+    reaches a smaller share of its measured ceiling in a long run than an A100 layer does: a best-shape
+    matmul benchmark runs for milliseconds, while a training step holds the GPU at its power limit (700 W),
+    where the H100's sustained clock falls below the boost clock its peak is quoted at, and the fixed costs of
+    each kernel weigh more when the matmuls between them are three times faster. With one shared constant
+    every BF16 H100 calibration run came out optimistic (:func:`calibrate`). ``half_width``: the per-GPU width ``h / tp`` at which they reach half of it
     (narrow per-GPU matrices leave tensor cores idle: wave quantisation, a smaller share of time in
     large GEMMs; Narayanan et al. 2021, sec. 5.1). ``half_hidden``: the model width at which a layer
     runs at half speed for its per-GPU width (small models spend more of a layer in short kernels).
@@ -100,27 +107,50 @@ class Calibration:
     half_width: float = 25.0
     half_hidden: float = 750.0
     fp8_matmul_speedup: float = 1.44
+    efficiency_max_h100: float = 0.84
 
     def __post_init__(self):
-        object.__setattr__(self, "efficiency_max",
-                           _v.number("efficiency_max", self.efficiency_max, low=0, low_open=True, high=1, scalar=True))
+        for name in ("efficiency_max", "efficiency_max_h100"):
+            object.__setattr__(self, name, _v.number(name, getattr(self, name), low=0, low_open=True, high=1,
+                                                     scalar=True))
         for name in ("half_width", "half_hidden"):
             object.__setattr__(self, name, _v.nonnegative(name, getattr(self, name), scalar=True))
         object.__setattr__(self, "fp8_matmul_speedup",
                            _v.number("fp8_matmul_speedup", self.fp8_matmul_speedup, low=1, high=2, scalar=True))
 
     def scaled(self, factor: float) -> "Calibration":
-        """The same calibration with :attr:`efficiency_max` multiplied by ``factor`` (capped at 1)."""
+        """The same calibration with both generations' :attr:`efficiency_max` multiplied by ``factor`` (each
+        capped at 1)."""
         factor = _v.positive("factor", factor, scalar=True)
-        return dataclasses.replace(self, efficiency_max=min(1.0, self.efficiency_max * factor))
+        return dataclasses.replace(self, efficiency_max=min(1.0, self.efficiency_max * factor),
+                                   efficiency_max_h100=min(1.0, self.efficiency_max_h100 * factor))
+
+    def efficiency_max_for(self, accelerator: hardware.Accelerator) -> float:
+        """:attr:`efficiency_max_h100` for an accelerator released in :data:`H100_ERA` or later, else
+        :attr:`efficiency_max` (dimensionless)."""
+        if not isinstance(accelerator, hardware.Accelerator):
+            raise ValueError(f"accelerator must be an atscale.hardware.Accelerator (got a {type(accelerator).__name__})")
+        return self.efficiency_max_h100 if accelerator.year >= H100_ERA else self.efficiency_max
+
+    def for_accelerator(self, accelerator: hardware.Accelerator) -> "Calibration":
+        """This calibration with :attr:`efficiency_max` set to ``accelerator``'s generation's
+        (:meth:`efficiency_max_for`): what the cost terms read."""
+        return dataclasses.replace(self, efficiency_max=self.efficiency_max_for(accelerator))
 
 
-CALIBRATION = Calibration(efficiency_max=0.84, half_width=25.0, half_hidden=750.0, fp8_matmul_speedup=1.44)
+H100_ERA = 2022
+"""The release year from which an accelerator takes :attr:`Calibration.efficiency_max_h100` (the H100's)."""
+
+
+CALIBRATION = Calibration(efficiency_max=0.88, half_width=75.0, half_hidden=625.0, fp8_matmul_speedup=1.43,
+                          efficiency_max_h100=0.81)
 """The fitted constants (:func:`calibrate` on :data:`CALIBRATION_RUNS`); the default of every function
 that takes a ``calibration``."""
 
 COMPUTE_EFFICIENCY_MAX = CALIBRATION.efficiency_max
 """:attr:`Calibration.efficiency_max` of :data:`CALIBRATION`, for reading (dimensionless)."""
+COMPUTE_EFFICIENCY_MAX_H100 = CALIBRATION.efficiency_max_h100
+""":attr:`Calibration.efficiency_max_h100` of :data:`CALIBRATION`, for reading (dimensionless)."""
 COMPUTE_HALF_WIDTH = CALIBRATION.half_width
 """:attr:`Calibration.half_width` of :data:`CALIBRATION`, for reading (dimensionless)."""
 COMPUTE_HALF_HIDDEN = CALIBRATION.half_hidden
@@ -308,18 +338,21 @@ def _in_flight(pp, v, m, gpipe, inter, stage_from_end, xp=np, flat=None):
     return xp.maximum(xp.minimum(held, m), 1.0)
 
 
-def compute_efficiency(model: models.TransformerConfig, tp, calibration: Calibration = CALIBRATION):
+def compute_efficiency(model: models.TransformerConfig, tp, calibration: Calibration = CALIBRATION,
+                       accelerator: hardware.Accelerator = hardware.H100_SXM):
     """Achievable fraction of the measured matmul ceiling for a layer's matmuls split ``tp`` ways (dimensionless).
 
     ``e = E_max * w / (w + w_half) * h / (h + h_half)`` with ``w = h / tp``: saturating in the per-GPU
-    width and in the model width (:class:`Calibration`; the fitted :data:`CALIBRATION` by default). An
-    empirical form, not a derivation: wide per-GPU matrices run near the ceiling and narrow ones do not.
+    width and in the model width (:class:`Calibration`; the fitted :data:`CALIBRATION` by default), with
+    ``E_max`` of ``accelerator``'s generation (:meth:`Calibration.efficiency_max_for`; the H100 by default).
+    An empirical form, not a derivation: wide per-GPU matrices run near the ceiling and narrow ones do not.
     Vectorised over ``tp``.
     """
     h = models.model(model).hidden_size
     if not isinstance(calibration, Calibration):
         raise ValueError(f"calibration={_v.show(calibration)} must be an atscale.parallelism.Calibration")
-    return _efficiency(h, np.asarray(_v.count("tp", tp, scalar=False), dtype=float), calibration)
+    cal = calibration.for_accelerator(accelerator)
+    return _efficiency(h, np.asarray(_v.count("tp", tp, scalar=False), dtype=float), cal)
 
 
 def _efficiency(h, tp, cal: Calibration):
@@ -1038,7 +1071,7 @@ def _new_context(model, cluster, seq_length, dtype, optimizer_name, flash_attent
                                                               collectives._rail(cluster)))
     return _Context(model, float(s), _ceiling(acc, dtype, calibration), _ceiling(acc, "bf16", calibration),
                     acc.hbm_bandwidth, up, rail, cluster.node.gpus, memory.optimizer(optimizer_name), flash,
-                    dtype == "fp8", calibration, _model_constants(model, s, flash), xp)
+                    dtype == "fp8", calibration.for_accelerator(acc), _model_constants(model, s, flash), xp)
 
 
 def _parts(L, c: _Context) -> dict:
@@ -1718,60 +1751,77 @@ validation), the 530B run with data parallelism, Llama 3's Table 4, MegaScale's 
 sixteen of NVIDIA's H100 runs (:data:`H100_RUNS`)."""
 
 
-def _fit(runs, grids, base: Calibration, names) -> tuple[Calibration, float]:
-    """The point of the grid (one array per field in ``names``) minimising the sum of squared
-    ``log(predicted / published)`` over ``runs``, the other fields as in ``base``."""
+def _fit(runs, grids: dict, base: Calibration) -> tuple[Calibration, float]:
+    """The point of the grid (one array per field of :class:`Calibration` in ``grids``) minimising the sum of
+    squared ``log(predicted / published)`` over ``runs``. The two generations' ``E_max`` are separable: for
+    each ``(half_width, half_hidden)`` the older accelerators' runs pick ``efficiency_max`` and the newer
+    ones' ``efficiency_max_h100`` independently (a generation without runs keeps ``base``'s)."""
+    new = [r for r in runs if r.cluster.accelerator.year >= H100_ERA]
+    old = [r for r in runs if r.cluster.accelerator.year < H100_ERA]
+
+    def loss(group, cal):
+        return sum(math.log(r.predict(cal) / r.published) ** 2 for r in group)
+
     best = (np.inf, base)
-    for values in itertools.product(*grids):
-        cal = dataclasses.replace(base, **{n: float(x) for n, x in zip(names, values)})
-        loss = sum(math.log(r.predict(cal) / r.published) ** 2 for r in runs)
-        if loss < best[0]:
-            best = (loss, cal)
+    for w, h in itertools.product(grids["half_width"], grids["half_hidden"]):
+        cal, total = dataclasses.replace(base, half_width=float(w), half_hidden=float(h)), 0.0
+        for group, name in ((old, "efficiency_max"), (new, "efficiency_max_h100")):
+            if group:
+                e_loss, e = min((loss(group, dataclasses.replace(cal, **{name: float(e)})), float(e))
+                                for e in grids[name])
+                cal, total = dataclasses.replace(cal, **{name: e}), total + e_loss
+        if total < best[0]:
+            best = (total, cal)
     return best[1], best[0]
 
 
-_COARSE = dict(efficiency_max=(0.60, 1.0, 0.05), half_width=(0.0, 600.0, 100.0), half_hidden=(0.0, 3000.0, 500.0))
-_FINE = dict(efficiency_max=0.01, half_width=25.0, half_hidden=125.0)
+_COARSE = dict(efficiency_max=(0.60, 1.0, 0.05), efficiency_max_h100=(0.60, 1.0, 0.05), half_width=(0.0, 600.0, 100.0),
+               half_hidden=(0.0, 3000.0, 500.0))
+_FINE = dict(efficiency_max=0.01, efficiency_max_h100=0.01, half_width=25.0, half_hidden=125.0)
 _R_GRID = np.round(np.arange(1.0, 2.0001, 0.01), 2)
 
 
-def calibrate(runs=None, *, e_grid=None, w_grid=None, h_grid=None, r_grid=None) -> tuple[Calibration, float]:
+def calibrate(runs=None, *, e_grid=None, eh_grid=None, w_grid=None, h_grid=None,
+              r_grid=None) -> tuple[Calibration, float]:
     """Least-squares :class:`Calibration` on ``runs`` (default :data:`CALIBRATION_RUNS`): ``(calibration, loss)``.
 
     Two fits, each a transparent grid search (the step time is monotonic in every constant), each candidate
-    passed down as a :class:`Calibration` (nothing is patched): first the three constants of
-    :func:`compute_efficiency`, minimising the sum of squared ``log(predicted / published)`` over the BF16
-    runs; then :attr:`Calibration.fp8_matmul_speedup` with those three fixed, minimising the squared log error
+    passed down as a :class:`Calibration` (nothing is patched): first the four constants of
+    :func:`compute_efficiency` (``E_max`` of each generation, on its own runs, and the two half-widths
+    shared), minimising the sum of squared ``log(predicted / published)`` over the BF16 runs; then
+    :attr:`Calibration.fp8_matmul_speedup` with those fixed, minimising the squared log error
     of each FP8 run's *speedup over its BF16 twin* (the same layout, which must be among ``runs``), so that
     the FP8 constant measures what FP8 gains and does not absorb the BF16 error (the loss returned is the
-    sum of both). Given grids are searched exhaustively; by default the three are searched coarsely, then
-    within two fine steps (0.01, 25, 125) of the coarse best, and the FP8 speedup over 1.00-2.00 in steps of
-    0.01. :data:`CALIBRATION` is this fit on :data:`CALIBRATION_RUNS` (about a minute); the tests check that
-    no neighbouring grid point fits better.
+    sum of both). Given grids (``e_grid``, ``eh_grid`` for :attr:`Calibration.efficiency_max_h100`,
+    ``w_grid``, ``h_grid``, ``r_grid``) are searched exhaustively; by default the four are searched
+    coarsely, then within two fine steps (0.01, 0.01, 25, 125) of the coarse best, and the FP8 speedup over
+    1.00-2.00 in steps of 0.01. :data:`CALIBRATION` is this fit on :data:`CALIBRATION_RUNS` (seconds); the
+    tests check that no neighbouring grid point fits better.
     """
     runs = CALIBRATION_RUNS if runs is None else (tuple(runs) if not isinstance(runs, Run) else (runs,))
     if not runs or not all(isinstance(r, Run) for r in runs):
         raise ValueError(f"runs={_v.show(runs)} must be a non-empty sequence of atscale.parallelism.Run")
-    names = ("efficiency_max", "half_width", "half_hidden")
-    given = dict(zip(names, (e_grid, w_grid, h_grid)))
-    checks = dict(efficiency_max=lambda n, g: _v.number(n, g, low=0, low_open=True, high=1),
-                  half_width=_v.nonnegative, half_hidden=_v.nonnegative)
-    short = dict(efficiency_max="e_grid", half_width="w_grid", half_hidden="h_grid")
+    short = dict(efficiency_max="e_grid", efficiency_max_h100="eh_grid", half_width="w_grid", half_hidden="h_grid")
+    given = dict(zip(short, (e_grid, eh_grid, w_grid, h_grid)))
+    fraction = lambda n, g: _v.number(n, g, low=0, low_open=True, high=1)  # noqa: E731
+    checks = dict(efficiency_max=fraction, efficiency_max_h100=fraction, half_width=_v.nonnegative,
+                  half_hidden=_v.nonnegative)
     grids = {n: None if g is None else np.ravel(checks[n](short[n], g)) for n, g in given.items()}
     r_grid = _R_GRID if r_grid is None else np.ravel(_v.number("r_grid", r_grid, low=1, high=2))
     bf16 = [r for r in runs if r.dtype != "fp8"]
     fp8 = [r for r in runs if r.dtype == "fp8"]
     cal, loss = CALIBRATION, 0.0
     if bf16:
-        coarse = [grids[n] if grids[n] is not None else np.round(np.arange(lo, hi + step / 2, step), 6)
-                  for n, (lo, hi, step) in _COARSE.items()]
-        cal, loss = _fit(bf16, coarse, cal, names)
+        coarse = {n: grids[n] if grids[n] is not None else np.round(np.arange(lo, hi + step / 2, step), 6)
+                  for n, (lo, hi, step) in _COARSE.items()}
+        cal, loss = _fit(bf16, coarse, cal)
         if any(g is None for g in grids.values()):
-            fine = [grids[n] if grids[n] is not None else
+            fine = {n: grids[n] if grids[n] is not None else
                     np.unique(np.clip(np.round(getattr(cal, n) + _FINE[n] * np.arange(-2, 3), 6), 0.0, None))
-                    for n in names]
-            fine[0] = fine[0][(fine[0] > 0) & (fine[0] <= 1.0)]
-            cal, loss = _fit(bf16, fine, cal, names)
+                    for n in short}
+            for n in ("efficiency_max", "efficiency_max_h100"):
+                fine[n] = fine[n][(fine[n] > 0) & (fine[n] <= 1.0)]
+            cal, loss = _fit(bf16, fine, cal)
     if fp8:
         twins = [_bf16_twin(r, bf16) for r in fp8]
         best = (np.inf, cal)
