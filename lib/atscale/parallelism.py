@@ -81,12 +81,13 @@ class Calibration:
     (``Accelerator.measured_matmul_flops``) that a layer's matmuls and attention core reach when the
     matrices are wide, on accelerators released before 2022 (fitted on A100 runs). ``efficiency_max_h100``:
     the same on accelerators of 2022 and later (fitted on H100 runs; H800, H200, B200 and MI300X, which have
-    no calibration runs, take it too: an extrapolation). One constant per generation because an H100 layer
-    reaches a smaller share of its measured ceiling in a long run than an A100 layer does: a best-shape
-    matmul benchmark runs for milliseconds, while a training step holds the GPU at its power limit (700 W),
-    where the H100's sustained clock falls below the boost clock its peak is quoted at, and the fixed costs of
-    each kernel weigh more when the matmuls between them are three times faster. With one shared constant
-    every BF16 H100 calibration run came out optimistic (:func:`calibrate`). ``half_width``: the per-GPU width ``h / tp`` at which they reach half of it
+    no calibration runs, take it too: an extrapolation). One constant per generation because with one shared
+    constant every BF16 H100 calibration run came out optimistic (:func:`calibrate`): an H100 layer reaches a
+    smaller share of its measured ceiling in a long run than an A100 layer does. Plausible reasons, not
+    measured here: a best-shape matmul benchmark runs for milliseconds, while a training step holds the GPU
+    at its power limit (700 W), where the sustained clock can fall below the boost clock the peak is quoted
+    at; and the fixed cost of each kernel weighs more when the matmuls between them run three times faster.
+    ``half_width``: the per-GPU width ``h / tp`` at which they reach half of it
     (narrow per-GPU matrices leave tensor cores idle: wave quantisation, a smaller share of time in
     large GEMMs; Narayanan et al. 2021, sec. 5.1). ``half_hidden``: the model width at which a layer
     runs at half speed for its per-GPU width (small models spend more of a layer in short kernels).
@@ -1617,9 +1618,10 @@ _NV_ROWS = ((models.LLAMA3_8B, "Llama 3.1 8B", 1, 1, 2, 1, 8192, 16, ((8, 12.91,
              ((128, 4.61, 3.16), (2048, 4.84, 3.49))))
 _NV_CALIBRATION = {("Llama 3.1 8B", 8, "bf16"), ("Llama 3.1 70B", 64, "bf16"), ("GPT-3 175B", 128, "bf16"),
                    ("Llama 3.1 70B", 64, "fp8")}
-"""The H100 runs the constants were fitted on: the smallest run of three of the five models in BF16 (the
-three constants of :func:`compute_efficiency`), and one FP8 run (:attr:`Calibration.fp8_matmul_speedup`).
-Chosen before any comparison, by size alone; every other row is validation."""
+"""The H100 runs the constants were fitted on: the smallest run of three of the five models in BF16
+(:attr:`Calibration.efficiency_max_h100` on these alone, the half-widths of :func:`compute_efficiency` with the
+A100 runs), and one FP8 run (:attr:`Calibration.fp8_matmul_speedup`). Chosen before any comparison, by size
+alone; every other row is validation."""
 
 
 def _nv(model, recipe, tp, pp, cp, v, seq, per_gpu, gpus, dtype, seconds) -> Run:
@@ -1736,9 +1738,10 @@ CALIBRATION_RUNS: tuple[Run, ...] = tuple(r for r in KORTHIKANTI_TABLE5_RUNS if 
     r for r in H100_RUNS if r.role == "calibration")
 """The runs the constants of :class:`Calibration` were fitted on (:func:`calibrate`): the four MFUs of
 Korthikanti et al. (2022), Table 5, and three rows of Narayanan et al. (2021), Table 1 (the smallest model, the
-narrowest per-GPU width, the largest), so that the fit spans model widths 2,304-25,600 on A100; three BF16 H100
+narrowest per-GPU width, the largest), so that the fit spans model widths 2,304-25,600 on A100 (and fixes
+:attr:`Calibration.efficiency_max`, with the half-widths shared); three BF16 H100
 runs of NVIDIA's tables (Llama 3.1 8B on 8 GPUs, 70B on 64, GPT-3 175B on 128: GQA, SwiGLU, 128k vocabularies,
-context parallelism, 8k sequences); and one FP8 run (Llama 3.1 70B on 64) for
+context parallelism, 8k sequences; :attr:`Calibration.efficiency_max_h100`); and one FP8 run (Llama 3.1 70B on 64) for
 :attr:`Calibration.fp8_matmul_speedup`."""
 
 VALIDATION_RUNS: tuple[Run, ...] = tuple(
