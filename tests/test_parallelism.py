@@ -276,6 +276,21 @@ def test_megascale_targets():
     assert (drops.published, drops.model) == pytest.approx((0.075, 0.051), abs=0.001)
 
 
+def test_megascale_target_conflicts_with_the_selene_calibration_run():
+    """Why the MegaScale target is out of reach for this model without tuning to validation runs: lowering the
+    A100 efficiency until the 12,288-GPU row is within 3 points puts NVIDIA's own Selene run of the same 175B
+    model (a calibration run) more than 3 points pessimistic, since the two errors move together."""
+    selene = next(r for r in P.CALIBRATION_RUNS if r.label == "GPT-3 175B (MFU)")
+    largest = P.MEGASCALE_RUNS[-1]
+    for f in np.arange(0.80, 1.0001, 0.01):
+        cal = dataclasses.replace(P.CALIBRATION, efficiency_max=P.CALIBRATION.efficiency_max * f)
+        if largest.points(cal) <= 0.03:
+            assert selene.points(cal) < -0.03
+            break
+    else:
+        raise AssertionError("no A100 efficiency in the range brings the 12,288-GPU row within 3 points")
+
+
 def test_validation_median_and_worst():
     """Across every end-to-end validation run (the HFUs excluded: same runs as calibration MFUs). Targets:
     median |error| <= 3 MFU points, worst <= 6. The median holds (1.5); the worst is MegaScale at 8,192 and
