@@ -241,3 +241,18 @@ def test_expert_gradients_are_reduced_over_their_own_group():
         return z2.dp_comm - z1.dp_comm
 
     assert extra(M.MIXTRAL_8X7B) - extra(tiny) > 0.9 * extra(M.MIXTRAL_8X7B) > 0
+
+
+def test_hsdp_with_experts_reduces_their_gradients_where_their_state_is_sharded():
+    # With shard_group=1 nothing is sharded: ZeRO-0, -1 and -2 all reduce every gradient (dense and expert) by one
+    # all-reduce across the replicas, once per step. The experts' gradients used to be reduce-scattered over their
+    # whole data-parallel group even where their optimizer state was sharded over shard_group ranks only.
+    model = M.GPT_OSS_120B
+    plans = [Plan(tp=1, pp=4, dp=16, ep=8, micro_batch=1, global_batch=256, zero_stage=z, shard_group=1)
+             for z in (0, 1, 2)]
+    dp = [_step(model, H100_64, p, seq_length=4096, dp_overlap=0.0).dp_comm for p in plans]
+    assert dp[0] > 0 and dp == pytest.approx([dp[0]] * 3, rel=1e-12)
+    # and a shard group that spans the experts' whole data-parallel group changes nothing
+    whole = [_step(model, H100_64, dataclasses.replace(plans[1], shard_group=g), seq_length=4096,
+                   dp_overlap=0.0).dp_comm for g in (None, 16)]
+    assert whole[0] == pytest.approx(whole[1], rel=1e-12)

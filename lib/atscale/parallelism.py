@@ -775,11 +775,13 @@ def _dp_comm(L, c: _Context, psi, fwd_mb, bwd_mb, layers, psi_experts=0.0):
     * with HSDP, the shard-sized gradient all-reduce across replicas once, behind the last backward.
 
     ``psi``: the dense weights per GPU; ``psi_experts``: the routed experts' (mixtures of experts), reduced the
-    same way over the experts' own data-parallel group of ``tp cp dp / (expert_tp ep)`` GPUs.
+    same way over the experts' own data-parallel group of ``n_e = tp cp dp / (expert_tp ep)`` GPUs: sharded over
+    ``k_e`` of them (at most ``shard_group``, as their optimizer state is; :func:`_shard_ranks`) and replicated
+    across ``n_e / k_e``.
     """
     xp = c.xp
     n = L.dp * L.cp
-    k = xp.where(L.shard > 0, L.shard, n)
+    k, k_e = _shard_ranks(L, xp)
     r = xp.ceil(n / k)
     g = c.gpus_per_node
     per_node = xp.where(g % L.tp == 0, xp.minimum(g // L.tp, n), 1.0)
@@ -789,16 +791,17 @@ def _dp_comm(L, c: _Context, psi, fwd_mb, bwd_mb, layers, psi_experts=0.0):
     ag = _group_time("all-gather", weights, k, per_node, c)
     replicas = _link_time("all-reduce", grad / k, r, False, c)
     moe = c.k.moe
-    if moe:  # the experts' gradients, over their own data-parallel group (sharded over all of it)
+    if moe:  # the experts' gradients, over their own data-parallel group (sharded over k_e of it)
         n_e = L.tp * n / (L.ep * L.etp)
         per_node_e = xp.maximum(xp.minimum(g / (L.ep * L.etp), n_e), 1.0)
         e_grad, e_weights = psi_experts * grad_bytes, psi_experts * c.opt.weights
 
         def experts(op, size):
-            return xp.where(n_e > 1, _group_time(op, size, n_e, per_node_e, c), 0.0)
+            return xp.where(n_e > 1, _group_time(op, size, k_e, per_node_e, c), 0.0)
 
         rs = rs + experts("reduce-scatter", e_grad)
         ag = ag + experts("all-gather", e_weights)
+        replicas = replicas + _link_time("all-reduce", e_grad / k_e, xp.ceil(n_e / k_e), False, c)
         n = xp.maximum(n, n_e)
     ovl = L.ovl
 
