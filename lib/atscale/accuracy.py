@@ -34,8 +34,9 @@ from dataclasses import dataclass
 
 from . import _validate as _v
 
-__all__ = ["Comparison", "Summary", "Gap", "megascale_drops", "megascale_against_selene", "comparisons", "summary", "table", "summary_table", "sources_table", "GROUPS",
-           "COLLECTIVES_TOLERANCE", "STEP_TIME_TOLERANCE", "PEAK_OVER_MEASURED_MAX"]
+__all__ = ["Comparison", "Summary", "Gap", "megascale_drops", "megascale_against_selene", "comparisons", "summary",
+           "table", "summary_table", "sources_table", "GROUPS", "COLLECTIVES_TOLERANCE", "STEP_TIME_TOLERANCE",
+           "PEAK_OVER_MEASURED_MAX"]
 
 GROUPS = ("Hardware", "Memory", "Collectives", "Step time", "Experts", "Reliability")
 """The groups, in the order of the chapters that make the comparisons."""
@@ -248,7 +249,8 @@ def _step_time():
                        "what makes this run differ from the runs the constants were fitted on")
             drops, sel = megascale_drops(), megascale_against_selene()
             leaves = why.format(ms_published=100 * drops.published, ms_model=100 * drops.model,
-                                sel_published=100 * sel.published, sel_model=100 * sel.model) + "; assumed: " + r.assumed
+                                sel_published=100 * sel.published, sel_model=100 * sel.model)
+            leaves += "; assumed: " + r.assumed
         if r.metric == "hfu":
             leaves += "; the same runs as the calibration MFUs, so this checks the recomputation FLOPs only"
         out.append(_run_comparison("Step time", r, published, predicted, leaves))

@@ -59,7 +59,8 @@ from .pipeline import MAX_SIMULATED_PASSES, Timeline, pipeline_timeline  # re-ex
 from .roofline import ADAM_BYTES_PER_PARAM
 
 __all__ = [
-    "Calibration", "CALIBRATION", "H100_ERA", "COMPUTE_EFFICIENCY_MAX", "COMPUTE_EFFICIENCY_MAX_H100", "COMPUTE_HALF_WIDTH", "COMPUTE_HALF_HIDDEN", "PARTS",
+    "Calibration", "CALIBRATION", "H100_ERA", "COMPUTE_EFFICIENCY_MAX", "COMPUTE_EFFICIENCY_MAX_H100",
+    "COMPUTE_HALF_WIDTH", "COMPUTE_HALF_HIDDEN", "PARTS",
     "PART_LABELS", "SELECTIVE_RECOMPUTE_FACTOR", "FLASH_CAUSAL_FRACTION", "DP_OVERLAP", "SEQUENCE_PARALLEL_COMM_FACTOR",
     "GRADIENT_ACCUMULATION_BYTES", "ACTIVATION_BYTES", "FP8_CAST_BYTES", "LOGITS_BYTES", "MEMORY_MARGIN",
     "bubble_fraction", "bubble_fraction_of_total", "StageLayers", "stage_layers", "stage_loads",
@@ -104,11 +105,11 @@ class Calibration:
     step (:data:`CALIBRATION_RUNS`); the other FP8 runs of :data:`VALIDATION_RUNS` check it.
     """
 
-    efficiency_max: float = 0.84
-    half_width: float = 25.0
-    half_hidden: float = 750.0
-    fp8_matmul_speedup: float = 1.44
-    efficiency_max_h100: float = 0.84
+    efficiency_max: float = 0.88
+    half_width: float = 75.0
+    half_hidden: float = 625.0
+    fp8_matmul_speedup: float = 1.43
+    efficiency_max_h100: float = 0.81
 
     def __post_init__(self):
         for name in ("efficiency_max", "efficiency_max_h100"):
@@ -130,7 +131,8 @@ class Calibration:
         """:attr:`efficiency_max_h100` for an accelerator released in :data:`H100_ERA` or later, else
         :attr:`efficiency_max` (dimensionless)."""
         if not isinstance(accelerator, hardware.Accelerator):
-            raise ValueError(f"accelerator must be an atscale.hardware.Accelerator (got a {type(accelerator).__name__})")
+            raise ValueError(f"accelerator must be an atscale.hardware.Accelerator "
+                             f"(got a {type(accelerator).__name__})")
         return self.efficiency_max_h100 if accelerator.year >= H100_ERA else self.efficiency_max
 
     def for_accelerator(self, accelerator: hardware.Accelerator) -> "Calibration":
@@ -1744,8 +1746,8 @@ Korthikanti et al. (2022), Table 5, and three rows of Narayanan et al. (2021), T
 narrowest per-GPU width, the largest), so that the fit spans model widths 2,304-25,600 on A100 (and fixes
 :attr:`Calibration.efficiency_max`, with the half-widths shared); three BF16 H100
 runs of NVIDIA's tables (Llama 3.1 8B on 8 GPUs, 70B on 64, GPT-3 175B on 128: GQA, SwiGLU, 128k vocabularies,
-context parallelism, 8k sequences; :attr:`Calibration.efficiency_max_h100`); and one FP8 run (Llama 3.1 70B on 64) for
-:attr:`Calibration.fp8_matmul_speedup`."""
+context parallelism, 8k sequences; :attr:`Calibration.efficiency_max_h100`); and one FP8 run (Llama 3.1 70B on
+64) for :attr:`Calibration.fp8_matmul_speedup`."""
 
 VALIDATION_RUNS: tuple[Run, ...] = tuple(
     r for i, r in enumerate(MEGATRON_TABLE1_RUNS) if i not in _CAL_TABLE1) + tuple(
@@ -1781,8 +1783,8 @@ def _fit(runs, grids: dict, base: Calibration) -> tuple[Calibration, float]:
     return best[1], best[0]
 
 
-_COARSE = dict(efficiency_max=(0.60, 1.0, 0.05), efficiency_max_h100=(0.60, 1.0, 0.05), half_width=(0.0, 600.0, 100.0),
-               half_hidden=(0.0, 3000.0, 500.0))
+_COARSE = dict(efficiency_max=(0.60, 1.0, 0.05), efficiency_max_h100=(0.60, 1.0, 0.05),
+               half_width=(0.0, 600.0, 100.0), half_hidden=(0.0, 3000.0, 500.0))
 _FINE = dict(efficiency_max=0.01, efficiency_max_h100=0.01, half_width=25.0, half_hidden=125.0)
 _R_GRID = np.round(np.arange(1.0, 2.0001, 0.01), 2)
 
