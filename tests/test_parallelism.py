@@ -222,6 +222,7 @@ def test_each_generation_has_its_own_efficiency_ceiling():
     h100 = [r for r in P.CALIBRATION_RUNS if r.cluster.accelerator is hw.H100_SXM and r.dtype == "bf16"]
     assert len(h100) == 3 and all(r.points(shared) > 0 for r in h100)
     assert sum(abs(r.points(c)) for r in h100) < sum(abs(r.points(shared)) for r in h100)
+    assert c.efficiency_max_for("A100 SXM 80GB") == c.efficiency_max
     with pytest.raises(ValueError, match="accelerator"):
         c.efficiency_max_for("H100")
 

@@ -127,15 +127,13 @@ class Calibration:
         return dataclasses.replace(self, efficiency_max=min(1.0, self.efficiency_max * factor),
                                    efficiency_max_h100=min(1.0, self.efficiency_max_h100 * factor))
 
-    def efficiency_max_for(self, accelerator: hardware.Accelerator) -> float:
-        """:attr:`efficiency_max_h100` for an accelerator released in :data:`H100_ERA` or later, else
-        :attr:`efficiency_max` (dimensionless)."""
-        if not isinstance(accelerator, hardware.Accelerator):
-            raise ValueError(f"accelerator must be an atscale.hardware.Accelerator "
-                             f"(got a {type(accelerator).__name__})")
+    def efficiency_max_for(self, accelerator: hardware.Accelerator | str) -> float:
+        """:attr:`efficiency_max_h100` for an accelerator (or its catalog name) released in :data:`H100_ERA` or
+        later, else :attr:`efficiency_max` (dimensionless)."""
+        accelerator = hardware.accelerator_arg("accelerator", accelerator)
         return self.efficiency_max_h100 if accelerator.year >= H100_ERA else self.efficiency_max
 
-    def for_accelerator(self, accelerator: hardware.Accelerator) -> "Calibration":
+    def for_accelerator(self, accelerator: hardware.Accelerator | str) -> "Calibration":
         """This calibration with :attr:`efficiency_max` set to ``accelerator``'s generation's
         (:meth:`efficiency_max_for`): what the cost terms read."""
         return dataclasses.replace(self, efficiency_max=self.efficiency_max_for(accelerator))
@@ -342,7 +340,7 @@ def _in_flight(pp, v, m, gpipe, inter, stage_from_end, xp=np, flat=None):
 
 
 def compute_efficiency(model: models.TransformerConfig, tp, calibration: Calibration = CALIBRATION,
-                       accelerator: hardware.Accelerator = hardware.H100_SXM):
+                       accelerator: hardware.Accelerator | str = "H100 SXM"):
     """Achievable fraction of the measured matmul ceiling for a layer's matmuls split ``tp`` ways (dimensionless).
 
     ``e = E_max * w / (w + w_half) * h / (h + h_half)`` with ``w = h / tp``: saturating in the per-GPU
