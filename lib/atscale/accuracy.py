@@ -238,23 +238,27 @@ def megascale_against_selene() -> Gap:
 def _step_time():
     from . import parallelism
 
+    drops, sel = megascale_drops(), megascale_against_selene()
+    gaps = dict(ms_published=100 * drops.published, ms_model=100 * drops.model, sel_published=100 * sel.published,
+                sel_model=100 * sel.model)  # the MegaScale text's figures, computed once
     out = []
     for r in parallelism.CALIBRATION_RUNS + parallelism.VALIDATION_RUNS:
         published, predicted = r.mfu_pair()
-        miss = abs(predicted - published) > STEP_TIME_MISS_POINTS
         leaves = "kernel-level detail (one compute efficiency curve of the per-GPU width), overlap beyond the " \
                  "modelled terms; assumed where the source is silent: " + r.assumed
-        if miss:
+        if _missed(published, predicted):
             why = next((v for k, v in _STEP_MISSES.items() if k in r.source),
                        "what makes this run differ from the runs the constants were fitted on")
-            drops, sel = megascale_drops(), megascale_against_selene()
-            leaves = why.format(ms_published=100 * drops.published, ms_model=100 * drops.model,
-                                sel_published=100 * sel.published, sel_model=100 * sel.model)
-            leaves += "; assumed: " + r.assumed
+            leaves = why.format(**gaps) + "; assumed: " + r.assumed
         if r.metric == "hfu":
             leaves += "; the same runs as the calibration MFUs, so this checks the recomputation FLOPs only"
         out.append(_run_comparison("Step time", r, published, predicted, leaves))
     return out
+
+
+def _missed(published: float, predicted: float) -> bool:
+    """Whether a run's predicted MFU is more than :data:`STEP_TIME_MISS_POINTS` from the published one."""
+    return abs(predicted - published) > STEP_TIME_MISS_POINTS
 
 
 def _run_comparison(group: str, r, published: float, predicted: float, leaves: str) -> Comparison:
@@ -263,7 +267,7 @@ def _run_comparison(group: str, r, published: float, predicted: float, leaves: s
     quantity = _STEP_QUANTITY[r.metric] + (", FP8 peak" if r.dtype == "fp8" else "")
     band = _pm(STEP_TIME_MISS_POINTS / published)  # 3 points of MFU, as a relative error of this run's MFU
     return Comparison(group, r.label, quantity, predicted, published, r.role, "estimate", band, leaves, r.source,
-                      known_miss=abs(predicted - published) > STEP_TIME_MISS_POINTS,
+                      known_miss=_missed(published, predicted),
                       claim=f"±{STEP_TIME_MISS_POINTS * 100:.0f} MFU points")
 
 

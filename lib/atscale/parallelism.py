@@ -758,7 +758,7 @@ def _group_time(op, size, ranks, per_node, c: _Context):
     return xp.lazy_where(ranks <= inside, lambda: _link_time(op, size, ranks, True, c), hierarchical)
 
 
-def _dp_comm(L, c: _Context, psi, fwd_mb, bwd_mb, layers, psi_experts=0.0):
+def _dp_comm(L, c: _Context, psi, fwd_mb, bwd_mb, layers, shards, psi_experts=0.0):
     """Exposed seconds per step of the data-parallel gradient reduction (and ZeRO/FSDP gathers) over the
     ``dp x cp`` GPUs holding the same weights, sharded over groups of ``k`` (``shard_group``, HSDP) and
     replicated across ``r = dp cp / k`` of them; ``fwd_mb``/``bwd_mb``: one micro-batch's forward/backward
@@ -776,12 +776,12 @@ def _dp_comm(L, c: _Context, psi, fwd_mb, bwd_mb, layers, psi_experts=0.0):
 
     ``psi``: the dense weights per GPU; ``psi_experts``: the routed experts' (mixtures of experts), reduced the
     same way over the experts' own data-parallel group of ``n_e = tp cp dp / (expert_tp ep)`` GPUs: sharded over
-    ``k_e`` of them (at most ``shard_group``, as their optimizer state is; :func:`_shard_ranks`) and replicated
-    across ``n_e / k_e``.
+    ``k_e`` of them (at most ``shard_group``, as their optimizer state is) and replicated across ``n_e / k_e``;
+    ``shards``: ``(k, k_e)`` from :func:`_shard_ranks`.
     """
     xp = c.xp
     n = L.dp * L.cp
-    k, k_e = _shard_ranks(L, xp)
+    k, k_e = shards
     r = xp.ceil(n / k)
     g = c.gpus_per_node
     per_node = xp.where(g % L.tp == 0, xp.minimum(g // L.tp, n), 1.0)
@@ -828,10 +828,11 @@ def _dp_comm(L, c: _Context, psi, fwd_mb, bwd_mb, layers, psi_experts=0.0):
     return xp.where(n > 1, xp.lazy_choose(L.zs_i, [z0, z1, z2, z3]), 0.0)
 
 
-def _memory(L, c: _Context, sl: StageLayers):
+def _memory(L, c: _Context, sl: StageLayers, shards):
     """Per-GPU bytes of the fuller of the first and the last pipeline stage, as ``{"model state", "activations"}``:
-    weights, gradients and optimizer state sharded as the ZeRO stage says over ``k`` ranks (plus the unsharded
-    weights kept between forward and backward when ZeRO-3 does not reshard); each stage's in-flight activations
+    weights, gradients and optimizer state sharded as the ZeRO stage says over ``shards = (k, k_e)`` ranks (dense
+    weights and routed experts; :func:`_shard_ranks`), plus the unsharded weights kept between forward and backward
+    when ZeRO-3 does not reshard; each stage's in-flight activations
     (:func:`_in_flight`); the embedding on the first stage, the output layer and the FP32 logits on the last."""
     xp, K = c.xp, c.k
     tokens = L.b * c.s / L.cp
@@ -839,7 +840,7 @@ def _memory(L, c: _Context, sl: StageLayers):
     selective = L.reco == _RECOMPUTE_CODE["selective"]
     per_token = (K.act_rep / sp_div + (K.act_par + xp.where(selective, 0.0, K.act_scores)) / L.tp) / c.s
     act_layer = xp.where(L.reco == _RECOMPUTE_CODE["full"], 2 * K.h / sp_div, per_token) * tokens
-    k, k_e = _shard_ranks(L, xp)
+    k, k_e = shards
     gpipe, inter = L.sched == _SCHEDULE_CODE["gpipe"], L.sched == _SCHEDULE_CODE["interleaved"]
     zb2, dual = L.sched == _SCHEDULE_CODE["zb-h2"], L.sched == _SCHEDULE_CODE["dualpipe"]
     flat = xp.where(zb2, 2 * L.pp - 1, xp.where(dual, L.pp + 1, 0.0))
@@ -1092,13 +1093,14 @@ def _parts(L, c: _Context) -> dict:
         L.sched <= _SCHEDULE_CODE["interleaved"], lambda: (L.pp - 1) / L.v * per_mb,
         lambda: _pipeline._bubble_time(L.sched, L.pp, L.m, L.v, third, third, third, c.xp))
     sl, K, xp = stage["stages"], c.k, c.xp
-    mem = _memory(L, c, sl)
+    shards = _shard_ranks(L, xp)
+    mem = _memory(L, c, sl, shards)
     layers = xp.maximum(sl.first, sl.last)  # the larger end stage
     dense = L.copies * (layers * K.layer_dense + K.vh) / L.tp
     routed = L.copies * layers * K.layer_routed / (L.ep * L.etp)
     fwd_mb = (stage["compute"] + stage["recompute"]) / 3
-    parts["dp_comm"] = _dp_comm(L, c, dense, fwd_mb, 2 * fwd_mb, stage["layers"], routed)
-    k, k_e = _shard_ranks(L, xp)
+    parts["dp_comm"] = _dp_comm(L, c, dense, fwd_mb, 2 * fwd_mb, stage["layers"], shards, routed)
+    k, k_e = shards
     sharded = L.zs >= 1  # the optimizer updates only its shard from ZeRO-1 on
     parts["optimizer"] = (dense / xp.where(sharded, k, 1.0) + routed / xp.where(sharded, k_e, 1.0)) \
         * ADAM_BYTES_PER_PARAM / c.hbm
