@@ -20,9 +20,14 @@ KNOWN_MISSES = {
     "MegaScale 175B (Megatron-LM), 8,192 A100": 0.162,  # +7.0 points
     "MegaScale 175B (Megatron-LM), 12,288 A100": 0.170,  # +7.0 points
     "Llama 3.1 405B, 576 H100, FP8": -0.114,  # -4.8 points (of the FP8 peak)
-    "GPT-3 175B, 128 H100, FP8": -0.087,  # -3.5 points (of the FP8 peak)
+    # (GPT-3 175B, 128 H100, FP8 was -3.5 points with v = 12; at the recipe's configured v = 6 it is -2.5: inside)
     "Nemotron-4 340B, 128 H100, BF16": 0.064,  # +3.0 points (3.04)
     "Nemotron-4 340B, 2,048 H100, BF16": 0.078,  # +3.5 points
+    # Llama 3 405B, Table 4, with the layout its sec. 3.3.2 describes (v = 8 one-slot chunks, all-gather context
+    # parallelism): optimistic on all three rows, a known miss (it was inside 3 points only with v = 2 assumed)
+    "Llama 3 405B, 8,192 H100": 0.201,  # +8.6 points (51.6 % against 43 %)
+    "Llama 3 405B, 16,384 H100": 0.183,  # +7.5 points (48.5 % against 41 %)
+    "Llama 3 405B, 16,384 H100, CP 16, 131,072 tokens": 0.243,  # +9.2 points (47.2 % against 38 %)
     # Mixtures of experts (all validation; the expert terms are new and these runs judge them): the model is
     # optimistic on DeepSeek-V3 under NVIDIA's recipes and on gpt-oss, pessimistic on Qwen3-235B without the
     # all-to-all overlap and optimistic with it, and 33 % optimistic on DeepSeek's own run (with DualPipe).
@@ -100,13 +105,13 @@ def test_the_model_values_are_the_chapters():
 def test_summary_statistics_calibration_and_validation_apart():
     cal, val = A.summary("calibration"), A.summary("validation")
     assert cal.count == 22 and val.count == 46
-    assert cal.median_abs_error == pytest.approx(0.012, abs=0.002)
+    assert cal.median_abs_error == pytest.approx(0.014, abs=0.002)
     assert cal.worst_abs_error == pytest.approx(0.048, abs=0.002) and cal.worst == "8 B ring, 2 GPUs"
     assert val.median_abs_error == pytest.approx(0.048, abs=0.002)
     assert val.worst_abs_error == pytest.approx(0.902, abs=0.002) and val.worst == "DeepSeek-V3, 1,024 H100, BF16"
     dense = A.summary("validation", group="Step time")
-    assert dense.worst_abs_error == pytest.approx(0.170, abs=0.002)
-    assert dense.worst == "MegaScale 175B (Megatron-LM), 12,288 A100"
+    assert dense.worst_abs_error == pytest.approx(0.243, abs=0.002)
+    assert dense.worst == "Llama 3 405B, 16,384 H100, CP 16, 131,072 tokens"
     bounds = A.summary("validation", kind="upper bound")
     assert bounds.count == 13 and bounds.worst.startswith("MI300X")
     assert str(A.summary_table()).count("\n") == 4

@@ -238,20 +238,48 @@ def _points():
     return {r.label: r.points() for r in P.VALIDATION_RUNS if r.metric != "hfu"}
 
 
-def test_llama3_table4_targets():
-    """Llama 3 405B, Table 4 (validation). Targets: rows 1-2 within 3 MFU points, the CP16 row within 5. Met
-    (+2.6, -2.9, +1.3 points) with the published layouts and v = 2 chunks per GPU assumed. The 8,192-GPU
-    layout is over capacity in the memory model (Meta balanced its stages' memory in ways the paper describes
-    only in outline), so that row is compared with the memory check off, and says so."""
+def test_llama3_table4_is_a_known_miss_with_its_error_pinned():
+    """Llama 3 405B, Table 4 (validation). Targets: rows 1-2 within 3 MFU points, the CP16 row within 5. MISSED,
+    and pinned as a known miss: with the layout Llama 3's sec. 3.3.2 describes (v = 8 chunks of one layer slot,
+    context parallelism by an exposed all-gather of K and V) the model is optimistic by +8.6, +7.5 and +9.2 points
+    (51.6 %, 48.5 % and 47.2 % against 43 %, 41 % and 38 %). The earlier "+2.6, -2.9, +1.3" rested on v = 2 chunks,
+    which the paper's text rules out. No constant is retuned here: the H100 ceiling was fitted on calibration runs
+    only, and these rows no longer validate it (the step-time model's optimism is the next issue's)."""
     pts = _points()
-    assert abs(pts["Llama 3 405B, 8,192 H100"]) <= 0.03
-    assert abs(pts["Llama 3 405B, 16,384 H100"]) <= 0.03
-    assert abs(pts["Llama 3 405B, 16,384 H100, CP 16, 131,072 tokens"]) <= 0.05
-    assert 0.020 < pts["Llama 3 405B, 8,192 H100"] < 0.030 and -0.030 < pts["Llama 3 405B, 16,384 H100"] < -0.025
+    assert pts["Llama 3 405B, 8,192 H100"] == pytest.approx(0.086, abs=0.002)
+    assert pts["Llama 3 405B, 16,384 H100"] == pytest.approx(0.075, abs=0.002)
+    assert pts["Llama 3 405B, 16,384 H100, CP 16, 131,072 tokens"] == pytest.approx(0.092, abs=0.002)
+    assert all(pts[k] > 0.05 for k in pts if k.startswith("Llama 3 405B"))  # optimistic, beyond both targets
     runs = {r.label: r for r in P.OTHER_RUNS}
+    # Between the two CP-1 rows the model loses about 3 points of MFU (more bubble on half the micro-batches per
+    # replica), Meta measured 2.
+    drop = runs["Llama 3 405B, 8,192 H100"].mfu_pair()[1] - runs["Llama 3 405B, 16,384 H100"].mfu_pair()[1]
+    assert drop == pytest.approx(0.031, abs=0.002)
     assert abs(runs["MT-NLG 530B, 2,240 A100 (DP 8)"].error) <= TOLERANCE
-    assert runs["Llama 3 405B, 16,384 H100"].memory_verdict() == "fits"
-    assert runs["Llama 3 405B, 8,192 H100"].memory_verdict().startswith("does not fit")
+    # At v = 8 every published layout fits, the 8,192-GPU one within the margin (tight): no memory check is off.
+    for label, run in runs.items():
+        if label.startswith("Llama 3 405B"):
+            assert run.memory_check and run.memory_verdict() == "fits"
+            assert run.plan.virtual_stages == 8
+    assert runs["Llama 3 405B, 8,192 H100"].step().memory_status == "tight"
+
+
+def test_llama3_chunks_are_read_from_the_paper():
+    """Llama 3 sec. 3.3.2: one layer fewer on the first and the last stage, the first chunk of the first stage only
+    the embedding, the last chunk of the last stage only the output layer and the loss. With equal chunks that is
+    one slot per chunk: 126 + 2 = 128 = 16 x 8, the only v for which those two chunks hold nothing else."""
+    slots = 126 + 2
+    for v in (1, 2, 4, 8):
+        per_chunk = slots / (16 * v)
+        assert (per_chunk == 1) == (v == 8)  # an embedding-only first chunk needs one slot per chunk
+    loads = P.stage_loads(126, 16, 8, account_for_embedding=True, account_for_loss=True)
+    assert list(loads) == [8.0] * 16  # 8 slots on every stage: the embedding + 7 layers, 8 layers, 7 layers + loss
+    sl = P.stage_layers(126, 16, 8, account_for_embedding=True, account_for_loss=True)
+    assert (sl.first, sl.middle, sl.last) == (7, 8, 7)
+    with pytest.raises(ValueError, match="chunks exceed"):  # without the two slots 128 chunks exceed 126 layers
+        P.stage_layers(126, 16, 8)
+    run = P.OTHER_RUNS[3]
+    assert run.plan.cp_algorithm == "all-gather" and run.step().cp_comm > 0  # exposed, as the paper says
 
 
 def test_megascale_targets():
@@ -294,16 +322,19 @@ def test_megascale_target_conflicts_with_the_selene_calibration_run():
 
 def test_validation_median_and_worst():
     """Across every end-to-end validation run (the HFUs excluded: same runs as calibration MFUs). Targets:
-    median |error| <= 3 MFU points, worst <= 6. The median holds (1.5); the worst is MegaScale at 8,192 and
-    12,288 GPUs at 7.0 points (see test_megascale_targets), the only runs beyond 6."""
+    median |error| <= 3 MFU points, worst <= 6. The median holds (1.5); the worst is MISSED: Llama 3's three rows
+    (+7.5 to +9.2 points, see test_llama3_table4_is_a_known_miss_with_its_error_pinned) and MegaScale at 8,192 and
+    12,288 GPUs at 7.0 points (see test_megascale_targets) are the only runs beyond 6."""
     pts = _points()
     assert len(pts) >= 12 and sum(r.cluster.accelerator.name.startswith("H100") for r in P.VALIDATION_RUNS) >= 12
     assert np.median(np.abs(list(pts.values()))) == pytest.approx(0.015, abs=0.001)
     beyond = {k for k, v in pts.items() if abs(v) > 0.06}
-    assert beyond == {"MegaScale 175B (Megatron-LM), 8,192 A100", "MegaScale 175B (Megatron-LM), 12,288 A100"}
-    assert max(abs(v) for v in pts.values()) < 0.075
-    h100 = [v for k, v in pts.items() if "H100" in k]
-    assert max(abs(v) for v in h100) < 0.05  # every H100 run within 5 points
+    assert beyond == {"MegaScale 175B (Megatron-LM), 8,192 A100", "MegaScale 175B (Megatron-LM), 12,288 A100",
+                      "Llama 3 405B, 8,192 H100", "Llama 3 405B, 16,384 H100",
+                      "Llama 3 405B, 16,384 H100, CP 16, 131,072 tokens"}
+    assert max(abs(v) for v in pts.values()) == pytest.approx(0.092, abs=0.002)  # Llama 3's CP16 row
+    nvidia = [v for k, v in pts.items() if "H100" in k and not k.startswith("Llama 3 405B")]
+    assert max(abs(v) for v in nvidia) < 0.05  # every NVIDIA H100 run within 5 points
 
 
 @pytest.mark.parametrize("run", P.H100_RUNS, ids=lambda r: r.label)
@@ -563,6 +594,133 @@ def test_context_parallelism_without_a_fused_kernel_is_refused_in_a_search():
     assert all("fused" in x for x in r.table["reason"][cp] if x.startswith("context"))
 
 
+def test_context_parallel_bytes_are_each_sources_formula():
+    """Bytes one GPU sends per layer per micro-batch in the forward pass, against each source's own count."""
+    from atscale.plan import CP_ALGORITHMS
+
+    s, b2 = 32_768, P.ACTIVATION_BYTES
+    mdl = m.LLAMA3_70B  # 64 query heads, 8 key-value heads of 128
+    g, d, h = mdl.kv_heads, mdl.head_dim, mdl.hidden_size
+    for tp, cp in ((8, 4), (4, 2), (1, 16)):
+        local_kv = s / cp * 2 * g * d / tp * b2
+        # ring (Liu et al. 2023, sec. 3): cp - 1 blocks of keys and values, each a rank's N/cp tokens
+        ring = P.context_parallel_bytes(mdl, tp, cp, seq_length=s)
+        assert ring == pytest.approx((cp - 1) * local_kv, rel=1e-12)
+        # all-gather (Llama 3 sec. 3.3.2): an all-gather of the whole sequence's keys and values sends (n-1)/n
+        ag = P.context_parallel_bytes(mdl, tp, cp, seq_length=s, cp_algorithm="all-gather")
+        assert ag == pytest.approx(collectives.bytes_sent_per_rank("all-gather", cp * local_kv, cp), rel=1e-12)
+        assert ag == pytest.approx(ring, rel=1e-12)  # the same bytes; what differs is what hides
+        # Ulysses with GQA: queries and output h wide, keys and values 2 g d; (cp - 1)/cp of the N/cp tokens' worth
+        uly = P.context_parallel_bytes(mdl, tp, cp, seq_length=s, cp_algorithm="ulysses")
+        assert uly == pytest.approx((cp - 1) / cp * s / cp * (2 * h + 2 * g * d) / tp * b2, rel=1e-12)
+    # Jacobs et al. (2023), DeepSpeed Ulysses, sec. 3.2: with multi-head attention the two all-to-alls carry an
+    # aggregate 3Nh + Nh = 4Nh, i.e. 4Nh/P per link; a rank keeps 1/P of its own share
+    gpt = m.GPT3_175B
+    assert gpt.kv_heads == gpt.num_heads and gpt.num_heads * gpt.head_dim == gpt.hidden_size  # multi-head
+    n_tok, hid = 2048, gpt.hidden_size
+    for p_ in (2, 4, 8):
+        uly = P.context_parallel_bytes(gpt, 1, p_, seq_length=n_tok, cp_algorithm="ulysses")
+        assert uly == pytest.approx((p_ - 1) / p_ * 4 * n_tok * hid / p_ * b2, rel=1e-12)
+    # Ulysses' bytes fall as 1/cp, a ring's grow towards a constant: vectorised over cp
+    cps = np.array([2, 4, 8, 16])
+    ring, uly = (P.context_parallel_bytes(mdl, 1, cps, seq_length=s, cp_algorithm=a) for a in ("ring", "ulysses"))
+    assert np.all(np.diff(ring) > 0) and np.all(np.diff(uly) < 0)
+    assert set(CP_ALGORITHMS) == {"ring", "all-gather", "ulysses"}
+    with pytest.raises(ValueError, match="cp_algorithm"):
+        P.context_parallel_bytes(mdl, 1, 2, cp_algorithm="tree")
+
+
+def _cp_plan(alg, tp=2, cp=4, **kw):
+    dp = EX.cluster.num_gpus // (tp * cp * 4)
+    return Plan(tp=tp, cp=cp, pp=4, dp=dp, micro_batch=1, global_batch=dp * 8, zero_stage=1,
+                sequence_parallel=tp > 1, cp_algorithm=alg, **kw)
+
+
+def test_all_gather_cp_is_exposed_and_priced_as_its_collectives():
+    """Llama 3's context parallelism: K and V all-gathered before the forward attention and again before the
+    backward, their gradients reduce-scattered, all on the critical path (sec. 3.3.2; Transformer Engine's
+    AttnFuncWithCPAndKVAllGather). TP 2 x CP 4 fits in a node: flat collectives on NVLink."""
+    s = 65_536
+    plan = _cp_plan("all-gather")
+    st = P.step_time(m.LLAMA3_70B, EX.cluster, plan, seq_length=s, memory_check=False)
+    whole = s * 2 * m.LLAMA3_70B.kv_heads * m.LLAMA3_70B.head_dim / plan.tp * P.ACTIVATION_BYTES
+    nvlink = collectives._scale_up(EX.cluster.node)
+    per_layer = (2 * collectives.collective_time("all-gather", whole, plan.cp, nvlink)
+                 + collectives.collective_time("reduce-scatter", whole, plan.cp, nvlink))
+    layers = m.LLAMA3_70B.num_layers // plan.pp
+    assert st.cp_comm == pytest.approx(plan.micro_batches * layers * per_layer, rel=1e-9)
+    ring = P.step_time(m.LLAMA3_70B, EX.cluster, dataclasses.replace(plan, cp_algorithm="ring"), seq_length=s,
+                       memory_check=False)
+    assert ring.cp_comm < 1e-9 < st.cp_comm  # the ring hides behind 64k tokens' attention; the all-gather cannot
+    full = P.step_time(m.LLAMA3_70B, EX.cluster, dataclasses.replace(plan, recompute="full"), seq_length=s,
+                       memory_check=False)
+    again = collectives.collective_time("all-gather", whole, plan.cp, nvlink)  # the recomputed forward's gather
+    assert full.cp_comm == pytest.approx(st.cp_comm + plan.micro_batches * layers * again, rel=1e-9)
+    # same work, so the same compute whatever the exchange
+    assert st.compute == pytest.approx(ring.compute, rel=1e-12)
+
+
+def test_ulysses_cp_is_priced_as_two_all_to_alls_each_way():
+    s = 65_536
+    mdl = m.LLAMA3_70B
+    plan = _cp_plan("ulysses")
+    st = P.step_time(mdl, EX.cluster, plan, seq_length=s, memory_check=False)
+    assert st.feasible
+    tokens = s / plan.cp
+    per_token = tokens / plan.tp * P.ACTIVATION_BYTES
+    qkv = (mdl.num_heads * mdl.head_dim + 2 * mdl.kv_heads * mdl.head_dim) * per_token
+    out = mdl.num_heads * mdl.head_dim * per_token
+    a2a = [collectives.all_to_all_time(x, plan.cp, EX.cluster, ranks_per_node=plan.cp) for x in (qkv, out)]
+    layers = mdl.num_layers // plan.pp
+    assert st.cp_comm == pytest.approx(plan.micro_batches * layers * 2 * sum(a2a), rel=1e-9)
+    # the bytes of those all-to-alls are context_parallel_bytes'
+    sent = sum(collectives.bytes_sent_per_rank("all-to-all", x, plan.cp) for x in (qkv, out))
+    assert sent == pytest.approx(P.context_parallel_bytes(mdl, plan.tp, plan.cp, seq_length=s,
+                                                          cp_algorithm="ulysses"), rel=1e-12)
+
+
+def test_ulysses_needs_heads_that_divide_by_cp():
+    """Ulysses gives each rank 1/cp of the heads (Jacobs et al. 2023, sec. 3): the query and key-value heads per
+    tensor-parallel rank must divide by cp. Llama 3 405B at TP 8 has one key-value head per rank: CP 16 by
+    Ulysses is refused with the reason, in the one-plan path and the vectorised one alike."""
+    run = P.OTHER_RUNS[3]
+    plan = dataclasses.replace(run.plan, cp_algorithm="ulysses")
+    st = P.step_time(run.model, run.cluster, plan, seq_length=run.seq_length, optimizer_name=run.optimizer_name)
+    assert not st.feasible and "Ulysses CP=16" in st.reason and "1 key-value heads" in st.reason
+    assert math.isnan(st.total)
+    fields = {f: getattr(plan, f) for f in P._FIELDS}
+    r = P.evaluate(run.model, run.cluster, **fields, seq_length=run.seq_length, optimizer_name=run.optimizer_name)
+    assert not r.feasible and r.reason == st.reason
+    # TP 1 leaves 8 key-value heads per rank: CP 2, 4 and 8 by Ulysses are layouts, CP 16 is not
+    for cp, ok in ((2, True), (4, True), (8, True), (16, False)):
+        p_ = Plan(tp=1, cp=cp, pp=8, dp=1024 // (8 * cp), micro_batch=1, global_batch=1024 // (8 * cp) * 8,
+                  cp_algorithm="ulysses")
+        assert P.step_time(m.LLAMA3_70B, EX.cluster, p_, seq_length=65_536, memory_check=False).feasible == ok
+    # Ulysses is attention-agnostic: no fused kernel needed; a ring or an all-gather needs one
+    for alg, ok in (("ulysses", True), ("ring", False), ("all-gather", False)):
+        st = P.step_time(m.LLAMA3_70B, EX.cluster, _cp_plan(alg), seq_length=8192, flash_attention=False,
+                         memory_check=False)
+        assert st.feasible == ok, st.reason
+    # a sequence that does not split: 2 x CP chunks for a ring, CP parts for Ulysses
+    odd = 4 * 1000 + 4  # divisible by 4, not by 8
+    assert P.step_time(m.LLAMA3_70B, EX.cluster, _cp_plan("ulysses"), seq_length=odd, memory_check=False).feasible
+    st = P.step_time(m.LLAMA3_70B, EX.cluster, _cp_plan("ring"), seq_length=odd, memory_check=False)
+    assert not st.feasible and "2 x CP" in st.reason
+    with pytest.raises(ValueError, match="cp_algorithm='tree' must be one of"):
+        Plan(cp=2, cp_algorithm="tree")
+    with pytest.raises(ValueError, match="cp_algorithm"):
+        P.search(m.LLAMA3_70B, EX.cluster, 1024, cp_algorithm="tree")
+
+
+def test_a_search_carries_its_cp_algorithm_into_its_plans():
+    r = P.search(m.LLAMA3_70B, EX.cluster, 1024, seq_length=32_768, context_parallel=(1, 2, 4),
+                 cp_algorithm="all-gather", schedules=("1f1b",), zero_stages=(1,), recomputes=("selective",))
+    assert r.best().cp_algorithm == "all-gather"
+    i = int(np.flatnonzero(r.table["feasible"] & (r.table["cp"] > 1))[0])
+    one = P.step_time(m.LLAMA3_70B, EX.cluster, r.plan(i), seq_length=32_768)
+    assert one.total == pytest.approx(r.table["total_s"][i], rel=1e-12) and one.cp_comm > 0
+
+
 def test_plan_explorer_covers_cp_precision_overlap_and_balanced_stages():
     from atscale import widgets
 
@@ -585,17 +743,18 @@ def _random_plans(n, seed=7):
     """``n`` random plans that a Plan accepts (it refuses some combinations itself, e.g. a global batch that is
     not a whole number of micro-batches)."""
     rng = np.random.default_rng(seed)
+    cp_rng = np.random.default_rng(seed + 1000)  # its own stream: the other fields are drawn as before it existed
     made = 0
     while made < n:
         try:
-            plan = _random_plan(rng)
+            plan = _random_plan(rng, cp_rng)
         except ValueError:
             continue
         made += 1
         yield plan
 
 
-def _random_plan(rng):
+def _random_plan(rng, cp_rng):
     if True:
         tp, cp = int(rng.choice([1, 2, 4, 8, 16])), int(rng.choice([1, 2, 4, 8]))
         pp = int(rng.choice([1, 2, 3, 4, 8, 16]))
@@ -608,7 +767,8 @@ def _random_plan(rng):
                    recompute=str(rng.choice(["none", "selective", "full"])), sequence_parallel=sp,
                    account_for_embedding=bool(rng.integers(2)), account_for_loss=bool(rng.integers(2)),
                    tp_overlap=bool(rng.integers(2)), reshard_after_forward=bool(rng.integers(2)),
-                   shard_group=int(rng.choice([8, 16])) if rng.integers(3) == 0 else None)
+                   shard_group=int(rng.choice([8, 16])) if rng.integers(3) == 0 else None,
+                   cp_algorithm=str(cp_rng.choice(["ring", "all-gather", "ulysses"])))
 
 
 @pytest.mark.parametrize("dtype,flash", [("bf16", True), ("fp8", True), ("bf16", False)])

@@ -45,12 +45,22 @@ def test_numpy_integers_are_whole_numbers():
     (dict(pp=4, virtual_stages=2), "virtual_stages=2 needs schedule='interleaved'"),
     (dict(schedule="interleaved", virtual_stages=2), "needs a pipeline: pp=1"),
     (dict(recompute="some"), "recompute='some' must be one of"),
+    (dict(cp=2, cp_algorithm="tree"), "cp_algorithm='tree' must be one of ('ring', 'all-gather', 'ulysses')"),
     (dict(sequence_parallel=True), "needs tp > 1"),
     (dict(tp=2, sequence_parallel="yes"), "sequence_parallel='yes' must be True or False"),
 ])
 def test_bad_plans_are_refused_by_name(kwargs, message):
     with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")):
         Plan(**kwargs)
+
+
+def test_cp_algorithm_defaults_to_the_ring_and_shows_when_it_is_not():
+    from atscale.plan import CP_ALGORITHMS
+
+    assert Plan().cp_algorithm == "ring" == CP_ALGORITHMS[0]
+    ring = Plan(tp=8, cp=16, pp=16, dp=8)
+    assert ring.describe() == "TP=8 CP=16 PP=16 DP=8 ZeRO-0"  # unchanged for the default
+    assert replace(ring, cp_algorithm="all-gather").describe() == "TP=8 CP=16 (all-gather) PP=16 DP=8 ZeRO-0"
 
 
 def test_fsdp_strategies_are_zero_stages():

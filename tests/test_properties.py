@@ -279,7 +279,8 @@ LAYOUT = st.fixed_dictionaries(dict(
     tp=st.sampled_from([1, 2, 4, 8]), cp=st.sampled_from([1, 2, 4]), pp=st.sampled_from([1, 2, 4, 5, 8]),
     micro_batch=st.sampled_from([1, 2]), zero_stage=st.integers(0, 3),
     schedule=st.sampled_from(["gpipe", "1f1b", "interleaved"]), recompute=st.sampled_from(["none", "selective", "full"]),
-    tp_overlap=st.booleans(), reshard_after_forward=st.booleans(), dtype=st.sampled_from(["bf16", "fp8"])))
+    tp_overlap=st.booleans(), reshard_after_forward=st.booleans(), dtype=st.sampled_from(["bf16", "fp8"]),
+    cp_algorithm=st.sampled_from(["ring", "all-gather", "ulysses"])))
 
 
 def _plan(layout, dp, global_batch):
@@ -288,7 +289,7 @@ def _plan(layout, dp, global_batch):
                 global_batch=global_batch, zero_stage=layout["zero_stage"], schedule=sched,
                 virtual_stages=2 if sched == "interleaved" else 1, recompute=layout["recompute"],
                 sequence_parallel=layout["tp"] > 1, tp_overlap=layout["tp_overlap"],
-                reshard_after_forward=layout["reshard_after_forward"])
+                reshard_after_forward=layout["reshard_after_forward"], cp_algorithm=layout["cp_algorithm"])
 
 
 @PROBE
@@ -372,7 +373,7 @@ EXAMPLES = {  # parameter name -> (a valid value, the class of bad input to try 
     "tokens": (2e12, "positive"), "optimizer_name": ("adam-mixed", "choice"), "virtual_stages": (2, "count"),
     "schedule": ("1f1b", "schedule"), "t_f": (1e-3, "positive"), "t_b": (1e-3, "positive"),
     "t_w": (1e-3, "nonnegative"),
-    "failures_per_node_day": (6.5e-3, "positive"),
+    "failures_per_node_day": (6.5e-3, "positive"), "cp": (2, "count"),
 }
 SLOW = {"sweep", "crossover", "sync_wall", "sensitivity", "gpus_for_deadline", "search", "calibrate", "simulate",
         "u_curve", "timeline_run", "timeline", "cost_curve", "best_plan", "scaled_profile", "max_micro_batch"}

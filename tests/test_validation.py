@@ -421,6 +421,8 @@ def _sweep2():
     # parallelism: names, flags, objects and shapes
     (lambda: par.evaluate(**{**EVAL, "schedule": "zigzag"}), "schedule"),
     (lambda: par.evaluate(**{**EVAL, "recompute": "some"}), "recompute"),
+    (lambda: par.evaluate(**{**EVAL, "cp_algorithm": "tree"}), "cp_algorithm"),
+    (lambda: par.evaluate(**{**EVAL, "cp_algorithm": ["ring", 3]}), "cp_algorithm"),
     (lambda: par.evaluate(**{**EVAL, "sequence_parallel": "no"}), "sequence_parallel"),  # was True (truthy)
     (lambda: par.evaluate(**{**EVAL, "sequence_parallel": 1}), "sequence_parallel"),
     (lambda: par.evaluate(**{**EVAL, "flash_attention": "yes"}), "flash_attention"),

@@ -14,7 +14,8 @@ chapter's section:
 ``tp_comm``
     the tensor-parallel collectives, minus what pipelining them with the matmuls hides (:func:`_tp_comm`);
 ``cp_comm``
-    context parallelism's ring exchange of keys and values, minus what hides behind attention (:func:`_cp_comm`);
+    context parallelism's exchange of keys and values (a ring, minus what hides behind attention; an all-gather;
+    or DeepSpeed-Ulysses' all-to-alls: ``Plan.cp_algorithm``; :func:`_cp_comm`, :func:`context_parallel_bytes`);
 ``pp_comm``
     the point-to-point sends between pipeline stages (:func:`_pp_comm`);
 ``bubble``
@@ -53,7 +54,7 @@ import numpy as np
 from . import _validate as _v
 from . import collectives, hardware, memory, models
 from . import units as u
-from .plan import RECOMPUTE, SCHEDULES, Plan
+from .plan import CP_ALGORITHMS, RECOMPUTE, SCHEDULES, Plan
 from . import pipeline as _pipeline
 from .pipeline import MAX_SIMULATED_PASSES, Timeline, pipeline_timeline  # re-exported: they live in pipeline
 from .roofline import ADAM_BYTES_PER_PARAM
@@ -65,7 +66,7 @@ __all__ = [
     "GRADIENT_ACCUMULATION_BYTES", "ACTIVATION_BYTES", "FP8_CAST_BYTES", "LOGITS_BYTES", "MEMORY_MARGIN",
     "bubble_fraction", "bubble_fraction_of_total", "StageLayers", "stage_layers", "stage_loads",
     "layers_per_stage",
-    "compute_efficiency", "elementwise_bytes_per_token", "StepTime", "step_time", "evaluate", "SearchResult", "search",
+    "compute_efficiency", "elementwise_bytes_per_token", "context_parallel_bytes", "StepTime", "step_time", "evaluate", "SearchResult", "search",
     "Run", "METRICS", "MEGATRON_TABLE1_RUNS", "KORTHIKANTI_TABLE5_RUNS", "OTHER_RUNS", "H100_RUNS",
     "MEGASCALE_RUNS", "MOE_RUNS", "CALIBRATION_RUNS", "VALIDATION_RUNS", "A2A_OVERLAP_SM_SHARE",
     "calibrate", "amdahl_speedup", "rank_groups", "Timeline", "pipeline_timeline", "MAX_SEARCH_LAYOUTS", "MAX_RANKS",
@@ -210,6 +211,7 @@ step-time model slows the layer's compute by this share whenever ``a2a_overlap``
 
 _SCHEDULE_CODE = {name: i for i, name in enumerate(SCHEDULES)}
 _RECOMPUTE_CODE = {name: i for i, name in enumerate(RECOMPUTE)}
+_CP_CODE = {name: i for i, name in enumerate(CP_ALGORITHMS)}
 
 
 # --------------------------------------------------------------------------------------
@@ -631,23 +633,102 @@ def _tp_comm(L, c: _Context, layer: dict):
     return xp.where(L.tp_overlap & L.sp, hidden, t)
 
 
-def _cp_comm(L, c: _Context, layer: dict):
-    """Exposed seconds per layer per micro-batch of context parallelism's ring exchange (Megatron-Core; Liu et
-    al. 2023): ``cp - 1`` steps forward, each passing one rank's keys and values (``2 g d / tp`` values per
-    token) to the next while the attention of the block at hand runs; the backward passes keys, values and
-    their gradients (twice the bytes) against the backward attention. Chunks are load-balanced (each rank
-    holds two of ``2 cp`` chunks, one early, one late), so each rank does ``1/cp`` of the causal work. On
-    NVLink when the group's ``tp x cp`` GPUs fit in a node, else on the NICs."""
+def _cp_group(L, c: _Context):
+    """Members of a context-parallel group per node and the group's nodes: the group strides by ``tp`` (rank order
+    ``tp-cp-dp-pp``), so ``g / tp`` of its ``cp`` ranks share a node when ``tp`` divides the node's ``g`` GPUs."""
     xp = c.xp
-    kv = layer["tokens"] * 2 * c.k.kv_width / L.tp * ACTIVATION_BYTES
-    g = c.gpus_per_node
-    on_node = (L.tp * L.cp <= g) & (g % (L.tp * L.cp) == 0)
-    send = _link_time("broadcast", kv, 2.0, on_node, c)
-    fwd, bwd = layer["attention"] / 3, 2 * layer["attention"] / 3
-    steps = L.cp - 1
-    exposed = steps * (xp.maximum(0.0, send - fwd / L.cp) * (1 + layer["full"])
-                       + xp.maximum(0.0, 2 * send - bwd / L.cp))
+    g = float(c.gpus_per_node)
+    inside = xp.where(g % L.tp == 0, xp.minimum(xp.maximum(g / L.tp, 1.0), L.cp), 1.0)
+    return inside, xp.maximum(L.cp / inside, 1.0)
+
+
+def _cp_comm(L, c: _Context, layer: dict):
+    """Exposed seconds per layer per micro-batch of context parallelism's exchange, by ``cp_algorithm``
+    (:data:`atscale.plan.CP_ALGORITHMS`; the bytes are :func:`context_parallel_bytes`'s). Chunks are load-balanced
+    for the ring and the all-gather (each rank holds two of ``2 cp`` chunks, one early, one late), and Ulysses
+    gives each rank the whole sequence for ``1/cp`` of the heads, so each rank does ``1/cp`` of the causal work
+    whichever runs.
+
+    * ring (Megatron-Core; Liu et al. 2023): ``cp - 1`` steps forward, each passing one rank's keys and values
+      (``2 g d / tp`` values per token) to the next while the attention of the block at hand runs; the backward
+      passes keys, values and their gradients (twice the bytes) against the backward attention. On NVLink when
+      the group's ``tp x cp`` GPUs fit in a node, else on the NICs.
+    * all-gather (Llama Team 2024, sec. 3.3.2: "the all-gather communication latency is exposed in the critical
+      path"): the keys and values of the whole sequence all-gathered before the forward attention, again before
+      the backward one (only the local block is kept), and their gradients reduce-scattered after it, as
+      Transformer Engine's ``AttnFuncWithCPAndKVAllGather`` does; all exposed, hierarchical across nodes.
+    * ulysses (Jacobs et al. 2023, sec. 3): one all-to-all of queries, keys and values before attention and one
+      of its output after, their mirror images in the backward, all exposed; the ``g / tp`` group members in a
+      node exchange over NVLink, the rest over the NICs, concurrently.
+
+    A forward recomputed in full runs its forward exchange again."""
+    xp = c.xp
+    tokens = layer["tokens"]
+    kv = tokens * 2 * c.k.kv_width / L.tp * ACTIVATION_BYTES  # one rank's keys and values, bytes
+    full = layer["full"]
+
+    def ring():
+        g = c.gpus_per_node
+        on_node = (L.tp * L.cp <= g) & (g % (L.tp * L.cp) == 0)
+        send = _link_time("broadcast", kv, 2.0, on_node, c)
+        fwd, bwd = layer["attention"] / 3, 2 * layer["attention"] / 3
+        return (L.cp - 1) * (xp.maximum(0.0, send - fwd / L.cp) * (1 + full) + xp.maximum(0.0, 2 * send - bwd / L.cp))
+
+    def all_gather():
+        inside, _ = _cp_group(L, c)
+        whole = kv * L.cp  # the gathered keys and values of the whole sequence
+        return ((2.0 + full) * _group_time("all-gather", whole, L.cp, inside, c)
+                + _group_time("reduce-scatter", whole, L.cp, inside, c))
+
+    def ulysses():
+        inside, nodes = _cp_group(L, c)
+        per_token = tokens / L.tp * ACTIVATION_BYTES
+
+        def a2a(size):  # one rank's ``size`` bytes spread evenly over the group, itself included
+            return collectives._all_to_all(size * (inside - 1) / L.cp, size * (L.cp - inside) / L.cp, inside, nodes,
+                                           c.up, c.rail, xp)
+        return (2.0 + full) * (a2a(c.k.q_width * per_token + kv) + a2a(c.k.o_width * per_token))
+
+    exposed = xp.lazy_choose(L.cpa, [ring, all_gather, ulysses])
     return xp.where(L.cp > 1, exposed, 0.0)
+
+
+def context_parallel_bytes(model, tp, cp, *, seq_length=None, micro_batch=1, cp_algorithm: str = "ring"):
+    """Bytes one GPU sends per layer per micro-batch in the forward pass of context parallelism (the backward
+    sends the same again: the mirror image of each exchange; a recomputed forward, its forward again). BF16
+    activations (:data:`ACTIVATION_BYTES`); ``N = micro_batch x seq_length`` tokens split ``cp`` ways, heads split
+    ``tp`` ways. With ``g`` key-value heads of width ``d`` (``2 g d`` key and value values per token):
+
+    * ``"ring"``: ``(cp - 1)`` blocks of ``N/cp`` tokens' keys and values, ``(cp - 1) N 2 g d / (cp tp)`` values
+      (Liu et al. 2023, ring attention, sec. 3: each host sends its key-value block to the next, ``cp - 1`` times);
+    * ``"all-gather"``: the same bytes, since an all-gather of the whole sequence's keys and values sends
+      ``(cp - 1)/cp`` of them from each rank (Llama Team 2024, sec. 3.3.2; :func:`atscale.collectives.
+      bytes_sent_per_rank`): the two differ in what hides, not in what moves;
+    * ``"ulysses"``: two all-to-alls, of queries, keys and values before attention and of its output after; each
+      rank sends ``(cp - 1)/cp`` of its ``N/cp`` tokens' worth. With multi-head attention (queries, keys, values
+      and output each ``h`` wide) that is ``(cp - 1)/cp`` of ``4 N h / cp``: Jacobs et al. (2023, DeepSpeed Ulysses,
+      sec. 3.2) give the aggregate message size of the two as ``3Nh + Nh`` and the volume per link as ``4Nh/P``.
+      Grouped-query attention shrinks the keys and values, not the queries and the output.
+
+    So a ring or an all-gather moves bytes that grow with ``(cp - 1)/cp``, nearly constant in ``cp``, while
+    Ulysses' fall as ``1/cp``; Ulysses moves the queries and the output as well. Vectorised over ``tp`` and ``cp``.
+    """
+    model = models.model(model)
+    v_ = _v
+    tp = np.asarray(v_.count("tp", tp, scalar=False), dtype=float)
+    cp = np.asarray(v_.count("cp", cp, scalar=False), dtype=float)
+    s = model.seq_length if seq_length is None else v_.count("seq_length", seq_length)
+    b = v_.count("micro_batch", micro_batch)
+    v_.choice("cp_algorithm", cp_algorithm, CP_ALGORITHMS)
+    tp, cp = (np.asarray(x, dtype=float) for x in v_.broadcast(tp=tp, cp=cp))
+    tokens = b * s / cp
+    kv = tokens * model.kv_heads * (model.qk_head_dim + model.v_head_dim) / tp
+    if cp_algorithm == "ulysses":
+        qo = tokens * model.num_heads * (model.qk_head_dim + model.v_head_dim) / tp
+        result = (cp - 1) / cp * (qo + kv) * ACTIVATION_BYTES
+    else:
+        result = (cp - 1) * kv * ACTIVATION_BYTES
+    return float(result) if result.ndim == 0 else result
 
 
 def _expert_gemm(L, c: _Context, tokens):
@@ -867,7 +948,7 @@ def _memory(L, c: _Context, sl: StageLayers, shards):
 _FIELDS = ("tp", "cp", "pp", "dp", "micro_batch", "global_batch", "zero_stage", "schedule", "virtual_stages",
            "recompute", "sequence_parallel", "account_for_embedding", "account_for_loss", "tp_overlap",
            "reshard_after_forward", "shard_group", "ep", "expert_tp", "a2a_overlap", "expert_imbalance",
-           "capacity_factor")
+           "capacity_factor", "cp_algorithm")
 """The :class:`~atscale.plan.Plan` fields :func:`evaluate` takes as (broadcast) arrays."""
 
 
@@ -911,11 +992,12 @@ def _layout(fields: dict, dp_overlap) -> tuple[tuple, types.SimpleNamespace]:
     flags = {n: _v.flags(n, fields[n]) for n in ("sequence_parallel", "account_for_embedding", "account_for_loss",
                                                  "tp_overlap", "reshard_after_forward", "a2a_overlap")}
     arrays = _v.broadcast(**counts, zs=zs, shard=shard, sched=_codes("schedule", fields["schedule"], SCHEDULES),
-                          reco=_codes("recompute", fields["recompute"], RECOMPUTE), **flags,
+                          reco=_codes("recompute", fields["recompute"], RECOMPUTE),
+                          cpa=_codes("cp_algorithm", fields["cp_algorithm"], CP_ALGORITHMS), **flags,
                           ovl=_v.number("dp_overlap", dp_overlap, low=0, high=1), load=load)
     shape = arrays[0].shape
     flat = [np.array(a).reshape(-1) for a in arrays]
-    names = list(counts) + ["zs", "shard", "sched", "reco", "sp", "emb", "loss", "tp_overlap", "reshard", "a2a", "ovl",
+    names = list(counts) + ["zs", "shard", "sched", "reco", "cpa", "sp", "emb", "loss", "tp_overlap", "reshard", "a2a", "ovl",
                              "load"]
     L = types.SimpleNamespace(**dict(zip(names, flat)))
     for n in ("tp", "cp", "pp", "dp", "micro_batch", "global_batch", "virtual_stages", "shard", "zs", "ep", "etp",
@@ -954,7 +1036,7 @@ def _new_plan_layout(plan: Plan, dp_overlap: float) -> types.SimpleNamespace:
         tp=float(plan.tp), cp=float(plan.cp), pp=float(plan.pp), dp=float(plan.dp), micro_batch=float(plan.micro_batch),
         global_batch=float(plan.global_batch), virtual_stages=float(plan.virtual_stages), zs=float(plan.zero_stage),
         zs_i=plan.zero_stage, shard=float(plan.shard_group or 0), sched=_SCHEDULE_CODE[plan.schedule],
-        reco=_RECOMPUTE_CODE[plan.recompute], sp=plan.sequence_parallel, emb=float(plan.account_for_embedding),
+        reco=_RECOMPUTE_CODE[plan.recompute], cpa=_CP_CODE[plan.cp_algorithm], sp=plan.sequence_parallel, emb=float(plan.account_for_embedding),
         loss=float(plan.account_for_loss), tp_overlap=plan.tp_overlap, reshard=plan.reshard_after_forward,
         ovl=dp_overlap, ep=float(plan.ep), etp=float(plan.etp), a2a=plan.a2a_overlap, load=float(plan.expert_load))
     return _derived(L)
@@ -969,8 +1051,13 @@ def _conditions(L, c: _Context, num_gpus: int) -> tuple:
     in order; memory comes later."""
     m, xp, g = c.model, c.xp, c.gpus_per_node
     inter = L.sched == _SCHEDULE_CODE["interleaved"]
+    ulysses = L.cpa == _CP_CODE["ulysses"]
     return ((L.tp * L.cp * L.pp * L.dp) != num_gpus, L.tp > g, (m.num_heads % L.tp != 0) | (m.kv_heads % L.tp != 0),
-            (L.cp > 1) & (not c.flash), c.s % (2 * L.cp) != 0, L.pp * L.v > m.num_layers + L.emb + L.loss,
+            (L.cp > 1) & (not c.flash) & xp.logical_not(ulysses), xp.logical_not(ulysses) & (c.s % (2 * L.cp) != 0),
+            ulysses & (c.s % L.cp != 0),
+            ulysses & (L.cp > 1) & (((m.num_heads // xp.maximum(L.tp, 1.0)) % L.cp != 0)
+                                    | ((m.kv_heads // xp.maximum(L.tp, 1.0)) % L.cp != 0)),
+            L.pp * L.v > m.num_layers + L.emb + L.loss,
             L.m * L.b * L.dp != L.gb, inter & (L.pp < 2), inter & (L.m < L.pp), L.sp & (L.tp == 1),
             (L.shard > 0) & ((L.dp * L.cp) % xp.maximum(L.shard, 1.0) != 0),
             (L.ep > 1) & (not m.is_moe), (m.num_experts % L.ep != 0) & m.is_moe,
@@ -986,9 +1073,14 @@ _MESSAGES = (  # (L, c, GPUs, layout index or None) -> the reason, one per condi
                         "leave NVLink"),
     lambda L, c, n, i: (f"TP={int(_at(L.tp, i))} does not divide the {c.model.num_heads} heads and "
                         f"{c.model.kv_heads} KV heads"),
-    lambda L, c, n, i: "context parallelism needs a fused (FlashAttention) kernel",
+    lambda L, c, n, i: ("context parallelism by ring or all-gather needs a fused (FlashAttention) kernel (Ulysses "
+                        "does not)"),
     lambda L, c, n, i: (f"CP={int(_at(L.cp, i))}: the sequence of {int(c.s):,} tokens does not split into 2 x CP "
                         "load-balanced chunks"),
+    lambda L, c, n, i: f"CP={int(_at(L.cp, i))}: the sequence of {int(c.s):,} tokens does not split into CP parts",
+    lambda L, c, n, i: (f"Ulysses CP={int(_at(L.cp, i))} splits the attention heads: the "
+                        f"{c.model.num_heads // int(_at(L.tp, i))} query and {c.model.kv_heads // int(_at(L.tp, i))} "
+                        f"key-value heads per tensor-parallel rank (TP={int(_at(L.tp, i))}) must each divide by CP"),
     lambda L, c, n, i: (f"PP x v = {int(_at(L.pp, i))} x {int(_at(L.v, i))} chunks for {c.model.num_layers} layers: "
                         "some stages would be empty"),
     lambda L, c, n, i: (f"global batch {int(_at(L.gb, i)):,} is not a whole number of micro-batches of "
@@ -1035,6 +1127,7 @@ def _model_constants(model: models.TransformerConfig, s: int, flash: bool) -> ty
     return types.SimpleNamespace(
         l=l, h=h, f=model.active_ffn_size, a=model.num_heads, V=V, vh=V * h, aw=model.attention_width,
         kv_width=model.kv_heads * (model.qk_head_dim + model.v_head_dim) / 2,
+        q_width=model.num_heads * model.qk_head_dim, o_width=model.num_heads * model.v_head_dim,
         layer_matmul=(model.matmul_params - V * h) / l,
         layer_dense=(model.block_params - routed) / l, layer_routed=routed / l,
         moe=model.is_moe, moe_share=model.moe_layers / l, top_k=float(model.experts_per_token),
@@ -1128,13 +1221,13 @@ def evaluate(model, cluster: hardware.Cluster, *, tp, pp, dp, micro_batch, globa
              schedule="1f1b", virtual_stages=1, recompute="none", sequence_parallel=False,
              account_for_embedding=False, account_for_loss=False, tp_overlap=True, reshard_after_forward=True,
              shard_group=None, ep=1, expert_tp=None, a2a_overlap=False, expert_imbalance=1.0, capacity_factor=None,
-             seq_length=None, dtype: str = "bf16",
+             cp_algorithm="ring", seq_length=None, dtype: str = "bf16",
              optimizer_name: str = memory.RUNNING_EXAMPLE_OPTIMIZER, dp_overlap=DP_OVERLAP,
              flash_attention: bool = True, memory_check: bool = True,
              calibration: Calibration = CALIBRATION) -> StepTime:
     """Step time of every layout given by (broadcast) arrays of plan fields; see :func:`step_time`.
 
-    ``schedule`` and ``recompute`` may be arrays of names, the flags arrays of booleans, the others arrays of
+    ``schedule``, ``recompute`` and ``cp_algorithm`` may be arrays of names, the flags arrays of booleans, the others arrays of
     numbers; ``shard_group`` ``None`` (or 0 in an array) shards over all ``dp x cp`` ranks, ``expert_tp`` ``None``
     (or 0) is ``tp`` and ``capacity_factor`` ``None`` (or 0) no cap. Returns a
     :class:`StepTime` whose fields are arrays of the broadcast shape, with ``feasible`` a boolean array and
@@ -1148,7 +1241,8 @@ def evaluate(model, cluster: hardware.Cluster, *, tp, pp, dp, micro_batch, globa
                   sequence_parallel=sequence_parallel, account_for_embedding=account_for_embedding,
                   account_for_loss=account_for_loss, tp_overlap=tp_overlap,
                   reshard_after_forward=reshard_after_forward, shard_group=shard_group, ep=ep, expert_tp=expert_tp,
-                  a2a_overlap=a2a_overlap, expert_imbalance=expert_imbalance, capacity_factor=capacity_factor)
+                  a2a_overlap=a2a_overlap, expert_imbalance=expert_imbalance, capacity_factor=capacity_factor,
+                  cp_algorithm=cp_algorithm)
     shape, L = _layout(fields, dp_overlap)
     reason = _reasons(L, c, cluster.num_gpus)
     ok = reason == ""
@@ -1278,7 +1372,8 @@ class SearchResult:
                     zero_stage=int(t["zero_stage"][i]), schedule=sched,
                     virtual_stages=int(t["virtual_stages"][i]) if sched == "interleaved" else 1,
                     recompute=str(t["recompute"][i]), sequence_parallel=bool(t["sequence_parallel"][i]),
-                    tp_overlap=bool(t["tp_overlap"][i]), **self._expert_fields(i))
+                    tp_overlap=bool(t["tp_overlap"][i]), cp_algorithm=str(t["cp_algorithm"][i]) if "cp_algorithm" in t else "ring",
+                    **self._expert_fields(i))
 
     def _expert_fields(self, i: int) -> dict:
         t = self.table
@@ -1333,7 +1428,7 @@ def search(model, cluster: hardware.Cluster, global_batch: int, *, seq_length=No
            context_parallel=(1, 2, 4, 8), zero_stages=(0, 1, 2, 3), schedules=("gpipe", "1f1b", "interleaved"),
            virtual_stages=(2, 4), recomputes=RECOMPUTE, sequence_parallel=(False, True),
            dp_overlap: float = DP_OVERLAP, tp_overlap: bool = True, flash_attention: bool = True,
-           expert_parallel=(1,), a2a_overlap: bool = False,
+           expert_parallel=(1,), a2a_overlap: bool = False, cp_algorithm: str = "ring",
            calibration: Calibration = CALIBRATION) -> SearchResult:
     """Every layout of ``model`` on ``cluster`` for ``global_batch`` sequences per step, ranked by throughput.
 
@@ -1343,7 +1438,8 @@ def search(model, cluster: hardware.Cluster, global_batch: int, *, seq_length=No
     micro-batch sizes, ZeRO stages, schedules (interleaved with each of ``virtual_stages``), recomputation
     modes, sequence parallelism and precisions (``dtypes``, e.g. ``("bf16", "fp8")``), and for a mixture of
     experts each expert-parallel degree of ``expert_parallel`` (experts not tensor-split, ``expert_tp = 1``;
-    ``a2a_overlap`` for all). They are evaluated at once per precision, vectorised (:func:`evaluate`); no Python
+    ``a2a_overlap`` for all); context parallelism by ``cp_algorithm`` (:data:`atscale.plan.CP_ALGORITHMS`) for
+    all. They are evaluated at once per precision, vectorised (:func:`evaluate`); no Python
     loop over layouts.
     """
     model = models.model(model)
@@ -1357,6 +1453,7 @@ def search(model, cluster: hardware.Cluster, global_batch: int, *, seq_length=No
                                                                    ("context_parallel", context_parallel),
                                                                    ("expert_parallel", expert_parallel)))
     a2a_overlap = _v.flag("a2a_overlap", a2a_overlap)
+    cp_algorithm = _v.choice("cp_algorithm", cp_algorithm, CP_ALGORITHMS)
     zero_stages = tuple(int(x) for x in np.ravel(_v.count("zero_stages", zero_stages, low=0, high=3, scalar=False)))
     schedules, recomputes = (_names(name, value, options) for name, value, options in
                              (("schedules", schedules, SCHEDULES), ("recomputes", recomputes, RECOMPUTE)))
@@ -1389,7 +1486,7 @@ def search(model, cluster: hardware.Cluster, global_batch: int, *, seq_length=No
     cols["dtype"] = np.repeat(np.array(dtypes, dtype=object), int(keep.sum()))
     results = [evaluate(model, cluster, **{k: cols[k][cols["dtype"] == d] for k in cols if k != "dtype"},
                         global_batch=global_batch, tp_overlap=tp_overlap, a2a_overlap=a2a_overlap,
-                        seq_length=seq_length, dtype=d,
+                        cp_algorithm=cp_algorithm, seq_length=seq_length, dtype=d,
                         optimizer_name=optimizer_name, dp_overlap=dp_overlap, flash_attention=flash_attention,
                         calibration=calibration) for d in dtypes]
     r = _concatenate(results)
@@ -1400,6 +1497,7 @@ def search(model, cluster: hardware.Cluster, global_batch: int, *, seq_length=No
                          for k, val in fields.items()})
     table = {**{k: x[order] for k, x in cols.items()}, "global_batch": np.full(len(order), global_batch),
              "tp_overlap": np.full(len(order), bool(tp_overlap)), "a2a_overlap": np.full(len(order), a2a_overlap),
+             "cp_algorithm": np.full(len(order), cp_algorithm, dtype=object),
              **{f"{k}_s": np.asarray(val) for k, val in ranked.parts().items()}, "total_s": np.asarray(ranked.total),
              "tokens_per_second": np.asarray(ranked.tokens_per_second), "mfu": np.asarray(ranked.mfu),
              "memory": np.asarray(ranked.memory_total), "memory_status": np.asarray(ranked.memory_status),
@@ -1574,24 +1672,32 @@ KORTHIKANTI_TABLE5_RUNS: tuple[Run, ...] = tuple(
 parallelism, A100 80GB), MFU and HFU each. The MFUs are in :data:`CALIBRATION_RUNS`."""
 
 _L3 = "Llama Team (2024), The Llama 3 Herd of Models, Table 4"
-_L3_ASSUMED = ("micro-batch 1; the interleaved schedule with v = 2 model chunks per GPU (the paper names the "
-               "interleaved schedule but not v); 126 layers with the embedding and the output layer each counted "
-               "as a layer of the first and last stage (the paper's 'one fewer layer on the first and last "
-               "stage'); FlashAttention; no recomputation; ZeRO-1-style sharded optimizer (Megatron BF16 layout); "
-               "gradient reduction and TP communication overlapped; attention FLOPs counted for the causal half "
-               "(6N + 6lsh per token: the paper does not print its formula)")
+_L3_ASSUMED = ("micro-batch 1; FlashAttention; no recomputation; ZeRO-1-style sharded optimizer (Megatron BF16 "
+               "layout); gradient reduction and TP communication overlapped; attention FLOPs counted for the causal "
+               "half (6N + 6lsh per token: the paper does not print its formula). Read from sec. 3.3.2, not assumed: "
+               "the interleaved schedule with v = 8 model chunks of one layer slot each (one layer is removed from "
+               "the first and the last stage, the first chunk of the first stage holds only the embedding and the "
+               "last chunk of the last stage only the output layer and the loss: with equal chunks that is one slot "
+               "per chunk, 126 + 2 = 128 = 16 stages x 8 chunks); context parallelism by all-gather of K and V, "
+               "exposed on the critical path")
+"""What the Llama 3 rows assume. The chunk count is read from Llama 3's sec. 3.3.2, decided from the text before
+the error was computed: an embedding-only first chunk and a loss-only last chunk leave room for no layer beside
+them, so each chunk holds one slot (a layer, the embedding or the output layer with its loss), and the 128 slots on
+16 stages make ``v = 8``. With ``v = 2`` (the book's earlier reading, taken for a silence of the paper) each of
+the 32 chunks would hold four slots, the embedding with three layers; with ``v = 4``, the embedding with one."""
 
 
-def _l3(gpus, cp, dp, seq, batch, mfu, row, memory_check=True):
+def _l3(gpus, cp, dp, seq, batch, mfu, row):
     cl = hardware.Cluster.of_gpus(hardware.DGX_H100, gpus, hardware.FABRICS["RoCE 400G"])
     label = f"Llama 3 405B, {gpus:,} H100" + (f", CP {cp}, {seq:,} tokens" if cp > 1 else "")
     return Run(label, models.LLAMA3_405B, cl,
                Plan(tp=8, cp=cp, pp=16, dp=dp, micro_batch=1, global_batch=batch, zero_stage=1, schedule="interleaved",
-                    virtual_stages=2, recompute="none", sequence_parallel=True, account_for_embedding=True,
-                    account_for_loss=True),
+                    virtual_stages=8, recompute="none", sequence_parallel=True, account_for_embedding=True,
+                    account_for_loss=True, cp_algorithm="all-gather"),
                "mfu_causal", mfu, "validation", f"{_L3}, row {row}: TP 8, CP {cp}, PP 16, DP {dp}, sequences of "
-               f"{seq:,} tokens, 16M tokens per batch, BF16 MFU {mfu:.0%}", _L3_ASSUMED, optimizer_name="megatron-bf16",
-               dp_overlap=DP_OVERLAP, seq_length=seq, flash_attention=True, memory_check=memory_check)
+               f"{seq:,} tokens, 16M tokens per batch, BF16 MFU {mfu:.0%}; sec. 3.3.2 for the pipeline split and the "
+               "all-gather context parallelism", _L3_ASSUMED, optimizer_name="megatron-bf16",
+               dp_overlap=DP_OVERLAP, seq_length=seq, flash_attention=True)
 
 
 OTHER_RUNS: tuple[Run, ...] = (
@@ -1600,7 +1706,7 @@ OTHER_RUNS: tuple[Run, ...] = (
              **_T5_PLAN),
         "mfu", 0.542, "validation", f"{_T5}, sec. 6.3 text: the 530B run scaled to 8-way data parallelism, "
         "39.15 s per iteration, MFU 54.2% (no overlap of the gradient all-reduce)", "as the Table 5 row"),
-    _l3(8192, 1, 64, 8192, 2048, 0.43, "8,192 GPUs", memory_check=False),
+    _l3(8192, 1, 64, 8192, 2048, 0.43, "8,192 GPUs"),
     _l3(16_384, 1, 128, 8192, 2048, 0.41, "16,384 GPUs (CP 1)"),
     _l3(16_384, 16, 8, 131_072, 128, 0.38, "16,384 GPUs (CP 16)"),
 )
@@ -1618,9 +1724,12 @@ _NV_ROWS = ((models.LLAMA3_8B, "Llama 3.1 8B", 1, 1, 2, 1, 8192, 16, ((8, 12.91,
             (models.LLAMA3_70B, "Llama 3.1 70B", 4, 4, 2, 5, 8192, 2, ((64, 14.72, 11.01), (2048, 14.98, 11.39))),
             (models.LLAMA3_405B, "Llama 3.1 405B", 8, 9, 2, 7, 8192, 252 / 576,
              ((576, 17.20, 11.24), (2304, 17.62, 12.35))),
-            (models.GPT3_175B, "GPT-3 175B", 4, 8, 1, 12, 2048, 2, ((128, 8.309, 5.626), (2048, 8.49, 5.96))),
+            (models.GPT3_175B, "GPT-3 175B", 4, 8, 1, 6, 2048, 2, ((128, 8.309, 5.626), (2048, 8.49, 5.96))),
             (models.NEMOTRON4_340B, "Nemotron-4 340B", 8, 8, 1, 12, 4096, 1 / 4,
              ((128, 4.61, 3.16), (2048, 4.84, 3.49))))
+_NV_NOTES = {"GPT-3 175B": "; virtual pipeline size 6 as the recipe's configuration file sets it (a README header "
+                            "says 12; the run's own configuration wins)"}
+"""What a row of :data:`_NV_ROWS` takes from somewhere other than the performance table's header."""
 _NV_CALIBRATION = {("Llama 3.1 8B", 8, "bf16"), ("Llama 3.1 70B", 64, "bf16"), ("GPT-3 175B", 128, "bf16"),
                    ("Llama 3.1 70B", 64, "fp8")}
 """The H100 runs the constants were fitted on: the smallest run of three of the five models in BF16
@@ -1640,7 +1749,7 @@ def _nv(model, recipe, tp, pp, cp, v, seq, per_gpu, gpus, dtype, seconds) -> Run
                hardware.Cluster.of_gpus(hardware.DGX_H100, gpus, hardware.FABRICS["InfiniBand NDR"]), plan,
                "step_seconds", seconds, role,
                f"{_NV}, {recipe} on {gpus:,} GPUs, {dtype.upper()}: {seconds} s per step; {layout}, sequences of "
-               f"{seq:,} tokens, global batch {plan.global_batch:,}",
+               f"{seq:,} tokens, global batch {plan.global_batch:,}{_NV_NOTES.get(recipe, '')}",
                _NV_ASSUMED + ("; " + _NEMO_FP8 if dtype == "fp8" else ""), optimizer_name="adam-mixed",
                dp_overlap=DP_OVERLAP, seq_length=seq, flash_attention=True, dtype=dtype)
 
@@ -1649,8 +1758,8 @@ H100_RUNS: tuple[Run, ...] = tuple(
     _nv(*row[:8], gpus, dtype, sec) for row in _NV_ROWS for gpus, bf16, fp8 in row[8]
     for dtype, sec in (("bf16", bf16), ("fp8", fp8)))
 """Twenty H100 runs of five models in BF16 and FP8, each at the smallest and the largest scale NVIDIA's
-performance tables print, with the published layouts (context parallelism, interleaved pipelines, uneven
-chunks for 405B's 126 layers over 9 x 7). Four are calibration runs (:data:`CALIBRATION_RUNS`), sixteen
+performance tables print, with the published layouts (context parallelism, interleaved pipelines: 405B's 126
+layers in 9 x 7 = 63 chunks of exactly two layers each). Four are calibration runs (:data:`CALIBRATION_RUNS`), sixteen
 validation."""
 
 _MS = ("Jiang et al. (2024), MegaScale: Scaling Large Language Model Training to More Than 10,000 GPUs, Table 2, "

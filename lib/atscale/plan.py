@@ -4,9 +4,11 @@ A plan says how many ways each parallel axis splits the work and how each replic
 share of a step:
 
 * **tensor parallel** ``tp``: each layer's matrices split across ``tp`` GPUs (inside a node);
-* **context parallel** ``cp``: each sequence's tokens split across ``cp`` GPUs, which pass keys and
-  values around a ring so that every query still sees every earlier key (Megatron-Core's context
-  parallelism; Liu et al. 2023, ring attention);
+* **context parallel** ``cp``: each sequence's tokens split across ``cp`` GPUs, which exchange what attention
+  needs so that every query still sees every earlier key (``cp_algorithm``, :data:`CP_ALGORITHMS`): keys and
+  values passed around a ring (Megatron-Core's default; Liu et al. 2023, ring attention), all-gathered before
+  attention (Llama 3), or queries, keys and values redistributed by attention head with all-to-alls
+  (DeepSpeed-Ulysses; Jacobs et al. 2023);
 * **pipeline parallel** ``pp``: the layers split into ``pp`` consecutive stages;
 * **data parallel** ``dp``: ``dp`` replicas of the whole pipeline, each on its own slice of the batch,
   optionally sharding the model state among themselves (ZeRO stage 1-3);
@@ -59,7 +61,7 @@ from dataclasses import dataclass, replace
 
 from . import _validate as v
 
-__all__ = ["Plan", "SCHEDULES", "RECOMPUTE", "FSDP_STRATEGIES"]
+__all__ = ["Plan", "SCHEDULES", "RECOMPUTE", "FSDP_STRATEGIES", "CP_ALGORITHMS"]
 
 SCHEDULES = ("gpipe", "1f1b", "interleaved", "zb-h1", "zb-h2", "dualpipe")
 """Pipeline schedules: GPipe (all forwards, then all backwards; Huang et al. 2019), 1F1B
@@ -70,6 +72,23 @@ schedules ZB-H1 and ZB-H2 (Qi et al. 2024, sec. 2) and DualPipe (DeepSeek-AI 202
 RECOMPUTE = ("none", "selective", "full")
 """Activation recomputation: none; selective (attention scores only; Korthikanti et al. 2022,
 sec. 5); full (each layer's input kept, the layer recomputed in the backward pass)."""
+
+CP_ALGORITHMS = ("ring", "all-gather", "ulysses")
+"""How context parallelism gives every query the keys and values it attends to (:func:`atscale.parallelism.
+context_parallel_bytes` has each one's traffic):
+
+* ``"ring"``: each rank passes its block of keys and values to the next, ``cp - 1`` times, while it computes
+  attention on the block at hand, so the exchange hides behind attention (Liu et al. 2023, ring attention;
+  Megatron-Core/Transformer Engine ``cp_comm_type="p2p"``);
+* ``"all-gather"``: each rank all-gathers the keys and values of the whole sequence before attention and
+  computes its own queries' attention; the all-gather sits on the critical path (Llama Team 2024, The Llama 3
+  Herd of Models, sec. 3.3.2; Transformer Engine ``cp_comm_type="all_gather"``);
+* ``"ulysses"``: an all-to-all turns each rank's queries, keys and values for ``s / cp`` tokens and all heads
+  into the whole sequence for ``1 / cp`` of the heads, and one more all-to-all turns attention's output back,
+  both on the critical path; the heads must divide by ``cp`` (Jacobs et al. 2023, DeepSpeed Ulysses, sec. 3;
+  Transformer Engine ``cp_comm_type="a2a"``).
+
+New names go at the end: an algorithm's index is its code in vectorised arrays."""
 
 FSDP_STRATEGIES = {"NO_SHARD": 0, "SHARD_GRAD_OP": 2, "FULL_SHARD": 3, "HYBRID_SHARD": 3}
 """PyTorch FSDP sharding strategy -> the equivalent ZeRO stage (HYBRID_SHARD: stage 3 within a
@@ -98,6 +117,8 @@ class Plan:
         account_for_embedding, account_for_loss: count the embedding as one layer of the first
             pipeline stage, the output layer and loss as one layer of the last (Megatron-Core's
             ``account_for_*_in_pipeline_split``).
+        cp_algorithm: how context parallelism exchanges keys and values, one of :data:`CP_ALGORITHMS`
+            (``"ring"`` by default; irrelevant when ``cp`` is 1).
         tp_overlap: tensor-parallel (sequence-parallel) communication pipelined with the matmuls
             it feeds (Transformer Engine's comm-GEMM overlap, TorchTitan's async TP; Wang et al.
             2023). On by default, as current frameworks run; ``False`` is the 2021-22 Megatron-LM
@@ -141,6 +162,7 @@ class Plan:
     a2a_overlap: bool = False
     expert_imbalance: float = 1.0
     capacity_factor: float | None = None
+    cp_algorithm: str = "ring"
 
     def __post_init__(self):
         for name in ("tp", "pp", "dp", "cp", "micro_batch", "virtual_stages", "ep"):
@@ -162,6 +184,7 @@ class Plan:
             raise ValueError(f"schedule='dualpipe' feeds micro-batches in at both ends of the pipeline: it needs an "
                              f"even pp >= 2 (pp={self.pp} given)")
         v.choice("recompute", self.recompute, RECOMPUTE)
+        v.choice("cp_algorithm", self.cp_algorithm, CP_ALGORITHMS)
         for name in ("sequence_parallel", "account_for_embedding", "account_for_loss", "tp_overlap",
                      "reshard_after_forward", "a2a_overlap"):
             object.__setattr__(self, name, v.flag(name, getattr(self, name)))
@@ -219,6 +242,8 @@ class Plan:
     def describe(self) -> str:
         """A short label, e.g. ``'TP=8 PP=4 DP=32 ZeRO-1'``."""
         cp = f" CP={self.cp}" if self.cp > 1 else ""
+        if self.cp > 1 and self.cp_algorithm != "ring":
+            cp += f" ({self.cp_algorithm})"
         ep = f" EP={self.ep}" if self.ep > 1 else ""
         return f"TP={self.tp}{cp} PP={self.pp} DP={self.dp}{ep} ZeRO-{self.zero_stage}"
 
