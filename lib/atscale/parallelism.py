@@ -103,7 +103,9 @@ class Calibration:
     (dimensionless). The FP8 dense peak is twice the BF16 one, but a training step's FP8 GEMMs are smaller
     than a benchmark's, carry per-tensor scaling and keep some of their inputs in BF16 (Transformer Engine's
     delayed-scaling recipe; Micikevicius et al. 2022, sec. 4), so they gain less. Fitted on one published FP8
-    step (:data:`CALIBRATION_RUNS`); the other FP8 runs of :data:`VALIDATION_RUNS` check it.
+    step (:data:`CALIBRATION_RUNS`, delayed scaling on H100); the other FP8 runs of :data:`VALIDATION_RUNS` check
+    it. Other scaling recipes (per-tensor current scaling, DeepSeek-V3's block-wise 1 x 128 / 128 x 128 scales,
+    MXFP8's 32-element blocks) take the same constant: for them, and for other GPUs, it is an extrapolation.
     """
 
     efficiency_max: float = 0.88
