@@ -743,6 +743,11 @@ def test_plan_explorer_covers_cp_precision_overlap_and_balanced_stages():
     assert e.summary_text.startswith("Infeasible: TP x CP x PP x DP")
     e.update(dp=16)
     assert "MFU" in e.summary_text
+    ring = e.summary_text
+    e.update(cp_algorithm="all-gather")  # Llama 3's exchange: nothing hidden, a slower step
+    assert "MFU" in e.summary_text and e.summary_text != ring
+    e.update(cp_algorithm="ulysses")  # TP 8 leaves one key-value head per GPU: Ulysses cannot split it
+    assert e.summary_text.startswith("Infeasible: Ulysses CP=2")
 
 
 # --- one code path for one plan and for arrays ---------------------------------------------------------

@@ -55,11 +55,11 @@ def pipeline_explorer() -> Explorer:
 
 
 def _step(model, tp, cp, pp, dp, micro_batch, global_batch, zero_stage, schedule, virtual_stages, recompute,
-          sequence_parallel, tp_overlap, balanced, dtype):
+          sequence_parallel, tp_overlap, balanced, dtype, cp_algorithm="ring"):
     plan = Plan(tp=tp, cp=cp, pp=pp, dp=dp, micro_batch=micro_batch, global_batch=global_batch,
                 zero_stage=zero_stage, schedule=schedule, virtual_stages=virtual_stages, recompute=recompute,
                 sequence_parallel=sequence_parallel, tp_overlap=tp_overlap, account_for_embedding=balanced,
-                account_for_loss=balanced)
+                account_for_loss=balanced, cp_algorithm=cp_algorithm)
     return parallelism.step_time(models.model(model), RUNNING_EXAMPLE.cluster, plan,
                                  seq_length=RUNNING_EXAMPLE.seq_length, dtype=dtype)
 
@@ -86,6 +86,9 @@ def plan_explorer() -> Explorer:
                        RUNNING_EXAMPLE.model.name, "Model"),
         tp=dropdown([1, 2, 4, 8, 16], plan.tp, "Tensor parallel (TP)"),
         cp=dropdown([1, 2, 4, 8, 16], plan.cp, "Context parallel (CP)"),
+        cp_algorithm=dropdown({"ring": "ring", "all-gather (Llama 3)": "all-gather",
+                               "all-to-all (DeepSpeed-Ulysses)": "ulysses"}, plan.cp_algorithm,
+                              "Context-parallel exchange"),
         pp=dropdown([1, 2, 4, 8, 16], plan.pp, "Pipeline parallel (PP)"),
         dp=dropdown([1, 2, 4, 8, 16, 32, 64, 128, 256], plan.dp, "Data parallel (DP)"),
         micro_batch=dropdown([1, 2, 4, 8], plan.micro_batch, "Micro-batch (sequences)"),
