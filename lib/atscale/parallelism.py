@@ -66,7 +66,8 @@ __all__ = [
     "GRADIENT_ACCUMULATION_BYTES", "ACTIVATION_BYTES", "FP8_CAST_BYTES", "LOGITS_BYTES", "MEMORY_MARGIN",
     "bubble_fraction", "bubble_fraction_of_total", "StageLayers", "stage_layers", "stage_loads",
     "layers_per_stage",
-    "compute_efficiency", "elementwise_bytes_per_token", "context_parallel_bytes", "StepTime", "step_time", "evaluate", "SearchResult", "search",
+    "compute_efficiency", "elementwise_bytes_per_token", "context_parallel_bytes", "StepTime", "step_time", "evaluate",
+    "SearchResult", "search",
     "Run", "METRICS", "MEGATRON_TABLE1_RUNS", "KORTHIKANTI_TABLE5_RUNS", "OTHER_RUNS", "H100_RUNS",
     "MEGASCALE_RUNS", "MOE_RUNS", "CALIBRATION_RUNS", "VALIDATION_RUNS", "A2A_OVERLAP_SM_SHARE",
     "calibrate", "amdahl_speedup", "rank_groups", "Timeline", "pipeline_timeline", "MAX_SEARCH_LAYOUTS", "MAX_RANKS",
@@ -655,8 +656,8 @@ def _cp_comm(L, c: _Context, layer: dict):
       (``2 g d / tp`` values per token) to the next while the attention of the block at hand runs; the backward
       passes keys, values and their gradients (twice the bytes) against the backward attention. On NVLink when
       the group's ``tp x cp`` GPUs fit in a node, else on the NICs.
-    * all-gather (Llama Team 2024, sec. 3.3.2: "the all-gather communication latency is exposed in the critical
-      path"): the keys and values of the whole sequence all-gathered before the forward attention, again before
+    * all-gather (Llama Team 2024, sec. 3.3.2, which says the gather's latency sits on the critical path): the
+      keys and values of the whole sequence all-gathered before the forward attention, again before
       the backward one (only the local block is kept), and their gradients reduce-scattered after it, as
       Transformer Engine's ``AttnFuncWithCPAndKVAllGather`` does; all exposed, hierarchical across nodes.
     * ulysses (Jacobs et al. 2023, sec. 3): one all-to-all of queries, keys and values before attention and one
@@ -716,13 +717,11 @@ def context_parallel_bytes(model, tp, cp, *, seq_length=None, micro_batch=1, cp_
     Ulysses' fall as ``1/cp``; Ulysses moves the queries and the output as well. Vectorised over ``tp`` and ``cp``.
     """
     model = models.model(model)
-    v_ = _v
-    tp = np.asarray(v_.count("tp", tp, scalar=False), dtype=float)
-    cp = np.asarray(v_.count("cp", cp, scalar=False), dtype=float)
-    s = model.seq_length if seq_length is None else v_.count("seq_length", seq_length)
-    b = v_.count("micro_batch", micro_batch)
-    v_.choice("cp_algorithm", cp_algorithm, CP_ALGORITHMS)
-    tp, cp = (np.asarray(x, dtype=float) for x in v_.broadcast(tp=tp, cp=cp))
+    tp, cp = (_v.count(name, x, scalar=False) for name, x in (("tp", tp), ("cp", cp)))
+    s = model.seq_length if seq_length is None else _v.count("seq_length", seq_length)
+    b = _v.count("micro_batch", micro_batch)
+    _v.choice("cp_algorithm", cp_algorithm, CP_ALGORITHMS)
+    tp, cp = (np.asarray(x, dtype=float) for x in _v.broadcast(tp=tp, cp=cp))
     tokens = b * s / cp
     kv = tokens * model.kv_heads * (model.qk_head_dim + model.v_head_dim) / tp
     if cp_algorithm == "ulysses":
@@ -999,8 +998,8 @@ def _layout(fields: dict, dp_overlap) -> tuple[tuple, types.SimpleNamespace]:
                           ovl=_v.number("dp_overlap", dp_overlap, low=0, high=1), load=load)
     shape = arrays[0].shape
     flat = [np.array(a).reshape(-1) for a in arrays]
-    names = list(counts) + ["zs", "shard", "sched", "reco", "cpa", "sp", "emb", "loss", "tp_overlap", "reshard", "a2a", "ovl",
-                             "load"]
+    names = list(counts) + ["zs", "shard", "sched", "reco", "cpa", "sp", "emb", "loss", "tp_overlap", "reshard",
+                             "a2a", "ovl", "load"]
     L = types.SimpleNamespace(**dict(zip(names, flat)))
     for n in ("tp", "cp", "pp", "dp", "micro_batch", "global_batch", "virtual_stages", "shard", "zs", "ep", "etp",
               "load"):
@@ -1038,7 +1037,8 @@ def _new_plan_layout(plan: Plan, dp_overlap: float) -> types.SimpleNamespace:
         tp=float(plan.tp), cp=float(plan.cp), pp=float(plan.pp), dp=float(plan.dp), micro_batch=float(plan.micro_batch),
         global_batch=float(plan.global_batch), virtual_stages=float(plan.virtual_stages), zs=float(plan.zero_stage),
         zs_i=plan.zero_stage, shard=float(plan.shard_group or 0), sched=_SCHEDULE_CODE[plan.schedule],
-        reco=_RECOMPUTE_CODE[plan.recompute], cpa=_CP_CODE[plan.cp_algorithm], sp=plan.sequence_parallel, emb=float(plan.account_for_embedding),
+        reco=_RECOMPUTE_CODE[plan.recompute], cpa=_CP_CODE[plan.cp_algorithm],
+        sp=plan.sequence_parallel, emb=float(plan.account_for_embedding),
         loss=float(plan.account_for_loss), tp_overlap=plan.tp_overlap, reshard=plan.reshard_after_forward,
         ovl=dp_overlap, ep=float(plan.ep), etp=float(plan.etp), a2a=plan.a2a_overlap, load=float(plan.expert_load))
     return _derived(L)
@@ -1229,8 +1229,8 @@ def evaluate(model, cluster: hardware.Cluster, *, tp, pp, dp, micro_batch, globa
              calibration: Calibration = CALIBRATION) -> StepTime:
     """Step time of every layout given by (broadcast) arrays of plan fields; see :func:`step_time`.
 
-    ``schedule``, ``recompute`` and ``cp_algorithm`` may be arrays of names, the flags arrays of booleans, the others arrays of
-    numbers; ``shard_group`` ``None`` (or 0 in an array) shards over all ``dp x cp`` ranks, ``expert_tp`` ``None``
+    ``schedule``, ``recompute`` and ``cp_algorithm`` may be arrays of names, the flags arrays of booleans, the
+    others arrays of numbers; ``shard_group`` ``None`` (or 0 in an array) shards over all ``dp x cp`` ranks, ``expert_tp`` ``None``
     (or 0) is ``tp`` and ``capacity_factor`` ``None`` (or 0) no cap. Returns a
     :class:`StepTime` whose fields are arrays of the broadcast shape, with ``feasible`` a boolean array and
     ``reason`` an array of strings ("" where feasible). ``memory_check=False`` skips the memory verdict (the
@@ -1374,7 +1374,8 @@ class SearchResult:
                     zero_stage=int(t["zero_stage"][i]), schedule=sched,
                     virtual_stages=int(t["virtual_stages"][i]) if sched == "interleaved" else 1,
                     recompute=str(t["recompute"][i]), sequence_parallel=bool(t["sequence_parallel"][i]),
-                    tp_overlap=bool(t["tp_overlap"][i]), cp_algorithm=str(t["cp_algorithm"][i]) if "cp_algorithm" in t else "ring",
+                    tp_overlap=bool(t["tp_overlap"][i]),
+                    cp_algorithm=str(t["cp_algorithm"][i]) if "cp_algorithm" in t else "ring",
                     **self._expert_fields(i))
 
     def _expert_fields(self, i: int) -> dict:
