@@ -153,7 +153,7 @@ CASES += [
 BAD["flag"] = [1, 0, "yes", None, NAN, [True], np.array([])]
 BAD["stage"] = [-1, 4, 1.5, NAN, INF, True, "1", [], np.array([])]  # a ZeRO stage: 0 to 3
 # a pipeline schedule: a name, or (as a NumPy integer) its index into atscale.plan.SCHEDULES
-BAD["schedule"] = ["", "1F1B", "ZB-H1", "zbh1", "xx", None, True, 3, 2.0, -1, np.int64(6), np.int64(-1), ["xx"], [],
+BAD["schedule"] = ["", "1F1B", "ZB-H1", "zbh1", "xx", None, True, 3, 2.0, -1, np.int64(8), np.int64(-1), ["xx"], [],
                    np.array([])]
 INFINITE_OK = {  # functions whose documented answer can be +inf for a valid input
     "reliability.series_mttf": "no component can fail (all counts 0): the MTTF is infinite",

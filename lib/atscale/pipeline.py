@@ -36,8 +36,8 @@ The schedules (:data:`atscale.plan.SCHEDULES`):
     every micro-batch goes down the pipeline and back up it, a "V"; one copy of the weights, DualPipe's
     order of passes on half the GPUs;
 ``zb-v``
-    the zero-bubble V schedule (Qi et al. 2024, arXiv version, sec. 6; Qi et al. 2024b, "Pipeline Parallelism
-    with Controllable Memory", NeurIPS 2024, arXiv:2405.15362): the same V placement, its order found by the
+    the zero-bubble V schedule (Qi et al. 2024, arXiv version, its ZB-V section; Qi et al. 2024b, "Pipeline
+    Parallelism with Controllable Memory", NeurIPS 2024, arXiv:2405.15362): the same V placement, its order found by the
     authors' greedy scheduler for the measured pass times; zero bubble at equal pass times with 1F1B's peak
     activations. The library gives its closed forms only (it does not simulate the greedy scheduler).
 
@@ -89,7 +89,7 @@ _GPIPE, _1F1B, _INTERLEAVED, _ZB_H1, _ZB_H2, _DUALPIPE, _DUALPIPEV, _ZB_V = (_CO
 V_SHAPED = ("dualpipev", "zb-v")
 """The schedules that cut the model into ``2p`` half-size stages, GPU ``i`` holding stages ``i`` and ``2p - 1 - i``:
 each micro-batch crosses every GPU twice, so the pipeline sends twice as many activations as 1F1B's (Qi et al.
-2024, arXiv version, sec. 6)."""
+2024, arXiv version, its ZB-V section)."""
 
 NOT_SIMULATED = ("zb-v",)
 """Schedules :func:`pipeline_timeline` does not simulate: ZB-V's order comes from its authors' greedy scheduler,
@@ -216,7 +216,7 @@ def bubble_time(schedule, pp, micro_batches, t_f, t_b, t_w, virtual_stages=1):
       taking half of ``t_f``, ``t_b``, ``t_w``: ``(p - 1)(t_f + 2 t_b - t_w) / 2``, ``t_w`` capped at ``t_f`` as
       for DualPipe. The simulation reproduces it when ``t_b = t_f``. Needs ``m >= 2p`` (the reference
       implementation's assertion);
-    * ZB-V: zero at equal pass times (Qi et al. 2024, arXiv version, sec. 6 and the authors' comparison table:
+    * ZB-V: zero at equal pass times (Qi et al. 2024, arXiv version, its ZB-V section and the authors' comparison table:
       bubble rate 0 at ``T_F = T_B = T_W``). The authors give no closed form for other pass times; the library
       takes ZB-H2's over the V's ``2p`` half-size stages, ``(2p - 1)/2 max(t_f + t_b - 2 t_w, t_b - t_f, 0)``,
       which is zero wherever ZB-H2's is (an assumption, not the source's formula). Needs ``m >= 2p``.
@@ -265,7 +265,7 @@ def activation_in_flight(schedule, pp, micro_batches, virtual_stages=1):
     * DualPipe: ``p + 1`` whatever ``m`` (DeepSeek-AI 2024, Table 2, "PP + 1"; sec. 3.2.1: "only increasing the
       peak activation memory by 1/PP times"), counting both directions' stages of a GPU;
     * DualPipeV: ``p + 1/2``: the repository's ``PP + 1`` half-size stages (``PP = 2p``) on each GPU;
-    * ZB-V: ``p``, 1F1B's (Qi et al. 2024, arXiv version, sec. 6: the same peak activation memory as 1F1B,
+    * ZB-V: ``p``, 1F1B's (Qi et al. 2024, arXiv version, its ZB-V section: the same peak activation memory as 1F1B,
       balanced over the GPUs).
 
     Counting to the ``W`` pass is an upper bound: the backward's ``B`` pass frees most of a micro-batch's
@@ -613,7 +613,8 @@ def schedule_table(pp: int, micro_batches: int, t_f: float = 1.0, t_b: float = 1
     """The schedules side by side at one ``pp`` and ``micro_batches``: the bubble over useful time from the closed
     form (:func:`bubble_time` over ``m (t_f + t_b + t_w)``) and from the simulation (:func:`pipeline_timeline`),
     the first stage's peak activations (:func:`activation_in_flight`, micro-batches of a stage's activations) and
-    the copies of the weights per GPU (:func:`weight_copies`). Times in seconds (only their ratios matter); the
+    the copies of the weights per GPU (:func:`weight_copies`); ZB-V's simulated column reads "not simulated"
+    (:data:`NOT_SIMULATED`). Times in seconds (only their ratios matter); the
     interleaved schedule runs ``virtual_stages`` chunks per GPU. ``ValueError`` if a schedule cannot run (DualPipe
     needs an even ``pp`` and an even ``micro_batches >= 2 pp``): leave it out of ``schedules``."""
     pp, micro_batches, virtual_stages = (_v.count(name, value) for name, value in
@@ -628,12 +629,13 @@ def schedule_table(pp: int, micro_batches: int, t_f: float = 1.0, t_b: float = 1
         _v.choice("schedules", name, SCHEDULES)
         v = virtual_stages if name == "interleaved" else 1
         closed = bubble_time(name, pp, micro_batches, t_f, t_b, t_w, v) / (micro_batches * (t_f + t_b + t_w))
-        simulated = pipeline_timeline(pp, micro_batches, name, v, backward_ratio=(t_b + t_w) / t_f,
-                                      weight_ratio=t_w / t_f).bubble
+        simulated = None if name in NOT_SIMULATED else pipeline_timeline(
+            pp, micro_batches, name, v, backward_ratio=(t_b + t_w) / t_f, weight_ratio=t_w / t_f).bubble
         label = SCHEDULE_NAMES[name] + (f" (v={v})" if name == "interleaved" else "")
         held = activation_in_flight(name, pp, micro_batches, v)
         # rounded first, so that a formula and a simulation equal to within rounding print alike
-        rows.append((label, f"{round(closed, 12):.1%}", f"{round(simulated, 12):.1%}", f"{held:g}",
+        rows.append((label, f"{round(closed, 12):.1%}",
+                     "not simulated" if simulated is None else f"{round(simulated, 12):.1%}", f"{held:g}",
                      str(weight_copies(name))))
     headers = ("schedule", "bubble (formula)", "bubble (simulated)", "activations held (micro-batches)",
                "weight copies")
