@@ -1471,6 +1471,8 @@ class Run:
     fraction or seconds). ``role`` is
     ``"calibration"`` (the constants were fitted on it) or ``"validation"`` (they were not). ``source``:
     paper, table, row. ``assumed``: what the paper does not print and the model had to assume.
+    ``optimizer_name``: a layout of :data:`atscale.memory.OPTIMIZERS` by name, or an
+    :class:`~atscale.memory.Optimizer` where the source states one of its own (DeepSeek-V3's BF16 moments).
     """
 
     label: str
