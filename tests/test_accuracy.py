@@ -36,7 +36,7 @@ KNOWN_MISSES = {
     "Qwen3-235B-A22B, 256 H100, BF16": -0.202,
     "Qwen3-235B-A22B, 256 H100, BF16, all-to-all overlapped": 0.176,
     "gpt-oss-120b, 64 H100, BF16": 0.567,
-    "DeepSeek-V3, 2,048 H800, FP8": 0.299,
+    "DeepSeek-V3, 2,048 H800, FP8": 0.2915,  # 0.299 before its BF16-moment optimizer layout (FP32 gradients)
 }
 
 

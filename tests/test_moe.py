@@ -86,10 +86,17 @@ def test_expert_parallel_all_to_all_is_exposed_unless_overlapped():
 
 
 def test_node_limited_routing_cuts_cross_node_traffic():
-    free = dataclasses.replace(M.DEEPSEEK_V3, max_routed_nodes=None)
-    limited, unlimited = (_step(m, H800, DSV3, dtype="fp8").ep_comm for m in (M.DEEPSEEK_V3, free))
-    # 8 copies of a token across 8 nodes send 7 over the network on average; at most 4 nodes, 3.5
-    assert limited / unlimited == pytest.approx(0.5, rel=0.05)
+    free = dataclasses.replace(M.DEEPSEEK_V3, max_routed_nodes=None)  # still one copy per destination node
+    plain = dataclasses.replace(free, node_dedup=False)
+    only_limit = dataclasses.replace(M.DEEPSEEK_V3, node_dedup=False)
+    limited, dedup, neither, limit_alone = (_step(m, H800, DSV3, dtype="fp8").ep_comm
+                                            for m in (M.DEEPSEEK_V3, free, plain, only_limit))
+    # 8 copies of a token across 8 nodes send 7 over the network on average; one per node, 7 (1 - (7/8)^8) = 4.56;
+    # at most 4 nodes, 3.5. The limit without deduplication saves nothing
+    assert limited / neither == pytest.approx(0.5, rel=0.05)
+    assert limited / dedup == pytest.approx(3.5 / (7 * (1 - (7 / 8) ** 8)), rel=0.05)
+    assert limit_alone == pytest.approx(neither, rel=1e-12)
+    assert free.dedup_dispatch and not plain.dedup_dispatch and M.QWEN3_235B_A22B.dedup_dispatch is False
 
 
 def test_an_expert_group_inside_a_node_stays_on_nvlink():
@@ -181,13 +188,20 @@ def test_the_schedules_that_split_the_backward_in_the_step_time():
     base = Plan(tp=1, pp=16, dp=128, ep=64, micro_batch=1, global_batch=15_360, zero_stage=1, a2a_overlap=True,
                 recompute="selective")
     steps = {s: _step(M.DEEPSEEK_V3, H800, dataclasses.replace(base, schedule=s), dtype="fp8")
-             for s in ("1f1b", "zb-h1", "zb-h2", "dualpipe")}
+             for s in ("1f1b", "zb-h1", "zb-h2", "dualpipe", "dualpipev", "zb-v")}
     one = steps["1f1b"]
     per_mb = (one.total - one.bubble - one.dp_comm - one.optimizer) / 120  # m = 15,360 / 128
     assert one.bubble == pytest.approx(15 * per_mb, rel=1e-9)
     assert steps["zb-h1"].bubble == pytest.approx(one.bubble / 3, rel=1e-9)  # (p - 1)(F + B - W), thirds
     assert steps["zb-h2"].bubble == 0.0
     assert steps["dualpipe"].bubble == pytest.approx(7 * 2 / 3 * per_mb, rel=1e-9)  # (p/2 - 1)(F&B + B - 3W)
+    v = steps["dualpipev"]  # its per-micro-batch work carries twice the pipeline sends
+    per_mb_v = (v.total - v.bubble - v.dp_comm - v.optimizer) / 120
+    assert v.bubble == pytest.approx(15 / 2 * 2 / 3 * per_mb_v, rel=1e-9)  # (p - 1)/2 (F + 2B - W)
+    assert steps["zb-v"].bubble == 0.0
+    # the V-shaped schedules send each micro-batch through every GPU twice, and hold one copy of the weights
+    assert steps["zb-v"].pp_comm == pytest.approx(2 * one.pp_comm) and steps["dualpipev"].optimizer == one.optimizer
+    assert steps["zb-v"].memory_total == pytest.approx(one.memory_total, rel=0.05)
     # memory: ZB-H2 holds 2p - 1 micro-batches on every stage, DualPipe two copies of its stage's weights
     assert steps["zb-h2"].memory_total > steps["zb-h1"].memory_total == pytest.approx(one.memory_total)
     assert steps["dualpipe"].memory_total > one.memory_total
@@ -195,7 +209,8 @@ def test_the_schedules_that_split_the_backward_in_the_step_time():
 
 @pytest.mark.parametrize("schedule, batch, words", [
     ("zb-h1", 128 * 8, "ZB-H1: 8 micro-batches"), ("zb-h2", 128 * 16, "ZB-H2: 16 micro-batches"),
-    ("dualpipe", 128 * 31, "DualPipe: 31 micro-batches"), ("dualpipe", 128 * 33, "DualPipe: 33")])
+    ("dualpipe", 128 * 31, "DualPipe: 31 micro-batches"), ("dualpipe", 128 * 33, "DualPipe: 33"),
+    ("dualpipev", 128 * 31, "DualPipeV: 31 micro-batches"), ("zb-v", 128 * 24, "ZB-V: 24 micro-batches")])
 def test_split_backward_schedules_need_enough_micro_batches(schedule, batch, words):
     plan = Plan(tp=1, pp=16, dp=128, ep=64, micro_batch=1, global_batch=batch, zero_stage=1, schedule=schedule)
     st = P.step_time(M.DEEPSEEK_V3, H800, plan)
@@ -205,7 +220,7 @@ def test_split_backward_schedules_need_enough_micro_batches(schedule, batch, wor
 def test_one_plan_path_equals_the_vectorised_path_for_every_schedule():
     plans = [Plan(tp=2, pp=p, dp=64 // (2 * p), ep=e, expert_tp=1, micro_batch=1, global_batch=(64 // (2 * p)) * mb,
                   zero_stage=1, schedule=s, virtual_stages=2 if s == "interleaved" else 1, sequence_parallel=True)
-             for s in ("gpipe", "1f1b", "interleaved", "zb-h1", "zb-h2", "dualpipe") for p in (2, 4)
+             for s in ("gpipe", "1f1b", "interleaved", "zb-h1", "zb-h2", "dualpipe", "dualpipev", "zb-v") for p in (2, 4)
              for e in (1, 8) for mb in (4, 6, 8, 12)]
     arrays = _as_arrays(plans)
     many = P.evaluate(M.MIXTRAL_8X7B, H100_64, **arrays, seq_length=4096, memory_check=False)

@@ -11,7 +11,8 @@ from atscale import parallelism as P
 from atscale import pipeline as PL
 from atscale.plan import SCHEDULES, Plan
 
-SPLIT = ("zb-h1", "zb-h2", "dualpipe")
+SPLIT = PL.SPLIT_BACKWARD
+SIMULATED = tuple(s for s in SCHEDULES if s not in PL.NOT_SIMULATED)
 
 
 def simulated(schedule, p, m, t_b=1.0, t_w=1.0, v=1):
@@ -20,7 +21,7 @@ def simulated(schedule, p, m, t_b=1.0, t_w=1.0, v=1):
 
 
 # --- the closed forms against the simulation -------------------------------------------------------------
-@pytest.mark.parametrize("schedule", SCHEDULES)
+@pytest.mark.parametrize("schedule", SIMULATED)
 @pytest.mark.parametrize("p, m", [(2, 4), (4, 8), (4, 12), (6, 12), (8, 16), (8, 32), (16, 32)])
 def test_simulated_bubble_equals_the_closed_form_at_equal_pass_times(schedule, p, m):
     v = 2 if schedule == "interleaved" else 1
@@ -102,6 +103,36 @@ def test_dualpipe_simulation_departs_from_table_2_when_t_b_differs_from_t_f():
     assert departed > 0
 
 
+def test_dualpipev_is_dualpipe_cut_in_half_as_its_repository_tabulates():
+    """DeepSeek-AI's DualPipe README, "based on the same number of PP stages": DualPipeV's bubble is DualPipe's row
+    (PP/2 - 1)(F&B + B - 3W) and its activations PP + 1, on PP/2 devices; here PP = 2p half-size stages on the p
+    GPUs, each pass of a half stage half as long. The simulation of the reference order reproduces the row when
+    t_b = t_f, holds PP + 1 half stages (p + 1/2 whole ones) on every GPU, and one copy of the weights."""
+    for p, (f, b, w) in itertools.product((2, 4, 8), [(1.0, 1.0, 1.0), (1.0, 1.0, 0.5), (2.0, 2.0, 0.8)]):
+        F, B, W = f / 2, (b + w) / 2, w / 2  # a half stage's passes; B the full backward, as in the README
+        row = (2 * p / 2 - 1) * ((F + B) + B - 3 * W)
+        assert PL.bubble_time("dualpipev", p, 4 * p, f, b, w) == pytest.approx(row)
+        t = PL.pipeline_timeline(p, 4 * p, "dualpipev", backward_ratio=(b + w) / f, weight_ratio=w / f)
+        assert t.bubble_time * f == pytest.approx(row, abs=1e-9)
+        assert list(t.peak_in_flight()) == [(2 * p + 1) / 2] * p
+    assert PL.weight_copies("dualpipev") == 1 and PL.activation_in_flight("dualpipev", 8, 32) == 8.5
+    # half the weights of DualPipe for a slightly longer bubble: (p - 1)/2 against (p/2 - 1) of t_f + 2 t_b - t_w
+    assert PL.bubble_time("dualpipev", 8, 32, 1, 1, 1) == pytest.approx(7.0)
+    assert PL.bubble_time("dualpipe", 8, 32, 1, 1, 1) == pytest.approx(6.0)
+
+
+def test_zb_v_has_no_bubble_at_1f1b_memory_as_its_authors_tabulate():
+    """Qi et al. 2024 (arXiv version) and their repository's comparison, at T_F = T_B = T_W: ZB-V's bubble rate 0,
+    its activation memory 1x 1F1B's, its pipeline communication 2x; one copy of the weights."""
+    for p in (2, 4, 8, 16):
+        for m in (2 * p, 3 * p, 8 * p):
+            assert PL.bubble_time("zb-v", p, m, 1.0, 1.0, 1.0) == 0.0
+            assert PL.activation_in_flight("zb-v", p, m) == PL.activation_in_flight("1f1b", p, m) == p
+    assert PL.weight_copies("zb-v") == 1 and set(PL.V_SHAPED) == {"dualpipev", "zb-v"}
+    # the library's stated assumption beyond equal times: ZB-H2's form over the 2p half-size stages
+    assert PL.bubble_time("zb-v", 4, 8, 1.0, 1.0, 0.5) == pytest.approx(7 / 2 * 1.0)
+
+
 def test_closed_forms_are_lower_bounds_below_their_micro_batch_counts():
     """With fewer micro-batches than a closed form takes, the zero-bubble schedules idle more than it says; the
     unchecked formula the step-time model may call (``_bubble_time``) is then a lower bound."""
@@ -114,7 +145,7 @@ def test_closed_forms_are_lower_bounds_below_their_micro_batch_counts():
 
 
 # --- memory --------------------------------------------------------------------------------------------
-@pytest.mark.parametrize("schedule", SCHEDULES)
+@pytest.mark.parametrize("schedule", SIMULATED)
 @pytest.mark.parametrize("p, m", [(2, 4), (4, 8), (4, 20), (8, 16), (8, 32)])
 def test_simulated_first_stage_peak_equals_activation_in_flight(schedule, p, m):
     v = 2 if schedule == "interleaved" else 1
@@ -137,21 +168,22 @@ def test_dualpipe_holds_p_plus_one_on_every_gpu_and_two_weight_copies():
         for m in (2 * p, 4 * p + 2):
             assert list(PL.pipeline_timeline(p, m, "dualpipe").peak_in_flight()) == [p + 1] * p
     assert PL.weight_copies("dualpipe") == 2
-    assert [PL.weight_copies(s) for s in SCHEDULES if s != "dualpipe"] == [1] * 5
+    assert [PL.weight_copies(s) for s in SCHEDULES if s != "dualpipe"] == [1] * (len(SCHEDULES) - 1)
     assert list(PL.weight_copies(["1f1b", "dualpipe"])) == [1, 2]
 
 
 # --- the simulated passes ------------------------------------------------------------------------------
-@pytest.mark.parametrize("schedule", SCHEDULES)
+@pytest.mark.parametrize("schedule", SIMULATED)
 def test_every_micro_batch_runs_its_passes_once_on_every_stage(schedule):
     p, m, v = 4, 8, (2 if schedule == "interleaved" else 1)
     t = PL.pipeline_timeline(p, m, schedule, v, backward_ratio=2.5, weight_ratio=0.75)
+    v = t.virtual_stages  # a V-shaped schedule runs two half-size chunks per GPU
     for i, j, c in itertools.product(range(p), range(m), range(v)):
         if schedule == "dualpipe":
             c = int(j >= m // 2)
         sel = (t.stage == i) & (t.micro_batch == j) & (t.chunk == c)
         kinds = sorted(t.kind[sel])
-        if schedule == "dualpipe":  # its steady state runs whole backwards, its ends split them
+        if schedule in ("dualpipe", "dualpipev"):  # its steady state runs whole backwards, its ends split them
             assert kinds in (["B", "F"], ["B", "F", "W"])
         else:
             assert kinds == (["B", "F", "W"] if schedule in SPLIT else ["B", "F"])
@@ -187,14 +219,14 @@ def test_closed_forms_broadcast_over_names_codes_and_numbers():
     codes = np.arange(len(SCHEDULES))
     v = np.where(names == "interleaved", 2, 1)
     by_name = PL.bubble_time(names, 8, 32, 1e-3, 1e-3, 1e-3, v)
-    assert by_name.shape == (6,) and np.array_equal(by_name, PL.bubble_time(codes, 8, 32, 1e-3, 1e-3, 1e-3, v))
+    assert by_name.shape == (len(SCHEDULES),) and np.array_equal(by_name, PL.bubble_time(codes, 8, 32, 1e-3, 1e-3, 1e-3, v))
     for s, x in zip(SCHEDULES, by_name):
         assert x == PL.bubble_time(s, 8, 32, 1e-3, 1e-3, 1e-3, 2 if s == "interleaved" else 1)
     assert isinstance(PL.bubble_time("1f1b", 8, 32, 1.0, 1.0, 1.0), float)
     grid = PL.bubble_time("zb-h1", np.array([[4], [8]]), 64, 1.0, np.array([0.5, 1.0, 2.0]), 0.5)
     assert grid.shape == (2, 3) and grid[1, 0] == pytest.approx(7 * 1.0)
     mem = PL.activation_in_flight(names, 8, 32, v)
-    assert list(mem) == [32, 8, 8 + 7 / 2, 8, 15, 9]
+    assert list(mem) == [32, 8, 8 + 7 / 2, 8, 15, 9, 8.5, 8]
     assert isinstance(PL.activation_in_flight("gpipe", 4, 8), float)
     assert PL.bubble_time(np.int64(5), 8, 32, 1.0, 1.0, 1.0) == PL.bubble_time("dualpipe", 8, 32, 1.0, 1.0, 1.0)
 
@@ -222,7 +254,10 @@ def test_unchecked_cores_run_on_python_numbers():
 @pytest.mark.parametrize("call, match", [
     (lambda: PL.bubble_time("zb", 4, 8, 1, 1, 1), "schedule='zb' must be one of"),
     (lambda: PL.bubble_time(3, 4, 8, 1, 1, 1), "schedule=3 must be one of"),
-    (lambda: PL.bubble_time(np.array([0, 6]), 4, 8, 1, 1, 1), "schedule=array"),
+    (lambda: PL.bubble_time(np.array([0, len(SCHEDULES)]), 4, 8, 1, 1, 1), "schedule=array"),
+    (lambda: PL.bubble_time("dualpipev", 4, 7, 1, 1, 1), r"dualpipev.*micro_batches >= 2 pp"),
+    (lambda: PL.bubble_time("zb-v", 4, 7, 1, 1, 1), r"zb-v.*micro_batches >= 2 pp"),
+    (lambda: PL.pipeline_timeline(4, 8, "zb-v"), "not simulated"),
     (lambda: PL.bubble_time(["1f1b", "ZB-H1"], 4, 8, 1, 1, 1), "schedule="),
     (lambda: PL.bubble_time("1f1b", 4, 8, 1, 1, 1, 2), "virtual_stages=2 > 1 needs schedule='interleaved'"),
     (lambda: PL.bubble_time("dualpipe", 3, 8, 1, 1, 1), r"even pp .* \(got pp=3, micro_batches=8\)"),
@@ -256,6 +291,7 @@ def test_bad_input_is_refused_with_what_is_valid(call, match):
 
 def test_plan_accepts_the_new_schedules():
     assert Plan(pp=4, schedule="dualpipe").schedule == "dualpipe"
+    assert Plan(pp=3, schedule="dualpipev").pp == 3 and Plan(pp=4, schedule="zb-v").schedule == "zb-v"
     assert Plan(pp=1, schedule="zb-h1").pp == 1 and Plan(pp=8, schedule="zb-h2").schedule == "zb-h2"
 
 

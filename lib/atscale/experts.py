@@ -4,7 +4,7 @@ The module follows the chapter. First the arithmetic of a mixture of experts (Mo
 (what memory holds) against its *active* ones (what a token multiplies by), and how the publishers of the
 catalog's models count them (:func:`moe_summary`, :func:`published_count`). Then the collective that expert parallelism
 adds, the all-to-all, against the all-reduce of the same buffer (:func:`all_to_all_vs_all_reduce`), and how many
-copies of a token cross the network with and without DeepSeek's node-limited routing
+copies of a token cross the network with and without deduplication per node and node-limited routing
 (:func:`cross_node_copies`). Then load balance: the busiest expert sets the pace, a capacity factor drops what
 overflows (:func:`routing_imbalance`, :func:`dropped_fraction`). Last, the step: expert parallelism swept over
 its degree (:func:`ep_sweep`), the all-to-all against the computation it must hide behind
@@ -40,6 +40,7 @@ __all__ = [
     "all_to_all_vs_all_reduce", "cross_node_copies", "routing_imbalance", "dropped_fraction", "EpSweep", "ep_sweep",
     "A2ARatio", "a2a_compute_ratio", "DEEPSEEK_V3_CLUSTER", "DEEPSEEK_V3_PLAN", "DEEPSEEK_V3_GPU_HOURS_PER_TRILLION",
     "DEEPSEEK_V3_PRETRAINING", "gpu_seconds_per_trillion", "DeepSeekEstimate", "deepseek_v3_estimate",
+    "DEEPSEEK_V3_OPTIMIZER", "DEEPSEEK_V3_BATCH_RAMP", "BatchRamp", "deepseek_v3_batch_ramp",
 ]
 
 _HOUR = 3600.0
@@ -114,6 +115,7 @@ def dense_twin(model) -> models.TransformerConfig:
     m = _moe_model("model", model)
     return dataclasses.replace(m, name=f"{m.name} (dense twin)", num_experts=0, experts_per_token=0,
                                expert_ffn_size=None, shared_experts=0, dense_layers=0, max_routed_nodes=None,
+                               node_dedup=None, fp8_dispatch=False,
                                ffn_hidden_size=int(round(m.active_ffn_size)),
                                source=f"the dense twin of {m.name}: its active shape, no experts")
 
@@ -241,30 +243,35 @@ def all_to_all_vs_all_reduce(size, ranks, cluster: hardware.Cluster) -> AllToAll
                               as_scalar(m * (n - inside) / n), as_scalar(2 * (nodes - 1) / nodes * m / g))
 
 
-def cross_node_copies(experts_per_token, nodes, *, num_experts=None, max_nodes=None, deduplicate=False):
+def cross_node_copies(experts_per_token, nodes, *, num_experts=None, max_nodes=None, deduplicate=None):
     """Expected copies of one token's activations that cross the network in one dispatch (or combine).
 
     A token picks ``k`` of ``E`` experts spread evenly over ``N`` nodes, uniformly at random (the ideal a
-    load-balancing loss aims at); its own node is one of them.
+    load-balancing loss aims at); its own node is one of them. Two independent choices decide the traffic:
 
-    * plain all-to-all, one copy per expert: ``k (1 - 1/N)`` (linearity of expectation: each copy lands on another
-      node with probability ``(N - 1)/N``);
-    * ``deduplicate``: one copy per destination node, forwarded to its experts over NVLink (DeepSeek-AI 2024,
-      sec. 3.2.2): the expected number of other nodes holding at least one of the ``k`` experts,
-      ``(N - 1)(1 - C(E - E/N, k) / C(E, k))`` (``(N - 1)(1 - (1 - 1/N)^k)`` without ``num_experts``);
-    * ``max_nodes`` ``M`` (node-limited routing, sec. 2.1.2; implies deduplication): at most ``M`` nodes, its own
-      among them with probability ``M/N`` when nodes are picked uniformly: ``M (1 - 1/N)``, and never more than
-      deduplication alone gives.
+    * ``deduplicate``: how the dispatch sends. Off, the plain all-to-all sends one copy per expert,
+      ``k (1 - 1/N)`` (linearity of expectation: each copy lands on another node with probability ``(N - 1)/N``).
+      On, it sends one copy per destination node and that node forwards it to its experts over NVLink
+      (DeepSeek-AI 2024, sec. 3.2.2): the expected number of other nodes holding at least one of the ``k``
+      experts, ``(N - 1)(1 - C(E - E/N, k) / C(E, k))`` (``(N - 1)(1 - (1 - 1/N)^k)`` without ``num_experts``);
+    * ``max_nodes`` ``M``: how the router picks (node-limited routing, sec. 2.1.2): at most ``M`` nodes, its own
+      among them with probability ``M/N`` when nodes are picked uniformly. With one copy per node that is at most
+      ``M (1 - 1/N)`` copies; with one copy per expert it saves nothing: each expert is still on the token's own
+      node with probability ``1/N``, so ``k (1 - 1/N)`` copies cross.
 
+    ``deduplicate=None`` (the default) deduplicates exactly where ``max_nodes`` is given, as DeepSeek-V3 does both.
     Dimensionless; multiply by ``h`` and the bytes per value for bytes per token. Vectorised over
     ``experts_per_token`` and ``nodes``. The classic misreading: "node-limited routing caps the traffic at ``M``
-    copies" (it caps the *nodes*; ``M`` also counts the token's own node, which costs nothing).
+    copies" (it caps the *nodes*, which only the per-node dispatch turns into fewer copies; ``M`` also counts the
+    token's own node, which costs nothing).
     """
     k, n = (np.asarray(x, dtype=float) for x in _v.broadcast(
         experts_per_token=_v.count("experts_per_token", experts_per_token, scalar=False),
         nodes=_v.count("nodes", nodes, scalar=False)))
-    if not deduplicate and max_nodes is None:
-        return as_scalar(parallelism._remote_copies(k, n, 0.0, np))
+    limit = 0.0 if max_nodes is None else float(_v.count("max_nodes", max_nodes))  # 0: no limit
+    dedup = limit > 0 if deduplicate is None else _v.flag("deduplicate", deduplicate)
+    if not dedup:
+        return as_scalar(parallelism._remote_copies(k, n, limit, np, dedup=False))
     missing = None  # (1 - 1/N)^k, the step-time model's
     if num_experts is not None:
         e = float(_v.count("num_experts", num_experts))
@@ -276,8 +283,7 @@ def cross_node_copies(experts_per_token, nodes, *, num_experts=None, max_nodes=N
         flat_k, flat_n = k.ravel(), n.ravel()
         terms = np.where(i < flat_k, (e - e / flat_n - i) / (e - i), 1.0)
         missing = np.prod(np.clip(terms, 0.0, None), axis=0).reshape(k.shape)
-    limit = k if max_nodes is None else float(_v.count("max_nodes", max_nodes))  # k nodes at most: no limit
-    return as_scalar(parallelism._remote_copies(k, n, limit, np, missing))  # the step-time model's own count
+    return as_scalar(parallelism._remote_copies(k, n, limit, np, missing, dedup=True))  # the step-time model's count
 
 
 # --------------------------------------------------------------------------------------
@@ -468,7 +474,8 @@ DEEPSEEK_V3_PLAN = DEEPSEEK_V3_RUN.plan
 """DeepSeek-V3's published layout (sec. 3.1-3.2): no tensor parallelism, 16-way pipeline (DualPipe), 64-way expert
 parallelism over 8 nodes, ZeRO-1 data parallelism over the other 128, the all-to-all overlapped with computation;
 global batch 15,360 sequences of 4,096 tokens (its final value, sec. 4.2; it ramps up from 3,072 over the first
-469B tokens); micro-batch 1 (assumed). ``recompute="selective"`` stands for what the model cannot express:
+469B tokens); micro-batch 1 (assumed: the report does not give it, so 120 micro-batches per replica is an
+assumption too). ``recompute="selective"`` stands for what the model cannot express:
 DeepSeek recomputes RMSNorm and the MLA up-projections in the backward pass and caches activations in FP8
 (sec. 3.2.3, 3.3.3)."""
 
@@ -480,6 +487,14 @@ GPU-seconds per 10^12 tokens; 2,664K GPU-hours for its 14.8T tokens, under two m
 DEEPSEEK_V3_PRETRAINING = (2664e3 * _HOUR, 14.8e12)
 """``(GPU-seconds, tokens)`` of DeepSeek-V3's pre-training as published (Table 1): 2,664K H800 GPU-hours, 14.8T
 tokens."""
+
+DEEPSEEK_V3_OPTIMIZER = DEEPSEEK_V3_RUN.optimizer_name
+"""DeepSeek-V3's optimizer layout (an :class:`atscale.memory.Optimizer`): AdamW's moments in BF16, the master
+weights and the accumulated gradients in FP32 (DeepSeek-AI 2024, sec. 3.3.3); the worked example's."""
+
+DEEPSEEK_V3_BATCH_RAMP = (3072, 15_360, 469e9)
+"""DeepSeek-V3's batch-size schedule (sec. 4.2): ``(first batch, final batch, tokens)``: the batch grows from 3,072
+to 15,360 sequences over the first 469B training tokens, then stays at 15,360."""
 
 
 def gpu_seconds_per_trillion(step: parallelism.StepTime):
@@ -540,7 +555,7 @@ def deepseek_v3_estimate(*, model=models.DEEPSEEK_V3, plan: Plan = DEEPSEEK_V3_P
     activation caching, recomputed norms and up-projections): ``memory_check=True`` reports that layout as not
     fitting. An infeasible variant is a ``ValueError`` with the reason. Nothing is fitted to the published figure
     (:data:`DEEPSEEK_V3_GPU_HOURS_PER_TRILLION`)."""
-    run = DEEPSEEK_V3_RUN  # the accuracy appendix's run: its optimizer layout, overlap, sequence and kernel
+    run = DEEPSEEK_V3_RUN  # the accuracy appendix's run: its optimizer layout (BF16 moments), overlap, sequence, kernel
     st = parallelism.step_time(_moe_model("model", model), cluster, plan, dtype=dtype,
                                memory_check=_v.flag("memory_check", memory_check), optimizer_name=run.optimizer_name,
                                dp_overlap=run.dp_overlap, seq_length=run.seq_length,
@@ -548,3 +563,46 @@ def deepseek_v3_estimate(*, model=models.DEEPSEEK_V3, plan: Plan = DEEPSEEK_V3_P
     if not st.feasible:
         raise ValueError(f"the layout cannot run: {st.reason}")
     return DeepSeekEstimate(st, gpu_seconds_per_trillion(st))
+
+
+@dataclass(frozen=True)
+class BatchRamp:
+    """How much DeepSeek-V3's batch ramp can add to its average cost, in the model (:func:`deepseek_v3_batch_ramp`).
+
+    ``share``: the ramp's tokens over the pre-training's; ``start``, ``final``: the model's GPU-seconds per 10^12
+    tokens at the first and the final batch; ``extra``: at most what the ramp adds to the whole run's average,
+    ``share x (start - final)`` (GPU-seconds per 10^12 tokens)."""
+
+    share: float
+    start: float
+    final: float
+    extra: float
+
+    @property
+    def extra_gpu_hours_per_trillion(self) -> float:
+        """:attr:`extra` in GPU-hours per trillion tokens."""
+        return self.extra / _HOUR
+
+
+def deepseek_v3_batch_ramp(plan: Plan = DEEPSEEK_V3_PLAN) -> BatchRamp:
+    """The most DeepSeek-V3's batch ramp (:data:`DEEPSEEK_V3_BATCH_RAMP`: 3,072 to 15,360 sequences over 469B of its
+    14.8T tokens; DeepSeek-AI 2024, sec. 4.2) can add to the run's average cost per token, in the step-time model:
+    every ramp token priced at the first batch's cost, ``share x (c(m_start) - c(m_final))``.
+
+    With the layout fixed, the model's step is ``m`` micro-batches of fixed work plus a bubble and a data-parallel
+    tail that do not depend on ``m``, so its cost per token is ``a + b/m``. DualPipe's reference implementation
+    asserts ``m >= 2p`` (32 micro-batches per replica here), which the first batch (24 per replica) does not meet,
+    though the report asks only for an even ``m``: ``a`` and ``b`` are read from the model at ``2p`` micro-batches
+    and at the final batch and the cost extended to the first batch's ``m``. GPU-seconds per 10^12 tokens."""
+    if not isinstance(plan, Plan) or plan.global_batch is None:
+        raise ValueError(f"plan={_v.show(plan)} must be an atscale.plan.Plan with a global_batch")
+    first, final, ramp_tokens = DEEPSEEK_V3_BATCH_RAMP
+    per_round = plan.micro_batch * plan.dp
+    m_final, m_least = plan.global_batch // per_round, 2 * plan.pp
+    c_final = deepseek_v3_estimate(plan=plan).gpu_seconds_per_trillion
+    c_least = deepseek_v3_estimate(plan=dataclasses.replace(plan, global_batch=m_least * per_round)
+                                   ).gpu_seconds_per_trillion
+    b = (c_least - c_final) / (1 / m_least - 1 / m_final)
+    c_start = c_final + b * (per_round / first - 1 / m_final)
+    share = ramp_tokens / DEEPSEEK_V3_PRETRAINING[1]
+    return BatchRamp(share, c_start, c_final, share * (c_start - c_final))

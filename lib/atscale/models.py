@@ -98,7 +98,15 @@ class TransformerConfig:
         shared_experts: experts every token goes through besides its ``k`` routed ones (DeepSeek).
         dense_layers: the first layers keep a dense MLP of ``ffn_hidden_size`` (DeepSeek-V3: 3).
         max_routed_nodes: node-limited routing: a token's experts lie on at most this many nodes (DeepSeek-V3:
-            4), which bounds its cross-node all-to-all traffic; ``None``: no limit.
+            4), which bounds its cross-node all-to-all traffic when the dispatch sends one copy per node
+            (``node_dedup``); ``None``: no limit.
+        node_dedup: the expert dispatch sends a token across the network once per destination node, which
+            forwards it to its experts there over NVLink (DeepSeek-AI 2024, sec. 3.2.2: IB, then NVLink), instead of
+            once per expert; ``None``: only with node-limited routing (``max_routed_nodes`` set). Like Megatron-Core's
+            ``TransformerConfig``, the model carries its token dispatcher's settings.
+        fp8_dispatch: in FP8 training (``dtype="fp8"``), the dispatch and the activation gradients sent back to the
+            experts travel in FP8 with one FP32 scale per 128 values, the combine and its backward in BF16
+            (DeepSeek-AI 2024, sec. 3.3.3, "low-precision communication"); no effect in BF16 training.
         mla: multi-head latent attention (:class:`MLA`) instead of (grouped-query) multi-head attention.
         source: where the configuration comes from.
     """
@@ -124,6 +132,8 @@ class TransformerConfig:
     dense_layers: int = 0
     max_routed_nodes: int | None = None
     mla: MLA | None = None
+    node_dedup: bool | None = None
+    fp8_dispatch: bool = False
     source: str = ""
 
     def __post_init__(self):
@@ -136,8 +146,10 @@ class TransformerConfig:
                 object.__setattr__(self, name, v.count(name, getattr(self, name), unit=self.name))
         for name in ("num_experts", "experts_per_token", "shared_experts", "dense_layers"):
             object.__setattr__(self, name, v.count(name, getattr(self, name), low=0, unit=self.name))
-        for name in ("gated_mlp", "learned_position_embeddings", "biases", "tied_embeddings"):
+        for name in ("gated_mlp", "learned_position_embeddings", "biases", "tied_embeddings", "fp8_dispatch"):
             object.__setattr__(self, name, v.flag(name, getattr(self, name)))
+        if self.node_dedup is not None:
+            object.__setattr__(self, "node_dedup", v.flag("node_dedup", self.node_dedup))
         if self.head_size is None and self.mla is None and self.hidden_size % self.num_heads:
             raise ValueError(f"{self.name}: num_heads={self.num_heads} must divide hidden_size={self.hidden_size} "
                              "(or give head_size)")
@@ -155,8 +167,10 @@ class TransformerConfig:
         if E == 0:
             extra = {n: getattr(self, n) for n in ("experts_per_token", "shared_experts", "dense_layers")
                      if getattr(self, n)}
-            extra.update({n: getattr(self, n) for n in ("expert_ffn_size", "max_routed_nodes")
+            extra.update({n: getattr(self, n) for n in ("expert_ffn_size", "max_routed_nodes", "node_dedup")
                           if getattr(self, n) is not None})
+            if self.fp8_dispatch:
+                extra["fp8_dispatch"] = True
             if extra:
                 raise ValueError(f"{self.name}: {extra} describe experts, but num_experts=0 (a dense model)")
             return
@@ -203,6 +217,12 @@ class TransformerConfig:
     def is_moe(self) -> bool:
         """Whether the model is a mixture of experts."""
         return self.num_experts > 0
+
+    @property
+    def dedup_dispatch(self) -> bool:
+        """Whether the dispatch sends a token across the network once per destination node (``node_dedup``; by
+        default only with node-limited routing)."""
+        return (self.max_routed_nodes is not None) if self.node_dedup is None else self.node_dedup
 
     @property
     def moe_layers(self) -> int:
@@ -416,12 +436,13 @@ MIXTRAL_8X22B = TransformerConfig(
 DEEPSEEK_V3 = TransformerConfig(
     "DeepSeek-V3", num_layers=61, hidden_size=7168, num_heads=128, ffn_hidden_size=18_432, gated_mlp=True,
     vocab_size=129_280, seq_length=4096, num_experts=256, experts_per_token=8, expert_ffn_size=2048,
-    shared_experts=1, dense_layers=3, max_routed_nodes=4,
+    shared_experts=1, dense_layers=3, max_routed_nodes=4, node_dedup=True, fp8_dispatch=True,
     mla=MLA(kv_lora_rank=512, qk_nope_head_dim=128, qk_rope_head_dim=64, v_head_dim=128, q_lora_rank=1536),
     source="DeepSeek-AI, DeepSeek-V3 Technical Report (2024), sec. 4.2: 61 layers, width 7,168, 128 heads of 128, "
            "KV latent 512, query latent 1,536, rotary part 64; the first 3 layers dense (width 18,432 in the "
            "released configuration), then 1 shared + 256 routed experts of width 2,048, top-8, at most 4 nodes per "
-           "token; vocabulary 129,280 (released configuration); pre-training sequence 4,096. The multi-token "
+           "token, sent once per destination node (sec. 3.2.2) and dispatched in FP8 (sec. 3.3.3); vocabulary 129,280 "
+           "(released configuration); pre-training sequence 4,096. The multi-token "
            "prediction module (14B more) is not part of the 671B")
 def _qwen3(name: str, layers: int, hidden: int, heads: int, ffn: int, expert_ffn: int) -> TransformerConfig:
     return TransformerConfig(

@@ -334,7 +334,8 @@ def _in_flight(pp, v, m, gpipe, inter, stage_from_end, xp=np, flat=None):
     """Micro-batches' worth of a stage's layers whose activations it holds at its peak: stage ``i`` of 1F1B
     (and ZB-H1) holds ``p - i``; interleaved stage ``i`` has ``2 (p - i - 1) + (v - 1) p + 1`` chunks in flight,
     each ``1/v`` of its layers (Megatron-LM's warm-up; Korthikanti et al. 2022, sec. 4.2.3 for stage 0); GPipe
-    all ``m``; ``flat``, where given, on every stage (ZB-H2 ``2p - 1``, DualPipe ``p + 1``:
+    all ``m``; ``flat``, where given, on every stage (ZB-H2 ``2p - 1``, DualPipe ``p + 1``, DualPipeV ``p + 1/2``,
+    ZB-V ``p``:
     :func:`atscale.pipeline.activation_in_flight`). Never more than ``m``. ``stage_from_end``: ``p - i - 1``."""
     one_f_one_b = stage_from_end + 1
     interleaved = (2 * stage_from_end + (v - 1) * pp + 1) / v
@@ -749,18 +750,29 @@ def _expert_gemm(L, c: _Context, tokens):
     return c.xp.maximum(flops / rate, weight_bytes / c.hbm)
 
 
-def _remote_copies(top_k, nodes, max_nodes, xp, missing=None):
+def _remote_copies(top_k, nodes, max_nodes, xp, missing=None, dedup=None):
     """Expected copies of a token's activations that cross the network in one dispatch, its ``k`` experts spread
-    uniformly over ``N`` nodes: ``k (1 - 1/N)`` one copy per expert; with node-limited routing (``M`` nodes at most,
-    ``max_nodes > 0``; DeepSeek-AI 2024, sec. 2.1.2 and 3.2.2; ``k`` for deduplication without a limit) one copy
-    per other destination node, the expected ``(N - 1)(1 - missing)`` of them, never more than ``M (1 - 1/N)``.
+    uniformly over ``N`` nodes. One copy per expert (``dedup`` off): ``k (1 - 1/N)``, with or without node-limited
+    routing (each expert is still on the token's own node with probability ``1/N``: a limit on the nodes alone
+    saves nothing on the wire). One copy per destination node (``dedup``; DeepSeek-AI 2024, sec. 3.2.2: IB to the
+    node, then NVLink): the expected ``(N - 1)(1 - missing)`` other nodes holding any of the ``k`` experts, and with
+    node-limited routing (``M = max_nodes > 0`` nodes at most, sec. 2.1.2) never more than ``M (1 - 1/N)``.
     ``missing``: the chance that a given other node holds none of the ``k`` experts, ``(1 - 1/N)^k`` by default
-    (:func:`atscale.experts.cross_node_copies` derives both and gives the exact count for ``E`` experts). Unchecked;
+    (:func:`atscale.experts.cross_node_copies` derives both and gives the exact count for ``E`` experts).
+    ``dedup`` ``None``: deduplicate exactly where there is a limit (``max_nodes > 0``). Unchecked;
     dimensionless."""
     plain = top_k * (1 - 1 / nodes)
     missing = (1 - 1 / nodes) ** top_k if missing is None else missing
-    dedup = xp.minimum((nodes - 1) * (1 - missing), max_nodes * (1 - 1 / nodes))
-    return xp.where(max_nodes > 0, dedup, plain)
+    per_node = (nodes - 1) * (1 - missing)
+    limited = xp.where(max_nodes > 0, xp.minimum(per_node, max_nodes * (1 - 1 / nodes)), per_node)
+    return xp.where(max_nodes > 0 if dedup is None else dedup, limited, plain)
+
+
+FP8_DISPATCH_BYTES = (1 + 4 / 128 + ACTIVATION_BYTES) / 2
+"""Mean bytes per activation value over an MoE layer's all-to-alls when the dispatch goes in FP8 (1 byte and one
+FP32 scale per 128 values) and the combine in BF16 (DeepSeek-AI 2024, sec. 3.3.3: the activations before the
+up-projections and the gradients before the down-projections in FP8, both combines in BF16): 1.52 against 2, about
+a quarter less traffic (:attr:`atscale.models.TransformerConfig.fp8_dispatch`)."""
 
 
 def _ep_comm(L, c: _Context, layer: dict):
@@ -769,8 +781,10 @@ def _ep_comm(L, c: _Context, layer: dict):
     recomputed), each moving ``k`` copies of every token's ``h`` activations (``1 / tp`` of the tokens per GPU),
     the busiest GPU ``expert_load`` times the mean. The ``ep`` group strides by ``expert_tp``: copies for experts
     in the node go over NVLink, the rest over the GPU's NIC, concurrently (:func:`atscale.collectives.
-    all_to_all_time`). Node-limited routing (``max_routed_nodes`` ``M``; DeepSeek-AI 2024, sec. 2.1.2) sends a
-    token across the network once per destination node, at most ``M`` times. With ``a2a_overlap`` the all-to-all
+    all_to_all_time`). A deduplicating dispatch (``node_dedup``) sends a token across the network once per
+    destination node, and node-limited routing (``max_routed_nodes`` ``M``; DeepSeek-AI 2024, sec. 2.1.2) caps
+    those nodes at ``M`` (:func:`_remote_copies`); ``fp8_dispatch`` in FP8 training sends the dispatch in FP8
+    (:data:`FP8_DISPATCH_BYTES`). With ``a2a_overlap`` the all-to-all
     of one micro-batch runs behind another's computation (DualPipe, sec. 3.2.1): only what the layer's compute
     cannot cover is exposed."""
     xp, k = c.xp, c.k
@@ -778,9 +792,10 @@ def _ep_comm(L, c: _Context, layer: dict):
     span = L.ep * L.etp
     inside = xp.minimum(L.ep, xp.maximum(g / L.etp, 1.0))  # group members per node
     nodes = xp.maximum(span / g, 1.0)
-    remote = _remote_copies(k.top_k, nodes, k.max_nodes, xp)
+    remote = _remote_copies(k.top_k, nodes, k.max_nodes, xp, dedup=k.dedup)
     local = k.top_k * (inside - 1) / L.ep
-    per_copy = layer["tokens"] / L.tp * k.h * ACTIVATION_BYTES * L.load  # bytes of one copy of the tokens
+    value_bytes = FP8_DISPATCH_BYTES if (c.fp8 and k.fp8_dispatch) else ACTIVATION_BYTES
+    per_copy = layer["tokens"] / L.tp * k.h * value_bytes * L.load  # bytes of one copy of the tokens
     one = collectives._all_to_all(per_copy * local, per_copy * remote, inside, nodes, c.up, c.rail, xp)
     t = xp.where(L.ep > 1, (4.0 + 2.0 * layer["full"]) * one * k.moe_share, 0.0)
     cover = layer["gemm"] + layer["attention"]
@@ -789,12 +804,13 @@ def _ep_comm(L, c: _Context, layer: dict):
 
 def _pp_comm(L, c: _Context, layer: dict):
     """Seconds per micro-batch of the pipeline's point-to-point sends: an activation forward and a gradient
-    back per chunk boundary, ``2 v`` per micro-batch, each ``1/tp`` of a layer's activations (Megatron's
-    scatter/gather; Narayanan et al. 2021, sec. 4.1), on the NICs unless the stage's neighbour is in the node."""
+    back per chunk boundary, ``2 v`` per micro-batch (twice that for the V-shaped schedules, whose micro-batches
+    cross every GPU twice), each ``1/tp`` of a layer's activations (Megatron's scatter/gather; Narayanan et al.
+    2021, sec. 4.1), on the NICs unless the stage's neighbour is in the node."""
     xp = c.xp
     size = layer["tokens"] * c.k.h * ACTIVATION_BYTES / L.tp
     on_node = L.tp * L.cp * L.dp < c.gpus_per_node
-    return xp.where(L.pp > 1, 2.0 * L.v * _link_time("broadcast", size, 2.0, on_node, c), 0.0)
+    return xp.where(L.pp > 1, 2.0 * L.v * L.hops * _link_time("broadcast", size, 2.0, on_node, c), 0.0)
 
 
 def _output_layer(L, c: _Context, layer: dict):
@@ -925,7 +941,8 @@ def _memory(L, c: _Context, sl: StageLayers, shards):
     k, k_e = shards
     gpipe, inter = L.sched == _SCHEDULE_CODE["gpipe"], L.sched == _SCHEDULE_CODE["interleaved"]
     zb2, dual = L.sched == _SCHEDULE_CODE["zb-h2"], L.sched == _SCHEDULE_CODE["dualpipe"]
-    flat = xp.where(zb2, 2 * L.pp - 1, xp.where(dual, L.pp + 1, 0.0))
+    flat = xp.where(zb2, 2 * L.pp - 1, xp.where(dual, L.pp + 1, xp.where(
+        L.sched == _SCHEDULE_CODE["dualpipev"], L.pp + 0.5, xp.where(L.sched == _SCHEDULE_CODE["zb-v"], L.pp, 0.0))))
     opt = c.opt
     totals = []
     for layers, extra, from_end, last in ((sl.first, K.emb_params, L.pp - 1, L.pp == 1),
@@ -970,6 +987,9 @@ def _derived(L):
     # DualPipe keeps two stages' weights (and their gradients and optimizer state) on each GPU (DeepSeek-AI 2024,
     # Table 2; :func:`atscale.pipeline.weight_copies`)
     L.copies = 1.0 + (L.sched == _SCHEDULE_CODE["dualpipe"])
+    # DualPipeV and ZB-V hold two half-size stages in a V: each micro-batch crosses every GPU twice, so twice the
+    # point-to-point sends (:data:`atscale.pipeline.V_SHAPED`)
+    L.hops = 1.0 + ((L.sched == _SCHEDULE_CODE["dualpipev"]) | (L.sched == _SCHEDULE_CODE["zb-v"]))
     return L
 
 
@@ -1065,7 +1085,9 @@ def _conditions(L, c: _Context, num_gpus: int) -> tuple:
             (L.ep > 1) & (not m.is_moe), (m.num_experts % L.ep != 0) & m.is_moe,
             (L.tp * L.cp * L.dp) % (L.ep * L.etp) != 0, L.etp > g,
             (L.sched == _SCHEDULE_CODE["zb-h1"]) & (L.m < L.pp), (L.sched == _SCHEDULE_CODE["zb-h2"]) & (L.m < 2 * L.pp - 1),
-            (L.sched == _SCHEDULE_CODE["dualpipe"]) & ((L.m < 2 * L.pp) | (L.m % 2 != 0)))
+            (L.sched == _SCHEDULE_CODE["dualpipe"]) & ((L.m < 2 * L.pp) | (L.m % 2 != 0)),
+            (L.sched == _SCHEDULE_CODE["dualpipev"]) & (L.m < 2 * L.pp),
+            (L.sched == _SCHEDULE_CODE["zb-v"]) & (L.m < 2 * L.pp))
 
 
 _MESSAGES = (  # (L, c, GPUs, layout index or None) -> the reason, one per condition of _conditions
@@ -1105,6 +1127,10 @@ _MESSAGES = (  # (L, c, GPUs, layout index or None) -> the reason, one per condi
                         f"{int(2 * _at(L.pp, i) - 1)} it needs"),
     lambda L, c, n, i: (f"DualPipe: {int(_at(L.m, i))} micro-batches per replica; it needs an even number, at least "
                         f"2 PP = {int(2 * _at(L.pp, i))}"),
+    lambda L, c, n, i: (f"DualPipeV: {int(_at(L.m, i))} micro-batches per replica, fewer than the 2 PP = "
+                        f"{int(2 * _at(L.pp, i))} it needs"),
+    lambda L, c, n, i: (f"ZB-V: {int(_at(L.m, i))} micro-batches per replica, fewer than the 2 PP = "
+                        f"{int(2 * _at(L.pp, i))} it needs"),
 )
 
 
@@ -1133,7 +1159,8 @@ def _model_constants(model: models.TransformerConfig, s: int, flash: bool) -> ty
         layer_matmul=(model.matmul_params - V * h) / l,
         layer_dense=(model.block_params - routed) / l, layer_routed=routed / l,
         moe=model.is_moe, moe_share=model.moe_layers / l, top_k=float(model.experts_per_token),
-        max_nodes=float(model.max_routed_nodes or 0), expert_width=float(min(h, model.expert_size)),
+        max_nodes=float(model.max_routed_nodes or 0), dedup=model.dedup_dispatch, fp8_dispatch=model.fp8_dispatch,
+        expert_width=float(min(h, model.expert_size)),
         layer_expert_matmul=model.moe_layers * model.experts_per_token * matrices * h * model.expert_size / l,
         weight_bytes=2.0, out_params=V * h + model.norm_params(),
         emb_params=model.embedding_params() - (0 if model.tied_embeddings else V * h),
@@ -1545,6 +1572,8 @@ class Run:
     fraction or seconds). ``role`` is
     ``"calibration"`` (the constants were fitted on it) or ``"validation"`` (they were not). ``source``:
     paper, table, row. ``assumed``: what the paper does not print and the model had to assume.
+    ``optimizer_name``: a layout of :data:`atscale.memory.OPTIMIZERS` by name, or an
+    :class:`~atscale.memory.Optimizer` where the source states one of its own (DeepSeek-V3's BF16 moments).
     """
 
     label: str
@@ -1803,6 +1832,15 @@ def _moe(label, model, gpus, plan, seconds, source, assumed=_MOE_ASSUMED, *, nod
                flash_attention=True, memory_check=memory_check, dtype=dtype)
 
 
+_DEEPSEEK_V3_OPTIMIZER = memory.Optimizer(
+    "deepseek-v3-adamw", 2, 4, 8, 8,
+    "DeepSeek-AI (2024), DeepSeek-V3 Technical Report, sec. 3.3.3: AdamW's first and second moments in BF16 (2 + 2 "
+    "bytes), the FP32 master weights (4) and FP32 gradients for the accumulation (4) kept; BF16 weights (2) for the "
+    "computation; 14 bytes per parameter unsharded against mixed-precision Adam's 16 with FP32 moments and BF16 "
+    "gradients, 2 + 4 + 8/d with ZeRO-1 against 2 + 2 + 12/d. A checkpoint: the master weights and both moments (8)")
+"""DeepSeek-V3's optimizer layout as its report states it (sec. 3.3.3), the H800 run's in :data:`MOE_RUNS`."""
+
+
 def _moe_plan(tp, pp, dp, ep, batch, **kw) -> Plan:
     return Plan(tp=tp, pp=pp, dp=dp, ep=ep, expert_tp=1, micro_batch=kw.pop("micro_batch", 1), global_batch=batch,
                 zero_stage=kw.pop("zero_stage", 1), sequence_parallel=tp > 1, **kw)
@@ -1836,13 +1874,14 @@ MOE_RUNS: tuple[Run, ...] = (
          15_360 * 4096 / (1e12 / (180e3 * 3600) * 2048),
          "DeepSeek-AI (2024), DeepSeek-V3 Technical Report, sec. 1 and Table 1: 180K H800 GPU-hours per trillion "
          "tokens on 2,048 H800 (a step of 15,360 sequences of 4,096 tokens); sec. 3.2: PP 16, EP 64 over 8 nodes, "
-         "ZeRO-1, no TP, DualPipe, all-to-all overlapped with computation; FP8 (sec. 3.3)",
+         "ZeRO-1, no TP, DualPipe, all-to-all overlapped with computation; FP8, with the dispatch in FP8 and AdamW's "
+         "moments in BF16 (sec. 3.3)",
          "DualPipe's bubble and two weight copies with each pass a third of a micro-batch's work; selective "
          "recomputation for the memory-saving recomputation of "
          "norms and MLA up-projections; the memory check off: FP8 activation caching and the recomputed "
          "up-projections, which the memory model cannot express, are how the layout fits; balanced experts; "
          "the multi-token-prediction module's extra layer not modelled",
-         node=hardware.HGX_H800, dtype="fp8", memory_check=False),
+         node=hardware.HGX_H800, dtype="fp8", memory_check=False, optimizer_name=_DEEPSEEK_V3_OPTIMIZER),
 )
 """Published mixture-of-experts training runs with their layouts, all validation (no constant was fitted on them):
 DeepSeek-V3 on H100 (NVIDIA's DGX Cloud recipes) and on DeepSeek's own 2,048 H800, Qwen3-235B-A22B with and without

@@ -29,7 +29,17 @@ The schedules (:data:`atscale.plan.SCHEDULES`):
     every GPU holds two stages (one per direction), and in the steady state a forward of one direction is
     paired with a backward of the other (DeepSeek-AI 2024, DeepSeek-V3 Technical Report, arXiv:2412.19437,
     sec. 3.2.1, Fig. 5 and Table 2; its order as the reference implementation github.com/deepseek-ai/DualPipe
-    runs it).
+    runs it);
+``dualpipev``
+    DualPipe "cut in half" (DeepSeek-AI's DualPipe repository, README and ``DualPipeV``; the procedure is Sea AI
+    Lab's): the model is split into ``2p`` half-size stages and GPU ``i`` holds stages ``i`` and ``2p - 1 - i``, so
+    every micro-batch goes down the pipeline and back up it, a "V"; one copy of the weights, DualPipe's
+    order of passes on half the GPUs;
+``zb-v``
+    the zero-bubble V schedule (Qi et al. 2024, arXiv version, its ZB-V section; Qi et al. 2024b, "Pipeline
+    Parallelism with Controllable Memory", NeurIPS 2024, arXiv:2405.15362): the same V placement, its order found by the
+    authors' greedy scheduler for the measured pass times; zero bubble at equal pass times with 1F1B's peak
+    activations. The library gives its closed forms only (it does not simulate the greedy scheduler).
 
 **Notation.** Here ``t_b`` is always the input-gradient part and ``t_w`` the weight-gradient part, as in Qi et
 al. In DeepSeek-AI's Table 2, ``B`` is the *full* backward (``t_b + t_w``) and ``W`` the weight part: their
@@ -62,11 +72,11 @@ from .tables import Table
 __all__ = ["SPLIT_BACKWARD", "SCHEDULE_NAMES", "MAX_SIMULATED_PASSES", "bubble_time", "activation_in_flight",
            "weight_copies", "Timeline", "pipeline_timeline", "schedule_table"]
 
-SPLIT_BACKWARD = ("zb-h1", "zb-h2", "dualpipe")
+SPLIT_BACKWARD = ("zb-h1", "zb-h2", "dualpipe", "dualpipev", "zb-v")
 """The schedules that split the backward into an input-gradient pass ``B`` and a weight-gradient pass ``W``."""
 
 SCHEDULE_NAMES = {"gpipe": "GPipe", "1f1b": "1F1B", "interleaved": "interleaved 1F1B", "zb-h1": "ZB-H1",
-                  "zb-h2": "ZB-H2", "dualpipe": "DualPipe"}
+                  "zb-h2": "ZB-H2", "dualpipe": "DualPipe", "dualpipev": "DualPipeV", "zb-v": "ZB-V"}
 """How the book writes each schedule's name."""
 
 MAX_SIMULATED_PASSES = 100_000
@@ -74,7 +84,16 @@ MAX_SIMULATED_PASSES = 100_000
 stages): about a second of pure-Python simulation; larger schedules are refused, not hung."""
 
 _CODE = {name: i for i, name in enumerate(SCHEDULES)}
-_GPIPE, _1F1B, _INTERLEAVED, _ZB_H1, _ZB_H2, _DUALPIPE = (_CODE[n] for n in SCHEDULES)
+_GPIPE, _1F1B, _INTERLEAVED, _ZB_H1, _ZB_H2, _DUALPIPE, _DUALPIPEV, _ZB_V = (_CODE[n] for n in SCHEDULES)
+
+V_SHAPED = ("dualpipev", "zb-v")
+"""The schedules that cut the model into ``2p`` half-size stages, GPU ``i`` holding stages ``i`` and ``2p - 1 - i``:
+each micro-batch crosses every GPU twice, so the pipeline sends twice as many activations as 1F1B's (Qi et al.
+2024, arXiv version, its ZB-V section)."""
+
+NOT_SIMULATED = ("zb-v",)
+"""Schedules :func:`pipeline_timeline` does not simulate: ZB-V's order comes from its authors' greedy scheduler,
+which depends on the measured pass times; its closed forms stand alone."""
 
 
 # --------------------------------------------------------------------------------------
@@ -122,11 +141,15 @@ def _check_layouts(code, p, m, v, *, closed_form: bool) -> None:
     rules += [(code == _DUALPIPE) & ((p % 2 != 0) | (m % 2 != 0) | (m < 2 * p)),
               "schedule='dualpipe' needs an even pp and an even micro_batches >= 2 pp "
               "(got pp={1}, micro_batches={3})"]
+    rules += [(code == _DUALPIPEV) & (m < 2 * p),
+              "schedule='dualpipev' needs micro_batches >= 2 pp (got pp={1}, micro_batches={3})"]
     if closed_form:
         rules += [(code == _ZB_H1) & (m < p), "the closed form of schedule='zb-h1' needs micro_batches >= pp "
                   "(got pp={1}, micro_batches={3}); pipeline_timeline simulates fewer"]
         rules += [(code == _ZB_H2) & (m < 2 * p - 1), "the closed form of schedule='zb-h2' needs micro_batches >= "
                   "2 pp - 1 (got pp={1}, micro_batches={3}); pipeline_timeline simulates fewer"]
+        rules += [(code == _ZB_V) & (m < 2 * p), "the closed form of schedule='zb-v' needs micro_batches >= 2 pp, "
+                  "one per half-size stage (got pp={1}, micro_batches={3})"]
     for mask, text in zip(rules[::2], rules[1::2]):
         if np.any(mask):
             c, pp, vv, mm = _first_bad(mask, code, p, v, m)
@@ -153,9 +176,14 @@ def _bubble_time(code, p, m, v, t_f, t_b, t_w, xp=np):
     zb_h1 = (p - 1) * (t_f + t_b - xp.minimum(t_w, t_f))
     zb_h2 = (p - 1) * xp.maximum(xp.maximum(t_f + t_b - 2 * t_w, t_b - t_f), 0.0)
     dualpipe = xp.maximum(p / 2 - 1, 0.0) * (t_f + 2 * t_b - xp.minimum(t_w, t_f))
+    dualpipev = xp.maximum(p - 1, 0.0) / 2 * (t_f + 2 * t_b - xp.minimum(t_w, t_f))
+    zb_v = xp.maximum(2 * p - 1, 0.0) / 2 * xp.maximum(xp.maximum(t_f + t_b - 2 * t_w, t_b - t_f), 0.0)
     return xp.where(code == _INTERLEAVED, full / v,
                     xp.where(code == _ZB_H1, zb_h1,
-                             xp.where(code == _ZB_H2, zb_h2, xp.where(code == _DUALPIPE, dualpipe, full))))
+                             xp.where(code == _ZB_H2, zb_h2,
+                                      xp.where(code == _DUALPIPE, dualpipe,
+                                               xp.where(code == _DUALPIPEV, dualpipev,
+                                                        xp.where(code == _ZB_V, zb_v, full))))))
 
 
 def bubble_time(schedule, pp, micro_batches, t_f, t_b, t_w, virtual_stages=1):
@@ -183,6 +211,15 @@ def bubble_time(schedule, pp, micro_batches, t_f, t_b, t_w, virtual_stages=1):
       exactly when ``t_b = t_f`` (as in the report's Fig. 5); when they differ it measures a slightly different
       bubble (the tests bound the gap). Needs an even ``p``, and an even ``m >= 2p`` (the reference
       implementation's condition; the report states only the evenness).
+    * DualPipeV: the repository's row, ``(PP/2 - 1)(F&B + B - 3W)`` with ``PP = 2p`` half-size stages on the ``p``
+      GPUs (DeepSeek-AI, DualPipe README, "based on the same number of PP stages"), each pass of a half stage
+      taking half of ``t_f``, ``t_b``, ``t_w``: ``(p - 1)(t_f + 2 t_b - t_w) / 2``, ``t_w`` capped at ``t_f`` as
+      for DualPipe. The simulation reproduces it when ``t_b = t_f``. Needs ``m >= 2p`` (the reference
+      implementation's assertion);
+    * ZB-V: zero at equal pass times (Qi et al. 2024, arXiv version, its ZB-V section and the authors' comparison table:
+      bubble rate 0 at ``T_F = T_B = T_W``). The authors give no closed form for other pass times; the library
+      takes ZB-H2's over the V's ``2p`` half-size stages, ``(2p - 1)/2 max(t_f + t_b - 2 t_w, t_b - t_f, 0)``,
+      which is zero wherever ZB-H2's is (an assumption, not the source's formula). Needs ``m >= 2p``.
 
     Returns seconds (a float for scalar inputs). ``ValueError`` for a bad name, count or time, chunks without
     the interleaved schedule, or too few micro-batches for a closed form (:func:`pipeline_timeline` simulates
@@ -205,10 +242,12 @@ def _activation_in_flight(code, p, m, v, xp=np):
     interleaved = xp.minimum(p + (p - 1) / v, m)
     zb_h2 = xp.minimum(2 * p - 1, m)
     dualpipe = xp.minimum(p + 1, m)
+    dualpipev = xp.minimum(p + 0.5, m)
     return xp.where(code == _GPIPE, m + 0.0,
                     xp.where(code == _INTERLEAVED, interleaved,
                              xp.where(code == _ZB_H2, zb_h2,
-                                      xp.where(code == _DUALPIPE, dualpipe, one_f_one_b + 0.0))))
+                                      xp.where(code == _DUALPIPE, dualpipe,
+                                               xp.where(code == _DUALPIPEV, dualpipev, one_f_one_b + 0.0)))))
 
 
 def activation_in_flight(schedule, pp, micro_batches, virtual_stages=1):
@@ -224,7 +263,10 @@ def activation_in_flight(schedule, pp, micro_batches, virtual_stages=1):
     * ZB-H1: ``p``, the same as 1F1B, on every stage (Qi et al. 2024, sec. 2.1: at most 1F1B's ``p M_B``);
     * ZB-H2: ``2p - 1``, on every stage (Qi et al. 2024, sec. 2.2: ``(2p - 1) M_B``);
     * DualPipe: ``p + 1`` whatever ``m`` (DeepSeek-AI 2024, Table 2, "PP + 1"; sec. 3.2.1: "only increasing the
-      peak activation memory by 1/PP times"), counting both directions' stages of a GPU.
+      peak activation memory by 1/PP times"), counting both directions' stages of a GPU;
+    * DualPipeV: ``p + 1/2``: the repository's ``PP + 1`` half-size stages (``PP = 2p``) on each GPU;
+    * ZB-V: ``p``, 1F1B's (Qi et al. 2024, arXiv version, its ZB-V section: the same peak activation memory as 1F1B,
+      balanced over the GPUs).
 
     Counting to the ``W`` pass is an upper bound: the backward's ``B`` pass frees most of a micro-batch's
     activations, and its ``W`` pass needs only the layer inputs and output gradients (Qi et al. 2024, Table 1).
@@ -240,6 +282,8 @@ def weight_copies(schedule):
     DualPipe, whose GPU ``i`` runs stage ``i`` for the micro-batches entering at the first stage and stage
     ``p - 1 - i`` for those entering at the last (DeepSeek-AI 2024, Table 2, "2x"; sec. 3.2.1: cheap for
     DeepSeek-V3 because its experts are spread over a large expert-parallel group), 1 for every other schedule.
+    DualPipeV and ZB-V hold two half-size stages per GPU, ``1/p`` of the model as 1F1B does: one copy (the
+    DualPipe README's "2x" for DualPipeV counts per device at the same number of stages, on half the GPUs).
     ``schedule``: a name, an array of names, or their indices (NumPy integers); an ``int`` or an array back."""
     code = _schedule_codes(schedule)
     result = np.where(code == _DUALPIPE, 2, 1)
@@ -431,6 +475,19 @@ def _dualpipe_order(p: int, m: int, i: int) -> list:
     return out + [o.w() for _ in range(h + 1)]
 
 
+def _dualpipev_order(p: int, m: int, i: int) -> list:
+    """GPU ``i``'s passes under DualPipeV: the reference implementation (DeepSeek-AI, github.com/deepseek-ai/DualPipe,
+    ``DualPipeV.step``) runs DualPipe's eight phases on ``p`` GPUs with ``m`` micro-batches exactly as DualPipe's
+    first ``p`` GPUs run them on ``2p`` GPUs with ``2m`` (the "cut in half": phase 0 is the GPU's stage ``i`` on
+    the way down, phase 1 its stage ``2p - 1 - i`` on the way back), every micro-batch now passing both chunks."""
+    def unfold(slot):
+        kind, j, c = slot
+        return (kind, j - c * m, c)
+
+    return [tuple(unfold(x) for x in slot) if isinstance(slot[0], tuple) else unfold(slot)
+            for slot in _dualpipe_order(2 * p, 2 * m, i)]
+
+
 def _stage_order(schedule: str, p: int, m: int, v: int, i: int) -> list:
     """Stage ``i``'s passes, in order: ``(kind, micro-batch, chunk)`` with kind ``"F"``, ``"B"`` (a whole
     backward), ``"I"`` (the input-gradient backward only) or ``"W"``; a tuple of two passes runs as an overlapped
@@ -439,14 +496,26 @@ def _stage_order(schedule: str, p: int, m: int, v: int, i: int) -> list:
         return _zero_bubble_order(p, m, i, 1 if schedule == "zb-h1" else 2)
     if schedule == "dualpipe":
         return _dualpipe_order(p, m, i)
+    if schedule == "dualpipev":
+        return _dualpipev_order(p, m, i)
     return _classic_order(schedule, p, m, v, i)
 
 
-def _input_of(kind: str, j: int, c: int, i: int, p: int, v: int, reverse: bool):
+def _input_of(kind: str, j: int, c: int, i: int, p: int, v: int, reverse: bool, vshape: bool = False):
     """The pass whose output ``(kind, j, c)`` on stage ``i`` waits for, as a key ``(kind, j, c, stage)``, or
-    ``None``. ``reverse``: the micro-batch flows from the last stage to the first (DualPipe's chunk 1)."""
+    ``None``. ``reverse``: the micro-batch flows from the last stage to the first (DualPipe's chunk 1).
+    ``vshape``: chunk 0 runs down the GPUs and chunk 1 back up them, the turn on the last GPU (DualPipeV)."""
     if kind == "W":
         return ("B", j, c, i)
+    if vshape:
+        down = c == 0
+        if kind == "F":
+            if down:
+                return ("F", j, 0, i - 1) if i > 0 else None
+            return ("F", j, 1, i + 1) if i < p - 1 else ("F", j, 0, i)
+        if down:
+            return ("B", j, 0, i + 1) if i < p - 1 else ("B", j, 1, i)
+        return ("B", j, 1, i - 1) if i > 0 else ("F", j, 1, i)
     step = -1 if reverse else 1
     if kind == "F":
         if 0 <= i - step < p:
@@ -457,7 +526,7 @@ def _input_of(kind: str, j: int, c: int, i: int, p: int, v: int, reverse: bool):
     return ("B", j, c + 1, 0) if v > 1 and c < v - 1 else ("F", j, c, i)
 
 
-def _simulate(orders: list, p: int, v: int, durations: dict, bidirectional: bool) -> list:
+def _simulate(orders: list, p: int, v: int, durations: dict, bidirectional: bool, vshape: bool = False) -> list:
     """Runs each stage's passes in order, each (or each overlapped pair) as soon as the stage is free and its
     inputs are ready; a pair's outputs are ready when the pair ends. Returns ``(stage, j, c, kind, start, end)``
     rows."""
@@ -470,7 +539,7 @@ def _simulate(orders: list, p: int, v: int, durations: dict, bidirectional: bool
             while pos[i] < len(orders[i]):
                 slot = orders[i][pos[i]]
                 slot = slot if isinstance(slot[0], tuple) else (slot,)
-                needs = [_input_of(k, j, c, i, p, v, bidirectional and c == 1) for k, j, c in slot]
+                needs = [_input_of(k, j, c, i, p, v, bidirectional and c == 1, vshape) for k, j, c in slot]
                 if any(n is not None and n not in done for n in needs):
                     break
                 t = max([free[i]] + [done[n] for n in needs if n is not None])
@@ -490,7 +559,10 @@ def _simulate(orders: list, p: int, v: int, durations: dict, bidirectional: bool
 
 def _check_simulation(p: int, m: int, v: int, schedule: str) -> None:
     _v.choice("schedule", schedule, SCHEDULES)
-    passes = (3 if schedule in SPLIT_BACKWARD else 2) * p * m * v
+    if schedule in NOT_SIMULATED:
+        raise ValueError(f"schedule={schedule!r} is not simulated: its order comes from its authors' greedy scheduler "
+                         "for the measured pass times; bubble_time and activation_in_flight give its closed forms")
+    passes = (3 if schedule in SPLIT_BACKWARD else 2) * p * m * v * (2 if schedule in V_SHAPED else 1)
     if passes > MAX_SIMULATED_PASSES:
         raise ValueError(f"pp={p} x micro_batches={m} x virtual_stages={v} means {passes:,} passes to simulate; "
                          f"at most {MAX_SIMULATED_PASSES:,} are drawn (bubble_time gives the answer for any size)")
@@ -505,7 +577,8 @@ def pipeline_timeline(pp: int, micro_batches: int, schedule: str = "1f1b", virtu
     as its input (the previous stage's forward, the next stage's backward, its own input-gradient pass for a
     ``W``) is ready. Orders (see the module's introduction): GPipe, 1F1B and interleaved 1F1B (Narayanan et al.
     2021, sec. 2.2), ZB-H1 and ZB-H2 (Qi et al. 2024, sec. 2.1-2.2) and DualPipe (DeepSeek-AI 2024, sec. 3.2.1, as
-    its reference implementation orders the passes).
+    its reference implementation orders the passes) and DualPipeV (its reference implementation; two half-size
+    chunks per GPU in a V, each pass half as long). ZB-V is not simulated (:data:`NOT_SIMULATED`).
 
     A forward of a whole stage takes 1 unit (``1/v`` per chunk), a backward ``backward_ratio`` units. The
     schedules of :data:`SPLIT_BACKWARD` run it as an input-gradient pass of ``backward_ratio - weight_ratio`` and
@@ -523,11 +596,12 @@ def pipeline_timeline(pp: int, micro_batches: int, schedule: str = "1f1b", virtu
         weight_ratio = backward_ratio / 2
     weight_ratio = _v.number("weight_ratio", weight_ratio, low=0, high=backward_ratio, low_open=True,
                              high_open=True, unit="units of the forward time, below backward_ratio")
-    p, m, v = pp, micro_batches, virtual_stages
+    p, m = pp, micro_batches
+    v = 2 if schedule in V_SHAPED else virtual_stages  # a V: two half-size stages per GPU
     durations = {"F": 1.0 / v, "B": backward_ratio / v, "I": (backward_ratio - weight_ratio) / v,
                  "W": weight_ratio / v}
     orders = [_stage_order(schedule, p, m, v, i) for i in range(p)]
-    rows = _simulate(orders, p, v, durations, schedule == "dualpipe")
+    rows = _simulate(orders, p, v, durations, schedule == "dualpipe", schedule in V_SHAPED)
     st, mb, ch, kd, s0, s1 = (np.array(x) for x in zip(*rows))
     direction = ch.copy() if schedule == "dualpipe" else np.zeros_like(ch)
     return Timeline(st, mb, ch, kd, s0, s1, p, m, v, schedule, float(backward_ratio),
@@ -539,7 +613,8 @@ def schedule_table(pp: int, micro_batches: int, t_f: float = 1.0, t_b: float = 1
     """The schedules side by side at one ``pp`` and ``micro_batches``: the bubble over useful time from the closed
     form (:func:`bubble_time` over ``m (t_f + t_b + t_w)``) and from the simulation (:func:`pipeline_timeline`),
     the first stage's peak activations (:func:`activation_in_flight`, micro-batches of a stage's activations) and
-    the copies of the weights per GPU (:func:`weight_copies`). Times in seconds (only their ratios matter); the
+    the copies of the weights per GPU (:func:`weight_copies`); ZB-V's simulated column reads "not simulated"
+    (:data:`NOT_SIMULATED`). Times in seconds (only their ratios matter); the
     interleaved schedule runs ``virtual_stages`` chunks per GPU. ``ValueError`` if a schedule cannot run (DualPipe
     needs an even ``pp`` and an even ``micro_batches >= 2 pp``): leave it out of ``schedules``."""
     pp, micro_batches, virtual_stages = (_v.count(name, value) for name, value in
@@ -554,12 +629,13 @@ def schedule_table(pp: int, micro_batches: int, t_f: float = 1.0, t_b: float = 1
         _v.choice("schedules", name, SCHEDULES)
         v = virtual_stages if name == "interleaved" else 1
         closed = bubble_time(name, pp, micro_batches, t_f, t_b, t_w, v) / (micro_batches * (t_f + t_b + t_w))
-        simulated = pipeline_timeline(pp, micro_batches, name, v, backward_ratio=(t_b + t_w) / t_f,
-                                      weight_ratio=t_w / t_f).bubble
+        simulated = None if name in NOT_SIMULATED else pipeline_timeline(
+            pp, micro_batches, name, v, backward_ratio=(t_b + t_w) / t_f, weight_ratio=t_w / t_f).bubble
         label = SCHEDULE_NAMES[name] + (f" (v={v})" if name == "interleaved" else "")
         held = activation_in_flight(name, pp, micro_batches, v)
         # rounded first, so that a formula and a simulation equal to within rounding print alike
-        rows.append((label, f"{round(closed, 12):.1%}", f"{round(simulated, 12):.1%}", f"{held:g}",
+        rows.append((label, f"{round(closed, 12):.1%}",
+                     "not simulated" if simulated is None else f"{round(simulated, 12):.1%}", f"{held:g}",
                      str(weight_copies(name))))
     headers = ("schedule", "bubble (formula)", "bubble (simulated)", "activations held (micro-batches)",
                "weight copies")

@@ -17,7 +17,7 @@ share of a step:
   their gradients before the optimizer step (*gradient accumulation*; in a pipeline these
   micro-batches are what keeps the stages busy);
 * the pipeline **schedule** (GPipe, 1F1B, interleaved 1F1B with ``virtual_stages`` chunks per GPU, the
-  zero-bubble ZB-H1 and ZB-H2, DualPipe: :mod:`atscale.pipeline`), activation **recomputation** and Megatron's **sequence parallelism**;
+  zero-bubble ZB-H1, ZB-H2 and ZB-V, DualPipe and DualPipeV: :mod:`atscale.pipeline`), activation **recomputation** and Megatron's **sequence parallelism**;
 * the **pipeline split**: any number of layers on any ``pp x v`` chunks (as even as possible, the
   first chunks taking one more), optionally counting the embedding as a layer of the first stage and
   the output layer with its loss as a layer of the last (Megatron-Core's
@@ -63,10 +63,13 @@ from . import _validate as v
 
 __all__ = ["Plan", "SCHEDULES", "RECOMPUTE", "FSDP_STRATEGIES", "CP_ALGORITHMS"]
 
-SCHEDULES = ("gpipe", "1f1b", "interleaved", "zb-h1", "zb-h2", "dualpipe")
+SCHEDULES = ("gpipe", "1f1b", "interleaved", "zb-h1", "zb-h2", "dualpipe", "dualpipev", "zb-v")
 """Pipeline schedules: GPipe (all forwards, then all backwards; Huang et al. 2019), 1F1B
 (PipeDream-Flush; Narayanan et al. 2021, sec. 2.2.1), interleaved 1F1B (sec. 2.2.2), the zero-bubble
-schedules ZB-H1 and ZB-H2 (Qi et al. 2024, sec. 2) and DualPipe (DeepSeek-AI 2024, sec. 3.2.1); see
+schedules ZB-H1 and ZB-H2 (Qi et al. 2024, sec. 2), DualPipe (DeepSeek-AI 2024, sec. 3.2.1), and the two
+V-shaped schedules with two half-size stages per GPU: DualPipeV (DualPipe cut in half; DeepSeek-AI's DualPipe
+repository) and ZB-V (Qi et al. 2024, arXiv version; Qi et al. 2024b, "Pipeline Parallelism with Controllable
+Memory"); see
 :mod:`atscale.pipeline`. New names go at the end: a schedule's index is its code in vectorised arrays."""
 
 RECOMPUTE = ("none", "selective", "full")

@@ -48,10 +48,19 @@ def _():
 
 @answer("experts-no-node-limit-hours", unit="", rtol=0.02,
         hint="experts.deepseek_v3_estimate(model=dataclasses.replace(models.DEEPSEEK_V3, max_routed_nodes=None))"
-             ".gpu_hours_per_trillion (GPU-hours, a plain number).")
+             ".gpu_hours_per_trillion (GPU-hours, a plain number); the dispatch still sends one copy per node.")
 def _():
     model = dataclasses.replace(models.DEEPSEEK_V3, max_routed_nodes=None)
     return experts.deepseek_v3_estimate(model=model).gpu_hours_per_trillion
+
+
+@answer("experts-no-node-limit-a2a", unit="s", rtol=0.02,
+        hint="experts.a2a_compute_ratio(model, experts.DEEPSEEK_V3_CLUSTER, experts.DEEPSEEK_V3_PLAN, dtype='fp8', "
+             "memory_check=False).all_to_all with the node limit removed (max_routed_nodes=None).")
+def _():
+    model = dataclasses.replace(models.DEEPSEEK_V3, max_routed_nodes=None)
+    return experts.a2a_compute_ratio(model, experts.DEEPSEEK_V3_CLUSTER, experts.DEEPSEEK_V3_PLAN, dtype="fp8",
+                                     memory_check=False).all_to_all
 
 
 @answer("experts-smallest-ep", unit="", rtol=0.0, atol=0.5,

@@ -47,7 +47,7 @@ def pipeline_explorer() -> Explorer:
         pp=slider(2, 8, 4, "Stages (PP)", integer=True),
         micro_batches=slider(1, 32, 8, "Micro-batches (m)", integer=True),
         schedule=dropdown({"GPipe": "gpipe", "1F1B": "1f1b", "interleaved 1F1B": "interleaved", "ZB-H1": "zb-h1",
-                           "ZB-H2": "zb-h2", "DualPipe": "dualpipe"}, "1f1b", "Schedule"),
+                           "ZB-H2": "zb-h2", "DualPipe": "dualpipe", "DualPipeV": "dualpipev"}, "1f1b", "Schedule"),
         virtual_stages=dropdown([1, 2, 3, 4], 1, "Chunks per GPU (v, interleaved only)"),
         weight_ratio=dropdown({"0.5 (W half a forward)": 0.5, "1.0 (W = F = B)": 1.0, "1.5 (W longer than F)": 1.5},
                               1.0, "Weight-gradient pass W / forward (split schedules)"),
