@@ -263,6 +263,7 @@ def cross_node_copies(experts_per_token, nodes, *, num_experts=None, max_nodes=N
     k, n = (np.asarray(x, dtype=float) for x in _v.broadcast(
         experts_per_token=_v.count("experts_per_token", experts_per_token, scalar=False),
         nodes=_v.count("nodes", nodes, scalar=False)))
+    deduplicate = _v.flag("deduplicate", deduplicate)
     if not deduplicate and max_nodes is None:
         return as_scalar(parallelism._remote_copies(k, n, 0.0, np))
     missing = None  # (1 - 1/N)^k, the step-time model's
@@ -449,7 +450,8 @@ def a2a_compute_ratio(model, cluster: hardware.Cluster, plan: Plan, *, seq_lengt
     st = parallelism.step_time(_moe_model("model", model), cluster, dataclasses.replace(plan, a2a_overlap=False),
                                seq_length=seq_length, dtype=dtype, memory_check=memory_check)
     if not st.feasible:
-        raise ValueError(f"the layout cannot run: {st.reason}")
+        raise ValueError(f"plan: the layout cannot run: {st.reason}"[:220] + (" (memory_check=True)" if memory_check
+                                                                              else ""))
     return A2ARatio(float(st.ep_comm), float(st.compute + st.recompute), st)
 
 
@@ -546,5 +548,6 @@ def deepseek_v3_estimate(*, model=models.DEEPSEEK_V3, plan: Plan = DEEPSEEK_V3_P
                                dp_overlap=run.dp_overlap, seq_length=run.seq_length,
                                flash_attention=run.flash_attention)
     if not st.feasible:
-        raise ValueError(f"the layout cannot run: {st.reason}")
+        raise ValueError(f"plan: the layout cannot run: {st.reason}"[:220] + (" (memory_check=True)" if memory_check
+                                                                              else ""))
     return DeepSeekEstimate(st, gpu_seconds_per_trillion(st))

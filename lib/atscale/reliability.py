@@ -695,9 +695,7 @@ def _check_run(work, interval, checkpoint_time, mtbf, restart_time, *, seconds_p
         else:
             culprit = (f"work/interval = {n_seg:,.4g} segments (work={float(np.ravel(work_b)[i]):,.4g} s, "
                        f"interval={float(np.ravel(interval_b)[i]):,.4g} s), each tried {math.exp(s_len / mtbf):.3g} "
-                       f"times on average (segment/mtbf = {s_len / mtbf:.2g}), each failure costing a restart "
-                       f"(restart_time/mtbf = {restart_time / mtbf:.2g}); lengthen interval, shorten work, "
-                       f"checkpoint_time or restart_time, or raise mtbf")
+                       f"times on average; lengthen interval or shorten work")
         raise ValueError(f"infeasible to simulate: about {worst:,.3g} events expected per trial (limit "
                          f"{min(max_events, SIMULATION_BUDGET / seconds_per_event):,.0f}); {culprit}")
     return work_b, interval_b, checkpoint_time, mtbf, restart_time

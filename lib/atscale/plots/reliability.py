@@ -7,6 +7,7 @@ import numpy as np
 from matplotlib.ticker import MaxNLocator
 
 from .. import reliability as rel
+from .. import _validate as _v
 from .. import units as u
 from ._base import INK, MARGINS, MUTED, PALETTE, STYLE, LiveFigure, house_style, log_axes, new_axes
 
@@ -73,7 +74,8 @@ def u_curve_chart(gpus: int = 1024, checkpoint_time: float = 60.0, restart_time:
     """
     if profile not in rel.PROFILES:
         raise ValueError(f"profile={profile!r} is not one of {list(rel.PROFILES)}")
-    mtbf = rel.PROFILES[profile].cluster_mtbf(int(gpus))
+    simulate = _v.flag("simulate", simulate)
+    mtbf = rel.PROFILES[profile].cluster_mtbf(_v.count("gpus", gpus))
     young = rel.young_interval(checkpoint_time, mtbf)
     taus = np.geomspace(young / 12, young * 12, 80)
     w = rel.waste(taus, checkpoint_time, mtbf, restart_time)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 
+from .. import _validate as _v
 from .. import hardware, jct, models, plots
 from .. import reliability as rel
 from .. import units as u
@@ -72,8 +73,7 @@ def explorer_view(model="Llama 3 70B", tokens_t=2.0, gpus=1024, accelerator="H10
     scaled: a redraw after the first view of a configuration only rescales and draws (see benchmarks/jct.py)."""
     if model not in models.MODELS:
         raise ValueError(f"model={model!r} must be one of {list(models.MODELS)}")
-    if not isinstance(tokens_t, (int, float)) or not tokens_t > 0:
-        raise ValueError(f"tokens_t={tokens_t!r} must be a positive number of trillions of tokens")
+    tokens_t = _v.positive("tokens_t", tokens_t, scalar=True, unit="trillions of tokens")
     if gpus not in EXPLORER_GPUS:
         raise ValueError(f"gpus={gpus!r} must be one of {EXPLORER_GPUS}")
     for name, value, options in (("accelerator", accelerator, _NODES), ("plan", plan, _PLANS),
