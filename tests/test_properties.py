@@ -466,7 +466,7 @@ _SWEEP = None
 def _sweep():
     global _SWEEP
     if _SWEEP is None:
-        _SWEEP = jct.sweep(EX.model, 2e12, gpus=(512, 1024))
+        _SWEEP = jct.sweep(EX.model, 2e12, (512, 1024))
     return _SWEEP
 
 
@@ -581,7 +581,7 @@ CALLS = {  # label -> keyword arguments (a function of nothing: built when probe
     "plots.jct.loss_comparison_chart": lambda: dict(gpus=[512, 1024], tutorial={"communication": [1, 2],
                                                                                 "reliability": [3, 4]},
                                                     ours={"communication": [0.5, 1], "reliability": [2, 3]}),
-    "plots.accuracy.model_vs_published_chart": lambda: dict(group="Memory"),
+    "plots.accuracy.model_vs_published_chart": lambda: dict(group="Step time"),
     "plots.experts.ep_sweep_chart": lambda: dict(sweep=experts.ep_sweep(**CALLS["experts.ep_sweep"]())),
     "plots.jct.jct_sensitivity_chart": lambda: dict(result=jct.sensitivity(EX.model, 2e12, CLUSTER)),
     "plots.parallelism.search_scatter_chart": lambda: dict(result=parallelism.search(
@@ -718,7 +718,7 @@ def _alarm(signum, frame):
     raise _TooSlow()
 
 
-def _call(fn, kwargs, limit=10.0):
+def _call(fn, kwargs, limit=30.0):
     old = signal.signal(signal.SIGALRM, _alarm)
     signal.setitimer(signal.ITIMER_REAL, limit)
     try:
@@ -734,8 +734,9 @@ EXEMPT = {  # (callable, argument) -> why a class the probe would refuse is legi
     ("hardware.Accelerator", "scale_up_fabric"): "resolved when used (Accelerator.fabric names the catalog); the "
                                                  "fabrics are defined after the accelerators",
 }
-EMPTY_OK = {"ridge_lines"}  # an empty list of guide lines draws none
-NEGATIVE_OK = {"accuracy.Gap", "accuracy.comparisons", "accuracy.summary"}  # signed errors are legitimate
+EMPTY_OK = {"ridge_lines", "mark"}  # an empty list of guide lines (or marks) draws none
+NEGATIVE_OK = {"accuracy.Gap", "accuracy.comparisons", "accuracy.summary", "accuracy.megascale_against_selene",
+               "accuracy.megascale_drops"}  # signed errors are legitimate
 ALIASES.update({"model_or_params": ("model", "params"), "b": ("breakdown", "b="), "steps": ("step",),
                 "estimates": ("estimate",), "value": ("value", "model", "accelerator")})
 
@@ -751,7 +752,7 @@ def _probe_one(label, fn, valid, name, bad, must):
         assert len(text) < 300, f"{label}({name}={bad!r}): {len(text)} characters: {text}"
         return
     except _TooSlow:
-        raise AssertionError(f"{label}({name}={bad!r}) ran for more than 10 s") from None
+        raise AssertionError(f"{label}({name}={bad!r}) ran for more than 30 s") from None
     except Exception as exc:  # noqa: BLE001
         raise AssertionError(f"{label}({name}={bad!r}): {type(exc).__name__} from inside: {exc}"[:400]) from None
     assert must is not True, f"{label}({name}={bad!r}) was accepted: {result!r}"[:400]

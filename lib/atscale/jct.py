@@ -738,6 +738,7 @@ def sensitivity(model, tokens, cluster: hardware.Cluster, *, checkpoint: Checkpo
     efficiency, mtbf, restart, bandwidth, batch = (_factor_pair(n, v) for n, v in (
         ("efficiency", efficiency), ("mtbf", mtbf), ("restart", restart), ("bandwidth", bandwidth), ("batch", batch)))
     profile = _profile(failures)
+    global_batch = _v.count("global_batch", global_batch, unit="sequences")
     base = estimate(model, tokens, cluster, checkpoint=checkpoint, failures=profile, restart_time=restart_time,
                     global_batch=global_batch)
     if not base.feasible:

@@ -1279,6 +1279,13 @@ def _divisors_pow2(n: int, limit: int) -> list[int]:
     return [d for d in range(1, min(n, limit) + 1) if n % d == 0]
 
 
+def _some_split(combos: list, context_parallel, n: int) -> None:
+    """A ``ValueError`` naming ``context_parallel`` when none of its degrees leaves a split of the ``n`` GPUs."""
+    if not combos:
+        raise ValueError(f"context_parallel={_v.show(context_parallel)}: none of them divides the {n:,} GPUs of the "
+                         "cluster; give context-parallel degrees that divide the GPU count (1, 2, 4, ...)")
+
+
 def search(model, cluster: hardware.Cluster, global_batch: int, *, seq_length=None, dtypes=("bf16",),
            optimizer_name: str = memory.RUNNING_EXAMPLE_OPTIMIZER, micro_batches=(1, 2, 4, 8),
            context_parallel=(1, 2, 4, 8), zero_stages=(0, 1, 2, 3), schedules=("gpipe", "1f1b", "interleaved"),
@@ -1308,6 +1315,7 @@ def search(model, cluster: hardware.Cluster, global_batch: int, *, seq_length=No
                                                                    ("context_parallel", context_parallel),
                                                                    ("expert_parallel", expert_parallel)))
     a2a_overlap = _v.flag("a2a_overlap", a2a_overlap)
+    dp_overlap = _v.number("dp_overlap", dp_overlap, low=0, high=1, scalar=True)
     zero_stages = tuple(int(x) for x in np.ravel(_v.count("zero_stages", zero_stages, low=0, high=3, scalar=False)))
     schedules, recomputes = (_names(name, value, options) for name, value, options in
                              (("schedules", schedules, SCHEDULES), ("recomputes", recomputes, RECOMPUTE)))
@@ -1318,9 +1326,7 @@ def search(model, cluster: hardware.Cluster, global_batch: int, *, seq_length=No
         sched_v += [("interleaved", v) for v in virtual_stages]
     combos = [(t, c, p, n // (t * c * p)) for t in _divisors_pow2(n, 2 * cluster.node.gpus) for c in cps
               for p in _divisors_pow2(n, model.num_layers) if n % (t * c * p) == 0]
-    if not combos:
-        raise ValueError(f"context_parallel={_v.show(context_parallel)}: none of them divides the {n:,} GPUs of the "
-                         "cluster; give context-parallel degrees that divide the GPU count (1, 2, 4, ...)")
+    _some_split(combos, context_parallel, n)
     sizes = (len(combos), len(micro_batches), len(zero_stages), len(sched_v), len(recomputes), len(sequence_parallel),
              len(eps))
     layouts = math.prod(sizes) * len(dtypes)

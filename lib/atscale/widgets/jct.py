@@ -71,11 +71,11 @@ def explorer_view(model="Llama 3 70B", tokens_t=2.0, gpus=1024, accelerator="H10
     Every term of an estimate is proportional to the token count (steps, stalls per segment and failures all
     scale with the failure-free time), so the sweep is computed once per configuration at 10^12 tokens and
     scaled: a redraw after the first view of a configuration only rescales and draws (see benchmarks/jct.py)."""
-    if model not in models.MODELS:
-        raise ValueError(f"model={model!r} must be one of {list(models.MODELS)}")
+    if not isinstance(model, str) or model not in models.MODELS:
+        raise ValueError(f"model={_v.show(model)} must be a catalog model name; {_v.known(model, models.MODELS)}")
     tokens_t = _v.positive("tokens_t", tokens_t, scalar=True, unit="trillions of tokens")
-    if gpus not in EXPLORER_GPUS:
-        raise ValueError(f"gpus={gpus!r} must be one of {EXPLORER_GPUS}")
+    gpus = _v.choice("gpus", _v.count("gpus", gpus), EXPLORER_GPUS)
+    _v.choice("checkpoint", checkpoint, ("sync", "async"))
     for name, value, options in (("accelerator", accelerator, _NODES), ("plan", plan, _PLANS),
                                  ("failures", failures, _PROFILES)):
         if value not in options and value not in options.values():

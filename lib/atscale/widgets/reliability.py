@@ -8,6 +8,7 @@ and to its summary line, so nothing is computed twice and a redraw draws only wh
 from __future__ import annotations
 
 from .. import plots
+from .. import _validate as _v
 from .. import reliability as rel
 from .. import units as u
 from ..plots.reliability import TIMELINE_MAX_EVENTS
@@ -44,6 +45,9 @@ def timeline_view(gpus=1024, interval_hours=1.0, checkpoint_time=60.0, restart_t
     """The timeline explorer's state: :func:`atscale.reliability.timeline_run` with the interval in hours and the
     work in days (the controls' units), refused, with the reason, beyond the events a figure can draw
     (:data:`atscale.plots.reliability.TIMELINE_MAX_EVENTS`)."""
+    gpus = _v.count("gpus", gpus)
+    interval_hours, work_days = (_v.positive(n, x, scalar=True, unit=n.split("_")[1]) for n, x in
+                                 (("interval_hours", interval_hours), ("work_days", work_days)))
     try:
         return rel.timeline_run(gpus, interval_hours * u.hour, checkpoint_time, restart_time, work=work_days * u.day,
                                 seed=seed, profile=profile, max_events=TIMELINE_MAX_EVENTS)
