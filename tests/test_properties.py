@@ -177,9 +177,10 @@ def _finite_nonnegative(x) -> bool:
         return all(_finite_nonnegative(v) for v in x.values())
     if isinstance(x, (tuple, list)):
         return all(_finite_nonnegative(v) for v in x)
-    if dataclasses.is_dataclass(x):
+    if dataclasses.is_dataclass(x):  # (a job that never fails has an infinite MTBF and checkpoint interval)
         return all(_finite_nonnegative(getattr(x, f.name)) for f in dataclasses.fields(x)
-                   if isinstance(getattr(x, f.name), (int, float, np.number, np.ndarray)))
+                   if isinstance(getattr(x, f.name), (int, float, np.number, np.ndarray))
+                   and not (f.name in ("mtbf", "interval") and getattr(x, f.name) == math.inf))
     return True
 
 
@@ -757,7 +758,10 @@ def _probe_one(label, fn, valid, name, bad, must):
         raise AssertionError(f"{label}({name}={bad!r}): {type(exc).__name__} from inside: {exc}"[:400]) from None
     assert must is not True, f"{label}({name}={bad!r}) was accepted: {result!r}"[:400]
     if label not in NEGATIVE_OK:
-        _verdict(result, label)
+        try:
+            _verdict(result, label)
+        except AssertionError as exc:
+            raise AssertionError(f"{label}({name}={bad!r}): {exc}"[:400]) from None
     else:
         import matplotlib.pyplot as plt
 

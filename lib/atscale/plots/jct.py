@@ -44,6 +44,7 @@ def jct_breakdown_chart(estimates, labels=None, *, unit: str = "days", ax=None, 
     from the theoretical minimum on the left to the predicted total on the right. Infeasible estimates are
     shown as a labelled gap."""
     estimates, labels = _check_estimates(estimates, labels)
+    legend = _v.flag("legend", legend)
     scale = {"days": u.day, "hours": u.hour}.get(unit)
     if scale is None:
         raise ValueError(f"unit={unit!r} must be 'days' or 'hours'")
@@ -85,6 +86,7 @@ def jct_crossover_chart(sweeps, labels=None, *, mark=None, ax=None, legend: bool
     if len(labels) != len(sweeps):
         raise ValueError(f"labels has {len(labels)} entries for {len(sweeps)} sweeps")
     mark = None if mark is None else _v.count("mark", mark, unit="GPUs")
+    legend = _v.flag("legend", legend)
     ax = new_axes(ax)
     lo, hi = np.inf, 0
     for i, (s, label) in enumerate(zip(sweeps, labels)):

@@ -162,7 +162,8 @@ def timeline_chart(gpus: int = 1024, interval_hours: float = 1.0, checkpoint_tim
         events = rel.timeline(work_days * u.day, interval_hours * u.hour, checkpoint_time, mtbf, restart_time,
                               seed=seed, max_events=TIMELINE_MAX_EVENTS)
     except ValueError as exc:
-        raise ValueError(f"infeasible timeline, not drawn: {str(exc).removeprefix('infeasible to simulate: ')}") \
+        raise ValueError(f"infeasible timeline (work_days={work_days:g}, interval_hours={interval_hours:g}), not drawn: "
+                         f"{str(exc).removeprefix('infeasible to simulate: ')}") \
             from None
     end = events[-1].end
     # One row per day; a run of more than MAX_ROWS days gets rows of several days each, so the labels stay
@@ -220,8 +221,8 @@ def first_order_breakdown_chart(checkpoint_time: float = 60.0, restart_time: flo
 
     The x-axis is ``δ / M``; the first-order model holds on the left and breaks on the right.
     """
-    checkpoint_time = _v.positive("checkpoint_time", checkpoint_time, scalar=True, unit="seconds")
-    restart_time = _v.nonnegative("restart_time", restart_time, scalar=True, unit="seconds")
+    checkpoint_time = _v.positive("checkpoint_time", checkpoint_time, scalar=True, high=1e12, unit="seconds")
+    restart_time = _v.nonnegative("restart_time", restart_time, scalar=True, high=1e12, unit="seconds")
     trials = _v.count("trials", trials, high=100_000)
     ratios = np.geomspace(1e-4, 0.5, 40)
     mtbf = checkpoint_time / ratios

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import math
 
 from .. import _validate as _v
 from .. import hardware, jct, models, plots
@@ -88,6 +89,8 @@ def explorer_view(model="Llama 3 70B", tokens_t=2.0, gpus=1024, accelerator="H10
     est = sw.estimates[EXPLORER_GPUS.index(gpus)]
     scaled = jct.Sweep(sw.gpus, tuple(_scaled(e, k) for e in sw.estimates))
     label = f"{model}, {node}, {plan_key} plan, {checkpoint}, {failures}"
+    if est.feasible and not math.isfinite(_scaled(est, k).total):
+        raise ValueError(f"tokens_t={tokens_t:g} trillion tokens: the job's time overflows a float; give fewer tokens")
     return _scaled(est, k), scaled, label
 
 
