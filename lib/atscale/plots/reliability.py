@@ -162,8 +162,8 @@ def timeline_chart(gpus: int = 1024, interval_hours: float = 1.0, checkpoint_tim
         events = rel.timeline(work_days * u.day, interval_hours * u.hour, checkpoint_time, mtbf, restart_time,
                               seed=seed, max_events=TIMELINE_MAX_EVENTS)
     except ValueError as exc:
-        raise ValueError(f"infeasible timeline (work_days={work_days:g}, interval_hours={interval_hours:g}), not drawn: "
-                         f"{str(exc).removeprefix('infeasible to simulate: ')}") \
+        raise ValueError(f"infeasible timeline, not drawn: {str(exc).removeprefix('infeasible to simulate: ')} "
+                         f"(work_days={work_days:g}, interval_hours={interval_hours:g})") \
             from None
     end = events[-1].end
     # One row per day; a run of more than MAX_ROWS days gets rows of several days each, so the labels stay

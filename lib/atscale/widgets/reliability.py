@@ -54,8 +54,8 @@ def timeline_view(gpus=1024, interval_hours=1.0, checkpoint_time=60.0, restart_t
     except ValueError as exc:
         if "infeasible to simulate" not in str(exc):
             raise
-        raise ValueError(f"infeasible timeline (work_days={work_days:g}, interval_hours={interval_hours:g}), not drawn: "
-                         f"{str(exc).removeprefix('infeasible to simulate: ')}") \
+        raise ValueError(f"infeasible timeline, not drawn: {str(exc).removeprefix('infeasible to simulate: ')} "
+                         f"(work_days={work_days:g}, interval_hours={interval_hours:g})") \
             from None
 
 
