@@ -574,7 +574,8 @@ CALLS = {  # label -> keyword arguments (a function of nothing: built when probe
     "plots.parallelism.cp_exposure_chart": lambda: dict(seq_lengths=[8192, 32768], exposed={"CP=2": [0.01, 0.05]}),
     "plots.parallelism.mfu_scaling_chart": lambda: dict(gpus=[512, 1024], best_mfu=[0.45, 0.40]),
     "plots.parallelism.stack_parts": None,  # a helper of the figures above: draws onto bars it is given
-    "plots.experts.all_to_all_chart": lambda: dict(comparison=experts.all_to_all_vs_all_reduce(256e6, [8, 64], CLUSTER)),
+    "plots.experts.all_to_all_chart": lambda: dict(
+        comparison=experts.all_to_all_vs_all_reduce(256e6, [8, 64], CLUSTER)),
     "plots.experts.deepseek_chart": lambda: dict(estimates={"DeepSeek-V3": experts.deepseek_v3_estimate()}),
     "plots.jct.jct_breakdown_chart": lambda: dict(estimates=list(_sweep().estimates)),
     "plots.jct.jct_crossover_chart": lambda: dict(sweeps=[_sweep()], mark=1024),
@@ -598,7 +599,8 @@ RESULTS = {  # public types the library builds as results or as its own data: no
     "experts.AllToAllComparison", "experts.EpSweep", "experts.A2ARatio", "experts.DeepSeekEstimate", "jct.Estimate",
     "jct.Sweep", "jct.NoFeasibleLayout", "jct.Sensitivity", "memory.ModelState", "memory.MaxModelMeasurement",
     "memory.ActivationTerms", "memory.Breakdown", "parallelism.StageLayers", "parallelism.StepTime",
-    "parallelism.SearchResult", "pipeline.Timeline", "parallelism.Timeline", "reliability.Waste", "reliability.Simulation",
+    "parallelism.SearchResult", "pipeline.Timeline", "parallelism.Timeline", "reliability.Waste",
+    "reliability.Simulation",
     "reliability.Event", "reliability.UCurve", "reliability.TimelineRun", "reliability.NodeFailureRate",
     "reliability.JobMTTF", "roofline.TimeBound", "roofline.Placement", "roofline.LayerTime",
     "roofline.MeasuredRoofline", "roofline.RooflineCheck", "tables.Table",

@@ -26,7 +26,8 @@ __all__ = ["number", "positive", "nonnegative", "count", "choice", "broadcast", 
 
 def show(value) -> str:
     """A short repr of ``value`` for an error message (arrays abbreviated)."""
-    if dataclasses.is_dataclass(value) and not isinstance(value, type) and isinstance(getattr(value, "name", None), str):
+    if (dataclasses.is_dataclass(value) and not isinstance(value, type)
+            and isinstance(getattr(value, "name", None), str)):
         return f"<{type(value).__name__} {value.name!r}>"  # a catalog object: its kind and name
     if isinstance(value, np.ndarray):
         text = np.array2string(value, threshold=6, edgeitems=2, precision=4)

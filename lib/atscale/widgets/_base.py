@@ -12,6 +12,7 @@ from typing import Callable
 
 import ipywidgets as W
 import matplotlib as mpl
+import numpy as np
 from matplotlib.figure import Figure
 
 from .. import _validate as _v
@@ -52,10 +53,20 @@ def dropdown(options, value, description: str) -> W.Dropdown:
     choices = list(options.values()) if isinstance(options, dict) else list(options)
     if not choices:
         raise ValueError(f"options={_v.show(options)} must list at least one choice")
-    if not any(value is c or (type(value) is type(c) and value == c) for c in choices):
+    if not any(_same(value, c) for c in choices):
         raise ValueError(f"value={_v.show(value)} must be one of the options, {_v.show(choices)}")
     return W.Dropdown(options=options, value=value, description=description,
                       style={"description_width": "initial"}, layout=W.Layout(width="420px"))
+
+
+def _same(value, choice) -> bool:
+    """Whether ``value`` is the option ``choice`` (``1`` is not ``True``; an array is no option)."""
+    if isinstance(value, (bool, np.bool_)) != isinstance(choice, (bool, np.bool_)) or isinstance(value, np.ndarray):
+        return False
+    try:
+        return bool(value is choice or value == choice)
+    except (TypeError, ValueError):
+        return False
 
 
 class Explorer:

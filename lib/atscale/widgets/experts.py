@@ -37,7 +37,7 @@ def moe_view(experts_: int = 256, top_k: int = 8, ep: int = 64, expert_tp: int =
     max_nodes = _v.count("max_nodes", max_nodes, low=0, unit="0 for no limit")
     most = max(1.0, experts_ / top_k)  # every token on the busiest expert
     imbalance = _v.number("imbalance", imbalance, scalar=True, low=1, high=most,
-                          unit=f"the busiest expert's load over the mean, at most experts/top_k")
+                          unit="the busiest expert's load over the mean, at most experts/top_k")
     capacity_factor = _v.nonnegative("capacity_factor", capacity_factor, scalar=True, unit="0: dropless")
     model = _variant(experts_, top_k, max_nodes)
     plan = dataclasses.replace(experts.DEEPSEEK_V3_PLAN, ep=ep, expert_tp=expert_tp, a2a_overlap=a2a_overlap,
