@@ -239,7 +239,7 @@ def test_checkpoint_size():
         (lambda: M.activation_bytes_per_layer(m.LLAMA3_70B, 1, sequence_parallel=True), "needs tp > 1"),
         (lambda: M.activation_terms(m.LLAMA3_70B, 0), "micro_batch=0"),
         (lambda: M.in_flight_micro_batches(4, stage=4), "stage=4"),
-        (lambda: M.breakdown(m.LLAMA3_70B, pp=3), "pp=3 must divide num_layers=80"),
+        (lambda: M.breakdown(m.LLAMA3_70B, pp=81), "pp=81"),
         (lambda: M.breakdown(m.LLAMA3_70B, "H300"), "unknown accelerator"),
         (lambda: M.max_params(0), "capacity=0"),
         (lambda: M.logits_bytes(m.LLAMA3_70B, 0), "micro_batch=0"),
@@ -272,9 +272,11 @@ def test_memory_explorer_reports_fit_overflow_and_errors():
     assert e.error is None and e.caption.value.startswith("<div>fits:")
     e.update(zero_stage=0, pp=1)
     assert "does not fit: over by" in e.caption.value and e.error is None
-    e.update(model="Llama 3 405B", pp=4)
-    assert e.error == "pp=4 must divide num_layers=126" and e.image.layout.display == "none"
-    e.update(pp=2)
+    e.update(model="Llama 3 405B", pp=4)  # 126 layers on 4 stages: uneven, legitimate (32 on the fullest)
+    assert e.error is None and "does not fit" in e.summary_text
+    e.update(tp=1)
+    assert "needs tp > 1" in e.error and e.image.layout.display == "none"
+    e.update(tp=8, pp=2)
     assert e.error is None
 
 
@@ -334,3 +336,27 @@ def test_memory_explorer_figure_refuses_what_is_not_a_breakdown():
         fig.png(bad)
     with pytest.raises(ValueError, match="capacity > 0"):
         fig.png(M.Breakdown(weights=1.0, gradients=0.0, optimizer=0.0, activations=0.0, capacity=0.0))
+
+
+def test_uneven_pipelines_are_split_as_the_step_time_model_splits_them():
+    """Issue 34: the published layouts whose layers do not divide by pp are accepted; the fullest stage (from
+    parallelism.stage_layers) decides the memory, and even splits are unchanged."""
+    from atscale import parallelism as P
+
+    b = M.breakdown(m.LLAMA3_405B, "H100 SXM", tp=8, pp=16, dp=8, zero_stage=1, sequence_parallel=True,
+                    recompute="full")
+    fullest = P.stage_layers(126, 16).first
+    assert fullest == 8
+    state = M.model_state_bytes(m.LLAMA3_405B, zero_stage=1, dp=8, tp=8, pp=16)
+    assert state.weights == pytest.approx(2 * m.LLAMA3_405B.num_params * 8 / 126 / 8)
+    per_layer = M.activation_bytes_per_layer(m.LLAMA3_405B, 1, tp=8, sequence_parallel=True, recompute="full")
+    assert b.activations == pytest.approx(per_layer * fullest * 16) and b.weights == state.weights
+    # Megatron's accounting of the embedding and loss: 7, 8, 7 layers; stage 1 (8 layers, 15 in flight) decides
+    a = M.breakdown(m.LLAMA3_405B, "H100 SXM", tp=8, pp=16, dp=8, zero_stage=1, sequence_parallel=True,
+                    recompute="full", account_for_embedding=True, account_for_loss=True)
+    assert a.activations == pytest.approx(per_layer * 8 * 15)
+    three = M.model_state_bytes(m.LLAMA3_70B, pp=3)  # 27, 27, 26 layers
+    assert three.total == pytest.approx(M.model_state_bytes(m.LLAMA3_70B).total * 27 / 80)
+    for pp in (1, 2, 4, 8):  # even splits: exactly the ZeRO paper's 1/pp
+        assert M.model_state_bytes(m.LLAMA3_70B, pp=pp).total == pytest.approx(
+            M.model_state_bytes(m.LLAMA3_70B).total / pp, rel=1e-12)

@@ -77,8 +77,11 @@ def test_bad_configs(kwargs, match):
 
 
 def test_unknown_model_lists_catalog():
-    with pytest.raises(ValueError, match="unknown model 'GPT-5'; give .* known: Llama 3 8B"):
+    with pytest.raises(ValueError, match="unknown model 'GPT-5'; give .* did you mean GPT-3 175B") as exc:
         m.model("GPT-5")
+    assert len(str(exc.value)) < 300  # the closest names, not the whole catalog
+    with pytest.raises(ValueError, match=r"unknown model 'x'; give .* \d+ known, e.g. Llama 3 8B"):
+        m.model("x")
     with pytest.raises(ValueError, match="seq_length"):
         m.training_flops_per_token(m.LLAMA3_8B, 0)
 

@@ -157,6 +157,7 @@ BAD["stage"] = [-1, 4, 1.5, NAN, INF, True, "1", [], np.array([])]  # a ZeRO sta
 BAD["schedule"] = ["", "1F1B", "ZB-H1", "zbh1", "xx", None, True, 3, 2.0, -1, np.int64(8), np.int64(-1), ["xx"], [],
                    np.array([])]
 INFINITE_OK = {  # functions whose documented answer can be +inf for a valid input
+    "roofline.critical_tokens": "the weights alone are too small: no number of rows reaches the ridge",
     "reliability.series_mttf": "no component can fail (all counts 0): the MTTF is infinite",
     "collectives.latency_bound_size": "one rank moves nothing: no size makes it bandwidth-bound",
 }
@@ -177,9 +178,10 @@ def _finite_nonnegative(x) -> bool:
         return all(_finite_nonnegative(v) for v in x.values())
     if isinstance(x, (tuple, list)):
         return all(_finite_nonnegative(v) for v in x)
-    if dataclasses.is_dataclass(x):
+    if dataclasses.is_dataclass(x):  # (a job that never fails has an infinite MTBF and checkpoint interval)
         return all(_finite_nonnegative(getattr(x, f.name)) for f in dataclasses.fields(x)
-                   if isinstance(getattr(x, f.name), (int, float, np.number, np.ndarray)))
+                   if isinstance(getattr(x, f.name), (int, float, np.number, np.ndarray))
+                   and not (f.name in ("mtbf", "interval") and getattr(x, f.name) == math.inf))
     return True
 
 
@@ -442,3 +444,376 @@ def test_an_object_of_the_wrong_kind_is_named_by_kind_and_name():
     with pytest.raises(ValueError, match=r"unknown model <Cluster '1,024 × H100 SXM") as exc:
         parallelism.step_time(CLUSTER, CLUSTER, PLAN)
     assert len(str(exc.value)) < 600
+
+
+# --- every public callable of every module, discovered from ``__all__`` (issue 34) --------------------------
+# Each bad-input class is tried on every argument of every public callable (functions and the input types;
+# the plots; the widget views; the explorer helpers). The callables are found by walking the package, so a new
+# function is probed the day it lands: the test below fails until it has a valid example call, either built from
+# its defaults and the argument names of NAMED, or registered in CALLS; a result record the library builds (not an
+# input) is listed in RESULTS with that reason. What counts as bad for an argument is read from its example value:
+# a number, a bool (a flag), a catalog name, a catalog object or a list of numbers.
+import importlib  # noqa: E402
+import inspect  # noqa: E402
+import numbers as _numbers  # noqa: E402
+import pkgutil  # noqa: E402
+import signal  # noqa: E402
+
+import atscale  # noqa: E402
+from atscale import pipeline, scenario, units  # noqa: E402
+from atscale import widgets as _widgets  # noqa: E402
+
+_STEP = parallelism.step_time(EX.model, CLUSTER, PLAN, seq_length=8192)
+_SWEEP = None
+
+
+def _sweep():
+    global _SWEEP
+    if _SWEEP is None:
+        _SWEEP = jct.sweep(EX.model, 2e12, (512, 1024))
+    return _SWEEP
+
+
+NAMED = {  # argument name -> a valid value (beside EXAMPLES)
+    **{k: v for k, (v, _) in EXAMPLES.items()}, "zero_stage": 1, "step": 1,
+    "ranks_per_node": 8, "comm_seconds": 0.1, "backward_seconds": 0.2, "seconds": 0.01, "elements": 1e6,
+    "tokens": 2e12, "hidden": 8192, "intensity": 100.0, "ridge": 295.0, "mean_load": 64.0, "capacity_factor": 1.25,
+    "experts_per_token": 8, "nodes": 8, "num_experts": 256, "max_nodes": 4, "serial_fraction": 0.01,
+    "p": 0.01, "duration": 86_400.0, "factor": 2.0, "profile": reliability.TEXTBOOK_PROFILE, "result": None,
+    "value": 1.5e9, "fraction": 0.25, "unit": "B", "dtype": "bf16", "group": "Memory", "name": "Llama 3 70B",
+    "exercise": "reliability-2048-mtbf", "answer": 1.0, "eps": (8, 16), "scenario": EX, "b": None, "op": "all-reduce",
+    "mttf": [1e6, 2e6], "count": [8, 2], "interruptions": 100, "window": 86_400.0 * 30, "heartbeat": 10.0,
+}
+CALLS = {  # label -> keyword arguments (a function of nothing: built when probed)
+    "accuracy.table": lambda: dict(group="Memory"),
+    "check.check": lambda: dict(exercise="reliability-2048-mtbf", answer=1.0),
+    "collectives.link_model": lambda: dict(link="NVLink 4"),
+    "collectives.supports_in_network": lambda: dict(link="NVLink 4"),
+    "collectives.link_cost": lambda: dict(link="InfiniBand NDR"),
+    "collectives.algorithm_bandwidth": lambda: dict(size=1e9, seconds=0.01),
+    "collectives.bus_bandwidth": lambda: dict(op="all-reduce", size=1e9, ranks=8, seconds=0.01),
+    "collectives.model_time": lambda: dict(m=collectives.CALIBRATION[0]),
+    "collectives.gradient_sync": lambda: dict(scenario=EX),
+    "experts.moe_summary": lambda: dict(model=models.DEEPSEEK_V3),
+    "experts.dense_twin": lambda: dict(model=models.DEEPSEEK_V3),
+    "experts.published_count": lambda: dict(model=models.DEEPSEEK_V3),
+    "experts.ep_sweep": lambda: dict(model=models.DEEPSEEK_V3, cluster=hardware.Cluster.of_gpus(
+        hardware.DGX_H100, 2048, hardware.FABRICS["InfiniBand NDR"]), plan=Plan(tp=1, pp=16, dp=128, ep=64,
+                                                                                global_batch=4096), eps=(32, 64)),
+    "experts.a2a_compute_ratio": lambda: dict(model=models.DEEPSEEK_V3, cluster=experts.DEEPSEEK_V3_CLUSTER,
+                                              plan=experts.DEEPSEEK_V3_PLAN, dtype="fp8", memory_check=False),
+    "experts.gpu_seconds_per_trillion": lambda: dict(step=_STEP),
+    "hardware.accelerator_arg": lambda: dict(name="accelerator", value="H100 SXM"),
+    "hardware.accelerator": lambda: dict(name="H100 SXM"),
+    "hardware.fabric": lambda: dict(name="InfiniBand NDR"),
+    "hardware.node": lambda: dict(name="DGX H100"),
+    "hardware.Accelerator": lambda: {f.name: getattr(hardware.H100_SXM, f.name)
+                                     for f in dataclasses.fields(hardware.H100_SXM) if f.init},
+    "hardware.Fabric": lambda: {f.name: getattr(hardware.FABRICS["InfiniBand NDR"], f.name)
+                                for f in dataclasses.fields(hardware.Fabric) if f.init},
+    "hardware.Node": lambda: {f.name: getattr(hardware.DGX_H100, f.name) for f in dataclasses.fields(hardware.Node)
+                              if f.init},
+    "hardware.Cluster": lambda: dict(node=hardware.DGX_H100, num_nodes=128, fabric=hardware.FABRICS["InfiniBand NDR"]),
+    "jct.crossover": lambda: dict(result=_sweep()),
+    "jct.sync_wall": lambda: dict(result=_sweep()),
+    "jct.tutorial_plan": lambda: dict(gpus=1024),
+    "jct.fixed_plan": lambda: dict(tp=8, pp=4),
+    "jct.scaled_profile": lambda: dict(profile=reliability.TEXTBOOK_PROFILE, factor=2.0),
+    "memory.optimizer": lambda: dict(name="adam-mixed"),
+    "memory.zero_communication_bytes": lambda: dict(model_or_params=EX.model, zero_stage=1, tp=8, pp=4),
+    "memory.in_flight_micro_batches": lambda: dict(pp=4, stage=1),
+    "memory.breakdown": lambda: dict(model=EX.model, accelerator="H100 SXM", plan=PLAN, seq_length=8192),
+    "memory.Optimizer": lambda: dict(name="x", weights=2.0, gradients=2.0, state=12.0, checkpoint=14.0),
+    "models.model_arg": lambda: dict(name="model", value="Llama 3 70B"),
+    "models.model": lambda: dict(name="Llama 3 70B"),
+    "models.MLA": lambda: dict(kv_lora_rank=512, qk_nope_head_dim=128, qk_rope_head_dim=64, v_head_dim=128),
+    "models.TransformerConfig": lambda: dict(name="tiny", num_layers=4, hidden_size=64, num_heads=4, vocab_size=100,
+                                             seq_length=16),
+    "parallelism.compute_efficiency": lambda: dict(model=EX.model, tp=8),
+    "parallelism.elementwise_bytes_per_token": lambda: dict(model=EX.model, seq_length=8192),
+    "parallelism.evaluate": lambda: dict(model=EX.model, cluster=CLUSTER, tp=8, pp=4, dp=32, micro_batch=1,
+                                         global_batch=1024, seq_length=8192),
+    "parallelism.step_time": lambda: dict(model=EX.model, cluster=CLUSTER, plan=PLAN, seq_length=8192),
+    "parallelism.Run": lambda: dict(label="x", model=EX.model, cluster=CLUSTER, plan=PLAN, metric="mfu",
+                                    published=0.4, role="validation", source="test"),
+    "parallelism.rank_groups": lambda: dict(plan=PLAN),
+    "parallelism.amdahl_speedup": lambda: dict(serial_fraction=0.01, gpus=1024),
+    "pipeline.bubble_time": lambda: dict(schedule="1f1b", pp=4, micro_batches=8, t_f=1e-3, t_b=2e-3, t_w=0.0),
+    "pipeline.activation_in_flight": lambda: dict(schedule="1f1b", pp=4, micro_batches=8),
+    "pipeline.weight_copies": lambda: dict(schedule="dualpipe"),
+    "pipeline.pipeline_timeline": lambda: dict(pp=4, micro_batches=8),
+    "pipeline.schedule_table": lambda: dict(pp=4, micro_batches=8),
+    "reliability.series_mttf": lambda: dict(mttf=[1e6, 2e6], count=[8, 2]),
+    "reliability.fleet_mtbf": lambda: dict(node_mttf=1e7, num_nodes=128),
+    "reliability.Component": lambda: dict(name="GPU", mttf=1e6, per_node=8),
+    "reliability.FailureProfile": lambda: dict(name="x", components=reliability.TEXTBOOK_PROFILE.components,
+                                               gpus_per_node=8),
+    "reliability.profile_from_counts": lambda: dict(name="x", interruptions={"GPU": 100}, gpus=16_384,
+                                                    window=86_400.0 * 54),
+    "reliability.FleetObservation": lambda: dict(name="x", gpus=16_384, window=86_400.0 * 54, interruptions=419),
+    "reliability.any_failure_probability": lambda: dict(p=0.01, n=100),
+    "reliability.checkpoint_time": lambda: dict(checkpoint_bytes=1e12, bandwidth=1e10),
+    "reliability.heartbeat_detection_time": lambda: dict(interval=10.0),
+    "reliability.RestartTime": lambda: dict(detect=60.0, replace=120.0, relaunch=180.0, load=60.0),
+    "reliability.timeline": lambda: dict(work=86_400.0, interval=3600.0, checkpoint_time=60.0, mtbf=36_000.0),
+    "roofline.roof": lambda: dict(accelerator="H100 SXM"),
+    "roofline.attainable_flops": lambda: dict(accelerator="H100 SXM", intensity=100.0),
+    "roofline.Roof": lambda: dict(peak=989e12, bandwidth=3.35e12),
+    "roofline.Op": lambda: dict(name="x", flops=1e9, bytes=1e6),
+    "roofline.elementwise": lambda: dict(elements=1e6),
+    "roofline.layer_norm": lambda: dict(tokens=8192, hidden=8192),
+    "roofline.adam_update": lambda: dict(params=1e9),
+    "roofline.critical_tokens": lambda: dict(k=8192, n=8192, ridge=295.0),
+    "roofline.time_bound": lambda: dict(op=roofline.matmul(4096, 4096, 4096), accelerator="H100 SXM"),
+    "roofline.place": lambda: dict(op=roofline.matmul(4096, 4096, 4096), accelerator="H100 SXM"),
+    "roofline.layer_time": lambda: dict(ops=roofline.layer_ops(models.LLAMA3_8B, 1), accelerator="H100 SXM"),
+    "scenario.Scenario": lambda: dict(model=EX.model, cluster=CLUSTER, dtype="bf16", plan=PLAN, seq_length=8192,
+                                      token_budget=2e12, reference_mfu=0.4, mfu_source="x"),
+    "units.format_si": lambda: dict(value=1.5e9, unit="B"),
+    "units.fmt_percent": lambda: dict(fraction=0.25),
+    "plots.memory.memory_breakdown_chart": lambda: dict(b=memory.breakdown(EX.model, "H100 SXM", PLAN)),
+    "plots.parallelism.step_breakdown_chart": lambda: dict(step=_STEP),
+    "plots.parallelism.step_comparison_chart": lambda: dict(steps={"a": _STEP, "b": _STEP}),
+    "plots.parallelism.cp_exposure_chart": lambda: dict(seq_lengths=[8192, 32768], exposed={"CP=2": [0.01, 0.05]}),
+    "plots.parallelism.mfu_scaling_chart": lambda: dict(gpus=[512, 1024], best_mfu=[0.45, 0.40]),
+    "plots.parallelism.stack_parts": None,  # a helper of the figures above: draws onto bars it is given
+    "plots.experts.all_to_all_chart": lambda: dict(
+        comparison=experts.all_to_all_vs_all_reduce(256e6, [8, 64], CLUSTER)),
+    "plots.experts.deepseek_chart": lambda: dict(estimates={"DeepSeek-V3": experts.deepseek_v3_estimate()}),
+    "plots.jct.jct_breakdown_chart": lambda: dict(estimates=list(_sweep().estimates)),
+    "plots.jct.jct_crossover_chart": lambda: dict(sweeps=[_sweep()], mark=1024),
+    "plots.jct.jct_scaling_chart": lambda: dict(sweeps=[_sweep()]),
+    "plots.jct.loss_comparison_chart": lambda: dict(gpus=[512, 1024], tutorial={"communication": [1, 2],
+                                                                                "reliability": [3, 4]},
+                                                    ours={"communication": [0.5, 1], "reliability": [2, 3]}),
+    "plots.accuracy.model_vs_published_chart": lambda: dict(group="Step time"),
+    "plots.experts.ep_sweep_chart": lambda: dict(sweep=experts.ep_sweep(**CALLS["experts.ep_sweep"]())),
+    "plots.jct.jct_sensitivity_chart": lambda: dict(result=jct.sensitivity(EX.model, 2e12, CLUSTER)),
+    "plots.parallelism.search_scatter_chart": lambda: dict(result=parallelism.search(
+        EX.model, CLUSTER, 1024, seq_length=8192, micro_batches=(1,), zero_stages=(1,), recomputes=("selective",))),
+    "widgets.slider": lambda: dict(minimum=1.0, maximum=100.0, value=10.0, description="x"),
+    "widgets.dropdown": lambda: dict(options=["a", "b"], value="a", description="x"),
+    "widgets.Explorer": None,  # a control surface, built by every explorer above (each probed)
+}
+RESULTS = {  # public types the library builds as results or as its own data: not an input to probe
+    "accuracy.Comparison", "accuracy.Summary", "accuracy.Gap", "check.Feedback", "collectives.LinkModel",
+    "collectives.LinkCost", "collectives.Hierarchical", "collectives.Measurement", "collectives.RingStep",
+    "collectives.CostCurve", "collectives.GradientSync", "experts.MoeSummary", "experts.PublishedCount",
+    "experts.AllToAllComparison", "experts.EpSweep", "experts.A2ARatio", "experts.DeepSeekEstimate", "jct.Estimate",
+    "jct.Sweep", "jct.NoFeasibleLayout", "jct.Sensitivity", "memory.ModelState", "memory.MaxModelMeasurement",
+    "memory.ActivationTerms", "memory.Breakdown", "parallelism.StageLayers", "parallelism.StepTime",
+    "parallelism.SearchResult", "pipeline.Timeline", "parallelism.Timeline", "reliability.Waste",
+    "reliability.Simulation",
+    "reliability.Event", "reliability.UCurve", "reliability.TimelineRun", "reliability.NodeFailureRate",
+    "reliability.JobMTTF", "roofline.TimeBound", "roofline.Placement", "roofline.LayerTime",
+    "roofline.MeasuredRoofline", "roofline.RooflineCheck", "tables.Table",
+}
+PROBE_SLOW = {  # seconds per call or more: probed by `pytest -m slow`
+    "parallelism.search", "parallelism.calibrate", "jct.sweep", "jct.crossover", "jct.sync_wall", "jct.sensitivity",
+    "jct.gpus_for_deadline", "jct.best_plan", "jct.estimate", "jct.JctExplorerFigure", "reliability.simulate",
+    "reliability.u_curve", "reliability.timeline_run", "experts.ep_sweep", "experts.deepseek_v3_estimate",
+    "accuracy.comparisons", "accuracy.summary", "accuracy.summary_table", "accuracy.megascale_drops",
+    "accuracy.megascale_against_selene", "memory.max_micro_batch", "plots.jct.jct_breakdown_chart",
+    "plots.jct.jct_crossover_chart", "plots.jct.jct_scaling_chart", "plots.jct.jct_sensitivity_chart",
+    "plots.reliability.u_curve_chart", "plots.reliability.timeline_chart", "plots.reliability.mtbf_sweep_chart",
+    "plots.reliability.first_order_breakdown_chart", "plots.reliability.UCurveExplorerFigure",
+    "plots.accuracy.accuracy_error_chart", "plots.accuracy.bound_headroom_chart",
+    "plots.accuracy.model_vs_published_chart", "plots.parallelism.validation_chart",
+    "plots.parallelism.search_scatter_chart", "plots.experts.moe_validation_chart", "plots.experts.deepseek_chart",
+    "plots.experts.ep_sweep_chart", "widgets.jct.explorer_view", "widgets.reliability.timeline_view",
+    "widgets.experts.moe_view", "widgets.parallelism.plan_explorer", "widgets.jct.jct_explorer",
+}
+FREE_TEXT = {"name", "label", "title", "source", "assumed", "description", "mfu_source", "what", "quantity",
+             "leaves_out", "unit", "vendor", "form_factor", "memory_type", "technology", "strategy", "answer"}
+SKIP_ARGS = {"ax", "figsize", "seed", "rng"}  # drawing surfaces; a seed's own rule is probed in reliability
+CATALOG_OBJECTS = [models.LLAMA3_70B, CLUSTER, hardware.H100_SXM, hardware.DGX_H100, hardware.FABRICS["InfiniBand NDR"],
+                   PLAN, EX]
+
+
+def _all_public_callables():
+    seen, out = set(), []
+    for info in pkgutil.walk_packages(atscale.__path__, "atscale."):
+        if any(part.startswith("_") for part in info.name.split(".")) or ".answers" in info.name:
+            continue
+        module = importlib.import_module(info.name)
+        for name in getattr(module, "__all__", ()):
+            obj = getattr(module, name)
+            if (inspect.isfunction(obj) or inspect.isclass(obj)) and id(obj) not in seen \
+                    and getattr(obj, "__module__", "").startswith("atscale"):
+                seen.add(id(obj))
+                out.append((info.name.removeprefix("atscale.") + "." + name, obj))
+    for name in ("slider", "dropdown", "Explorer"):  # the explorer helpers the widgets package documents
+        out.append((f"widgets.{name}", getattr(_widgets, name)))
+    return out
+
+
+PUBLIC = _all_public_callables()
+
+
+def _params(fn):
+    return [p for p in inspect.signature(fn).parameters.values()
+            if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and p.name not in SKIP_ARGS]
+
+
+def _example(label, fn):
+    """Valid keyword arguments for ``fn`` (from CALLS, else its defaults and NAMED), or None."""
+    if label in CALLS:
+        return CALLS[label]() if CALLS[label] is not None else None
+    args = {}
+    for p in _params(fn):
+        if p.default is p.empty:
+            if p.name not in NAMED or NAMED[p.name] is None:
+                return None
+            args[p.name] = NAMED[p.name]
+    return args
+
+
+def test_every_public_callable_has_a_valid_example_or_is_a_result():
+    missing = [label for label, fn in PUBLIC
+               if label not in RESULTS and label not in CALLS and _example(label, fn) is None]
+    assert not missing, f"public callables without an example call (add one to CALLS in {__file__}): {missing}"
+    assert len(PUBLIC) >= 250
+
+
+def _kind(value):
+    if isinstance(value, (bool, np.bool_)):
+        return "flag"
+    if isinstance(value, _numbers.Real):
+        return "number"
+    if isinstance(value, str):
+        return "name"
+    if any(isinstance(value, type(o)) for o in CATALOG_OBJECTS) or isinstance(value, reliability.FailureProfile):
+        return "object"
+    if isinstance(value, (list, tuple, np.ndarray)) and len(value) and all(
+            isinstance(x, _numbers.Real) and not isinstance(x, (bool, np.bool_)) for x in np.ravel(value)):
+        return "numbers"
+    return None
+
+
+def _bad_values(name, value):
+    """(bad value, whether it must be refused) for an argument whose valid value is ``value``."""
+    kind = _kind(value)
+    if kind == "flag":
+        return [("no", True), ("yes", True), (1, True), (0, True), (NAN, True), (np.bool_(not value), False)]
+    if kind == "number":
+        numpy_twin = np.int64(value) if float(value).is_integer() and abs(value) < 2**62 else np.float64(value)
+        return [(NAN, True), (INF, False), (-INF, False), (0, False), (-1, False), (0.5, False), (True, True),
+                (False, True), (str(value), True), (None, False), (10**30, False), (1e300, False), ([], True),
+                (np.array([]), True), (complex(1, 1), True), ([value, NAN], True), (numpy_twin, "accept"),
+                (np.float32(value), False), ([value] * 3, False)]
+    if kind == "name" and name not in FREE_TEXT:
+        out = [(value + "x", True), ("", True), (True, True), (None, False), (3, False)]
+        for variant in (value.upper(), value.lower(), value.title()):
+            if variant != value:
+                out.append((variant, True))
+        return out
+    if kind == "object":
+        others = [o for o in CATALOG_OBJECTS if not isinstance(o, type(value))]
+        return [(o, True) for o in others] + [("no such entry", True), (True, True), (None, False), (3, False)]
+    if kind == "numbers":
+        return [([], True), (np.array([]), True), ([NAN], True), ([True, False], True), (["x"], True),
+                ([-1.0], False), ([0], False)]
+    return []
+
+
+class _TooSlow(Exception):
+    pass
+
+
+def _alarm(signum, frame):
+    raise _TooSlow()
+
+
+def _call(fn, kwargs, limit=30.0):
+    old = signal.signal(signal.SIGALRM, _alarm)
+    signal.setitimer(signal.ITIMER_REAL, limit)
+    try:
+        return fn(**kwargs)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+
+
+EXEMPT = {  # (callable, argument) -> why a class the probe would refuse is legitimately answered otherwise
+    ("check.check", "answer"): "check() answers any answer with feedback (a wrong answer is not an error)",
+    ("check.check", "exercise"): "an unknown id: suggestions instead of the whole list come with the check() work",
+    ("hardware.Accelerator", "scale_up_fabric"): "resolved when used (Accelerator.fabric names the catalog); the "
+                                                 "fabrics are defined after the accelerators",
+}
+EMPTY_OK = {"ridge_lines", "mark"}  # an empty list of guide lines (or marks) draws none
+NEGATIVE_OK = {"accuracy.Gap", "accuracy.comparisons", "accuracy.summary", "accuracy.megascale_against_selene",
+               "accuracy.megascale_drops"}  # signed errors are legitimate
+ALIASES.update({"model_or_params": ("model", "params"), "b": ("breakdown", "b="), "steps": ("step",),
+                "estimates": ("estimate",), "value": ("value", "model", "accelerator")})
+
+
+def _probe_one(label, fn, valid, name, bad, must):
+    try:
+        result = _call(fn, {**valid, name: bad})
+    except ValueError as exc:
+        assert must != "accept", f"{label}({name}={bad!r}) refused a NumPy scalar: {exc}"
+        text = str(exc)
+        names = (name,) + ALIASES.get(name, ())
+        assert any(n.lower() in text.lower() for n in names), f"{label}({name}={bad!r}): not named: {text}"
+        assert len(text) < 300, f"{label}({name}={bad!r}): {len(text)} characters: {text}"
+        return
+    except _TooSlow:
+        raise AssertionError(f"{label}({name}={bad!r}) ran for more than 30 s") from None
+    except Exception as exc:  # noqa: BLE001
+        raise AssertionError(f"{label}({name}={bad!r}): {type(exc).__name__} from inside: {exc}"[:400]) from None
+    assert must is not True, f"{label}({name}={bad!r}) was accepted: {result!r}"[:400]
+    if label not in NEGATIVE_OK:
+        try:
+            _verdict(result, label)
+        except AssertionError as exc:
+            raise AssertionError(f"{label}({name}={bad!r}): {exc}"[:400]) from None
+    else:
+        import matplotlib.pyplot as plt
+
+        plt.close("all")
+
+
+def _probe(label, fn):
+    valid = _example(label, fn)
+    if valid is None:
+        return
+    result = _call(fn, valid)
+    if label not in NEGATIVE_OK:
+        _verdict(result, label)
+    failures = []
+    for p in _params(fn):
+        value = valid.get(p.name, p.default)
+        if value is inspect.Parameter.empty:
+            continue
+        if (label, p.name) in EXEMPT:
+            continue
+        for bad, must in _bad_values(p.name, value):
+            if p.name in EMPTY_OK and np.size(bad) == 0 and not isinstance(bad, str):
+                must = False
+            if label.startswith("units.") and isinstance(bad, float) and math.isnan(bad):
+                must = False  # a formatter prints what it is given: the NaN times of an infeasible result's repr
+            try:
+                _probe_one(label, fn, valid, p.name, bad, must)
+            except AssertionError as exc:
+                failures.append(str(exc).split("\n")[0])
+    numeric = [p.name for p in _params(fn) if _kind(valid.get(p.name, p.default)) == "number"
+               and not isinstance(valid.get(p.name, p.default), bool)]
+    if len(numeric) >= 2:  # arrays of mismatched shapes in two numeric arguments
+        a, b = numeric[:2]
+        va, vb = valid.get(a, inspect.signature(fn).parameters[a].default), \
+            valid.get(b, inspect.signature(fn).parameters[b].default)
+        try:
+            _probe_one(label, fn, {**valid, a: [va, va]}, b, [vb] * 3, True)
+        except AssertionError as exc:
+            if a not in str(exc):
+                failures.append(str(exc).split("\n")[0])
+    assert not failures, f"{len(failures)} answers break the rule:\n" + "\n".join(failures[:12])
+
+
+_FAST = [(label, fn) for label, fn in PUBLIC if label not in RESULTS and CALLS.get(label, 0) is not None]
+
+
+@pytest.mark.parametrize("label,fn", [pytest.param(label, fn, marks=pytest.mark.slow) if label in PROBE_SLOW
+                                      else (label, fn) for label, fn in _FAST], ids=[c[0] for c in _FAST])
+def test_every_argument_of_every_public_callable_answers_bad_input_clearly(label, fn):
+    _probe(label, fn)

@@ -384,7 +384,7 @@ def test_numpy_scalars_are_valid_numbers(spec):
     (lambda: me.in_flight_micro_batches(4, stage=1.5), "stage"),
     (lambda: me.in_flight_micro_batches(4, stage=4), "stage"),
     (lambda: me.model_state_bytes(M70, tp=3), "tp=3"),
-    (lambda: me.model_state_bytes(M70, pp=3), "pp=3"),
+    (lambda: me.model_state_bytes(M70, pp=81), "pp=81"),  # more stages than layers (pp=3 is legitimate: uneven)
     (lambda: me.max_micro_batch(M70, limit=0), "limit"),
     (lambda: mo.TransformerConfig("x", num_layers=True, hidden_size=64, num_heads=4, vocab_size=10, seq_length=8),
      "num_layers"),

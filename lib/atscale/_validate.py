@@ -14,23 +14,29 @@ shows the value and says what is valid. The rules:
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import numbers
 
 import numpy as np
 
 __all__ = ["number", "positive", "nonnegative", "count", "choice", "broadcast", "catalog_arg", "is_scalar",
-           "show", "seed"]
+           "show", "seed", "known", "sequence"]
 
 
 def show(value) -> str:
     """A short repr of ``value`` for an error message (arrays abbreviated)."""
+    if (dataclasses.is_dataclass(value) and not isinstance(value, type)
+            and isinstance(getattr(value, "name", None), str)):
+        return f"<{type(value).__name__} {value.name!r}>"  # a catalog object: its kind and name
     if isinstance(value, np.ndarray):
         text = np.array2string(value, threshold=6, edgeitems=2, precision=4)
         return f"array({text})" if len(text) < 80 else f"array of shape {value.shape}"
     text = repr(value)
     if len(text) > 80 and isinstance(getattr(value, "name", None), str):  # a catalog object: its kind and name
         return f"<{type(value).__name__} {value.name!r}>"
+    if len(text) > 80 and dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return f"<a {type(value).__name__}>"
     return text if len(text) <= 80 else text[:77] + "..."
 
 
@@ -146,6 +152,17 @@ def count(name: str, value, *, low: int = 1, high=None, scalar: bool = True, uni
     return int(x) if np.ndim(x) == 0 else x.astype(np.int64)
 
 
+def sequence(name: str, value, *, allow_empty: bool = False, **kw) -> np.ndarray:
+    """A list of numbers (each checked as :func:`number` checks, with its keywords) as a 1-D float ndarray; empty
+    only where ``allow_empty`` (e.g. no guide lines on a figure)."""
+    if allow_empty and isinstance(value, (list, tuple, np.ndarray)) and np.size(value) == 0:
+        return np.zeros(0)
+    arr = np.atleast_1d(number(name, value, **kw))
+    if arr.ndim != 1:
+        raise ValueError(f"{name}={show(value)} must be a flat list of numbers; got shape {arr.shape}")
+    return arr
+
+
 def flag(name: str, value) -> bool:
     """A bool (``True``/``False``, NumPy's included)."""
     if not isinstance(value, (bool, np.bool_)):
@@ -204,4 +221,21 @@ def catalog_arg(name: str, value, kind, table, what: str):
     if isinstance(value, str) and value in table:
         return table[value]
     raise ValueError(f"{name}: unknown {what} {show(value)}; give an atscale.{kind.__module__.split('.')[-1]}."
-                     f"{kind.__name__} or a catalog {what} name; known: {', '.join(table)}")
+                     f"{kind.__name__} or a catalog {what} name; {known(value, table)}")
+
+
+def known(value, names) -> str:
+    """The valid names for an error message, short: all of them when they are few, else the closest to ``value``
+    (a typo, a wrong case) and how many there are."""
+    import difflib
+
+    names = [str(n) for n in names]
+    listing = ", ".join(names)
+    if len(listing) <= 110:
+        return f"known: {listing}"
+    text = str(value) if isinstance(value, str) else ""
+    lower = {n.lower(): n for n in names}
+    close = [lower[c] for c in difflib.get_close_matches(text.lower(), list(lower), n=3, cutoff=0.5)]
+    if close:
+        return f"did you mean {', '.join(close)}? ({len(names)} known)"
+    return f"{len(names)} known, e.g. {', '.join(names[:4])}"

@@ -40,6 +40,7 @@ from . import hardware
 from . import units as u
 from . import _validate as _v
 from ._numeric import as_scalar
+from .plan import Plan
 
 __all__ = [
     "OPS", "ALGORITHMS", "LinkModel", "LINK_MODELS", "IN_NETWORK", "link_model", "supports_in_network", "LinkCost",
@@ -112,7 +113,9 @@ def algorithm_bandwidth(size, seconds):
 
 def bus_bandwidth(op: str, size, ranks, seconds):
     """nccl-tests' *busbw* in bytes/s: ``algorithm_bandwidth(size, seconds) * bus_bandwidth_factor(op, ranks)``."""
-    return as_scalar(algorithm_bandwidth(size, seconds) * bus_bandwidth_factor(op, ranks))
+    algo, factor = algorithm_bandwidth(size, seconds), bus_bandwidth_factor(op, ranks)
+    _v.broadcast(**{"size and seconds": algo, "ranks": factor})
+    return as_scalar(algo * factor)
 
 
 # --------------------------------------------------------------------------------------
@@ -377,8 +380,11 @@ def latency_bound_size(op: str, ranks, link, *, algorithm: str = "ring"):
 
 
 def best_algorithm(op: str, size: float, ranks: int, link) -> str:
-    """The fastest algorithm the link supports for this collective, size and scale (ties: ring)."""
+    """The fastest algorithm the link supports for this collective, size and scale (ties: ring). One size and
+    one scale (a name is one answer): for arrays, call it per element."""
     _op(op)
+    size = _v.nonnegative("size", size, scalar=True, unit="bytes; one size, the answer is one algorithm")
+    ranks = _v.count("ranks", ranks)
     candidates = ["ring"] if op != "all-reduce" else (
         ["ring", "tree"] + (["in-network"] if supports_in_network(link) else []))
     times = [float(collective_time(op, size, ranks, link, algorithm=a)) for a in candidates]
@@ -478,6 +484,9 @@ def all_to_all_time(size, ranks, cluster: hardware.Cluster, *, ranks_per_node=No
         raise ValueError(f"cluster={_v.show(cluster)} must be an atscale.hardware.Cluster")
     m = _size(size)
     n = np.asarray(_v.count("ranks", ranks, scalar=False), dtype=float)
+    if np.any(n > cluster.num_gpus):
+        raise ValueError(f"ranks={_v.show(ranks)} exceeds the cluster's {cluster.num_gpus:,} GPUs; give at most "
+                         f"{cluster.num_gpus:,} ranks or a larger cluster")
     g = cluster.node.gpus
     r = np.minimum(n, g) if ranks_per_node is None else np.asarray(
         _v.count("ranks_per_node", ranks_per_node, high=g, scalar=False, unit=f"GPUs of a {g}-GPU node"), dtype=float)
@@ -712,6 +721,10 @@ def gradient_sync(scenario, *, grad_dtype: str = "bf16") -> GradientSync:
     per node, the ``dp`` ranks of a group sit in different nodes at the same local index, so each uses
     its own NIC: a flat ring over the scale-out fabric at one NIC per GPU.
     """
+    if not all(isinstance(getattr(scenario, a, None), t) for a, t in (("plan", Plan), ("cluster", hardware.Cluster))):
+        raise ValueError(f"scenario={_v.show(scenario)} must be an atscale.scenario.Scenario (a model, a cluster "
+                         "and a plan), e.g. atscale.scenario.RUNNING_EXAMPLE")
+    _v.choice("grad_dtype", grad_dtype, tuple(hardware.BYTES_PER_ELEMENT))
     plan, cluster = scenario.plan, scenario.cluster
     grad = scenario.model.num_params / (plan.tp * plan.pp) * hardware.bytes_per_element(grad_dtype)
     rail = _rail(cluster)

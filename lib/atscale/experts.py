@@ -455,7 +455,8 @@ def a2a_compute_ratio(model, cluster: hardware.Cluster, plan: Plan, *, seq_lengt
     st = parallelism.step_time(_moe_model("model", model), cluster, dataclasses.replace(plan, a2a_overlap=False),
                                seq_length=seq_length, dtype=dtype, memory_check=memory_check)
     if not st.feasible:
-        raise ValueError(f"the layout cannot run: {st.reason}")
+        raise ValueError(f"plan: the layout cannot run: {st.reason}"[:220] + (" (memory_check=True)" if memory_check
+                                                                              else ""))
     return A2ARatio(float(st.ep_comm), float(st.compute + st.recompute), st)
 
 
@@ -561,7 +562,8 @@ def deepseek_v3_estimate(*, model=models.DEEPSEEK_V3, plan: Plan = DEEPSEEK_V3_P
                                dp_overlap=run.dp_overlap, seq_length=run.seq_length,
                                flash_attention=run.flash_attention)
     if not st.feasible:
-        raise ValueError(f"the layout cannot run: {st.reason}")
+        raise ValueError(f"plan: the layout cannot run: {st.reason}"[:220] + (" (memory_check=True)" if memory_check
+                                                                              else ""))
     return DeepSeekEstimate(st, gpu_seconds_per_trillion(st))
 
 

@@ -116,6 +116,7 @@ class Accelerator:
     def __post_init__(self):
         for name in ("peak_flops", "measured_matmul_flops", "sources"):
             _frozen_mapping(self, name)
+        object.__setattr__(self, "year", _validate.count("year", self.year, unit=self.name))
         for name in ("memory_capacity", "hbm_bandwidth", "scale_up_bandwidth", "tdp"):
             _positive(self.name, name, getattr(self, name))
         for name in ("memory_physical", "memory_usable"):
@@ -189,6 +190,7 @@ class Fabric:
             raise ValueError(f"{self.name}: kind={self.kind!r} must be 'scale-up' or 'scale-out'")
         _positive(self.name, "bandwidth", self.bandwidth)
         _positive(self.name, "latency", self.latency)
+        object.__setattr__(self, "year", _validate.count("year", self.year, unit=self.name))
 
 
 @dataclass(frozen=True)
@@ -215,7 +217,9 @@ class Node:
 
     def __post_init__(self):
         _frozen_mapping(self, "sources")
-
+        if not isinstance(self.accelerator, Accelerator):
+            raise ValueError(f"accelerator={_validate.show(self.accelerator)} must be an atscale.hardware.Accelerator "
+                             "(hardware.accelerator(name) gives a catalog one)")
         for name in ("gpus", "nics", "psus"):
             object.__setattr__(self, name, _validate.count(name, getattr(self, name), unit=self.name))
         _positive(self.name, "nic_bandwidth", self.nic_bandwidth)
@@ -570,7 +574,7 @@ def _lookup(table: Mapping, kind: str, name: str):
     try:
         return table[name]
     except (KeyError, TypeError):
-        raise ValueError(f"unknown {kind} {_validate.show(name)}; known: {', '.join(table)}") from None
+        raise ValueError(f"unknown {kind} {_validate.show(name)}; {_validate.known(name, table)}") from None
 
 
 def accelerator_arg(name: str, value) -> Accelerator:

@@ -408,15 +408,32 @@ def reliability_terms(work, interval, checkpoint_time, mtbf, restart_time=0.0, *
     lag = _nonnegative("durable_lag", durable_lag, unit="seconds")
     segments = work / interval
     goodput = float(rel.goodput_exact(interval, delta, mtbf, r))
-    if goodput <= 0:  # e^((τ+δ)/M) beyond a float: a segment almost never completes
-        raise ValueError(f"interval + checkpoint_time = {interval + delta:.4g} s against mtbf={mtbf:.4g} s: a segment "
-                         "almost never completes, so the job makes no progress (goodput 0)")
-    wall = work / goodput
-    fails = segments * math.expm1((interval + delta) / mtbf)  # failed attempts at a segment
+    x = (interval + delta) / mtbf
+    if goodput <= 0 or not math.isfinite(work / goodput):  # e^((τ+δ)/M) beyond a float: no progress
+        raise ValueError(f"interval + checkpoint_time = {interval + delta:.4g} s and restart_time={r:.4g} s "
+                         f"against mtbf={mtbf:.4g} s: a segment almost never completes, so the job makes no "
+                         "progress (goodput 0)")
+    fails = segments * math.expm1(x)  # failed attempts at a segment
     ckpt = segments * delta
     restart = fails * mtbf * math.expm1(r / mtbf)
-    rework = (wall - work - ckpt - restart) + fails * lag
+    # M (e^x - 1) - S = M (e^x - 1 - x) per segment, computed without cancellation (not as the wall-clock time
+    # less the other terms, which loses everything when the restarts dwarf the work)
+    rework = segments * mtbf * _expm1_minus_x(x) + fails * lag
+    if not math.isfinite(rework):
+        raise ValueError(f"durable_lag={lag:.4g} s lost on each of {fails:.4g} failures exceeds any float; give a "
+                         "lag (seconds) far below the MTBF")
     return ckpt, rework, restart
+
+
+def _expm1_minus_x(x: float) -> float:
+    """``e^x - 1 - x`` for ``x >= 0`` without cancellation: its series ``sum_{k>=2} x^k / k!`` below 0.1."""
+    if x >= 0.1:
+        return math.expm1(x) - x
+    term, total = x * x / 2, 0.0
+    for k in range(3, 12):
+        total += term
+        term *= x / k
+    return total
 
 
 def estimate(model, tokens, cluster: hardware.Cluster, plan: Plan | None = None, *,
@@ -684,6 +701,8 @@ def scaled_profile(profile: rel.FailureProfile, factor: float) -> rel.FailurePro
         raise ValueError(f"profile={_v.show(profile)} must be an atscale.reliability.FailureProfile "
                          f"(e.g. atscale.reliability.TEXTBOOK_PROFILE)")
     factor = _positive("factor", factor)
+    if not all(math.isfinite(c.mttf * factor) for c in profile.components):
+        raise ValueError(f"factor={factor:g} makes a component's MTTF overflow a float; give a smaller factor")
     return rel.FailureProfile(f"{profile.name} x{factor:g} MTTF",
                               tuple(dataclasses.replace(c, mttf=c.mttf * factor) for c in profile.components),
                               profile.gpus_per_node, profile.source)
@@ -719,6 +738,7 @@ def sensitivity(model, tokens, cluster: hardware.Cluster, *, checkpoint: Checkpo
     efficiency, mtbf, restart, bandwidth, batch = (_factor_pair(n, v) for n, v in (
         ("efficiency", efficiency), ("mtbf", mtbf), ("restart", restart), ("bandwidth", bandwidth), ("batch", batch)))
     profile = _profile(failures)
+    global_batch = _v.count("global_batch", global_batch, unit="sequences")
     base = estimate(model, tokens, cluster, checkpoint=checkpoint, failures=profile, restart_time=restart_time,
                     global_batch=global_batch)
     if not base.feasible:

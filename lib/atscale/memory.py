@@ -20,7 +20,7 @@ from . import hardware, models
 from . import units as u
 from . import _validate as v
 from ._numeric import as_scalar
-from .plan import RECOMPUTE, Plan
+from .plan import RECOMPUTE, Plan, stage_layers
 
 __all__ = [
     "Optimizer", "OPTIMIZERS", "RUNNING_EXAMPLE_OPTIMIZER", "optimizer", "ModelState", "model_state_bytes",
@@ -123,6 +123,17 @@ def _model(model) -> models.TransformerConfig:
     return models.model_arg("model", model)
 
 
+def _stage_share(model_or_params, pp: int) -> float:
+    """The fraction of the parameters on the fullest of ``pp`` pipeline stages: its layers over the model's
+    (:func:`atscale.parallelism.stage_layers`, the step-time model's split: uneven splits are legitimate, the
+    fullest stage decides), ``1/pp`` for a bare parameter count."""
+    if not isinstance(model_or_params, (models.TransformerConfig, str)) or pp == 1:
+        return 1.0 / pp
+    m = models.model_arg("model_or_params", model_or_params)
+    sl = stage_layers(m.num_layers, pp)
+    return max(sl.first, sl.middle, sl.last) / m.num_layers
+
+
 @dataclass(frozen=True)
 class ModelState:
     """Per-GPU bytes of weights, gradients and optimizer state."""
@@ -162,7 +173,10 @@ def model_state_bytes(model_or_params, optimizer_name: str = "adam-mixed", *, ze
     The paper's example (7.5B parameters, N_d = 64) gives 120, 31.4, 16.6 and 1.9 "GB":
     decimal gigabytes (10^9 bytes); in GiB (2^30 bytes) the same states would be 111.8, 29.25,
     15.5 and 1.75. Its Table 1 (7.5B, 128B, 1T; N_d = 1 to 1,024) is reproduced in the tests. Temporary buffers, fragmentation and the gathered
-    parameters of ZeRO-3's current layer are not counted. ``dp`` may be an array.
+    parameters of ZeRO-3's current layer are not counted. ``dp`` may be an array. A model whose layers do not
+    divide by ``pp`` is split as the step-time model splits it (:func:`atscale.parallelism.stage_layers`), and the
+    fullest stage's share of the parameters replaces ``1/pp`` (Llama 3 405B: 126 layers on 16 stages, 8 on the
+    fullest).
     """
     zero_stage = v.count("zero_stage", zero_stage, low=0, high=3)
     tp, pp = _degree("tp", tp), _degree("pp", pp)
@@ -171,10 +185,9 @@ def model_state_bytes(model_or_params, optimizer_name: str = "adam-mixed", *, ze
         m = models.model_arg("model_or_params", model_or_params)
         if m.num_heads % tp or m.kv_heads % tp:
             raise ValueError(f"tp={tp} must divide num_heads={m.num_heads} and num_kv_heads={m.kv_heads} of {m.name}")
-        if m.num_layers % pp:
-            raise ValueError(f"pp={pp} must divide num_layers={m.num_layers} of {m.name}")
+    share = _stage_share(model_or_params, pp)
     opt = optimizer(optimizer_name)
-    psi, n = v.broadcast(model_or_params=np.asarray(_params(model_or_params) / (tp * pp)),
+    psi, n = v.broadcast(model_or_params=np.asarray(_params(model_or_params) * share / tp),
                          dp=np.asarray(dp_arr, dtype=float))
     weights = opt.weights * psi / (n if zero_stage >= 3 else 1)
     gradients = opt.gradients * psi / (n if zero_stage >= 2 else 1)
@@ -206,7 +219,7 @@ def zero_communication_bytes(model_or_params, zero_stage: int, *, tp: int = 1, p
     collective moves about ``Ψ`` per GPU however many replicas share it. Returns bytes.
     """
     tp, pp = _degree("tp", tp), _degree("pp", pp)
-    bytes_per_element = v.positive("bytes_per_element", bytes_per_element, scalar=True, unit="bytes")
+    bytes_per_element = v.positive("bytes_per_element", bytes_per_element, scalar=True, high=64, unit="bytes")
     psi = _params(model_or_params) / (tp * pp)
     return as_scalar(zero_communication_factor(zero_stage) * psi * bytes_per_element)
 
@@ -466,7 +479,9 @@ def breakdown(model: models.TransformerConfig, accelerator="H100 SXM", plan: Pla
     """Per-GPU memory of training ``model`` laid out as ``plan`` (a :class:`~atscale.plan.Plan`):
     model state (:func:`model_state_bytes`) plus the activations of the first pipeline stage,
     the one holding the most micro-batches (:func:`activation_bytes_per_layer` × layers per stage
-    × :func:`in_flight_micro_batches`).
+    × :func:`in_flight_micro_batches`). Layers that do not divide by ``pp`` are split as the step-time model
+    splits them (:func:`atscale.parallelism.stage_layers`, with the plan's accounting of the embedding and
+    the loss); where that leaves the first stage a layer short, the fuller stage 1 is counted if it holds more.
 
     Instead of ``plan``, its fields may be given as keywords (``tp=8, pp=4, dp=32, zero_stage=1,
     ...``); they are checked as a ``Plan`` is. ``breakdown(model, acc, RUNNING_EXAMPLE.plan)``
@@ -483,6 +498,7 @@ def breakdown(model: models.TransformerConfig, accelerator="H100 SXM", plan: Pla
     example uses :data:`RUNNING_EXAMPLE_OPTIMIZER`.
     """
     model = _model(model)
+    seq_length = None if seq_length is None else v.count("seq_length", seq_length, unit="tokens")
     if plan is None:
         plan = Plan(**layout)
     elif layout:
@@ -492,8 +508,6 @@ def breakdown(model: models.TransformerConfig, accelerator="H100 SXM", plan: Pla
     acc = hardware.accelerator_arg("accelerator", accelerator)
     if plan.tp > 1 and (model.num_heads % plan.tp or model.kv_heads % plan.tp):
         raise ValueError(f"tp={plan.tp} must divide num_heads={model.num_heads} and num_kv_heads={model.kv_heads}")
-    if model.num_layers % plan.pp:
-        raise ValueError(f"pp={plan.pp} must divide num_layers={model.num_layers}")
     if plan.ep > 1:
         raise ValueError(f"ep={plan.ep}: this chapter's breakdown does not split experts; the step-time model's "
                          "memory does (atscale.parallelism.step_time(...).memory_total)")
@@ -501,11 +515,23 @@ def breakdown(model: models.TransformerConfig, accelerator="H100 SXM", plan: Pla
     per_layer = activation_bytes_per_layer(model, plan.micro_batch, seq_length, tp=plan.tp,
                                            sequence_parallel=plan.sequence_parallel, recompute=plan.recompute,
                                            flash_attention=flash_attention)
-    layers = model.num_layers // plan.pp
-    acts = per_layer * layers * in_flight_micro_batches(plan.pp, virtual_stages=plan.virtual_stages)
+    acts = per_layer * _peak_stage_layer_batches(model, plan)
     label = f"{model.name} on {acc.name}, {plan.describe()}, micro-batch {plan.micro_batch}"
     return Breakdown(state.weights, state.gradients, state.optimizer, float(acts), acc.usable_memory, label,
                      model=model.name, plan=plan)
+
+
+def _peak_stage_layer_batches(model: models.TransformerConfig, plan: Plan) -> float:
+    """Layers x micro-batches in flight of the stage holding the most activations: the first (the most in flight)
+    or, where an uneven split (:func:`atscale.parallelism.stage_layers`, the plan's accounting of the embedding
+    and loss) gives it fewer layers, the fullest middle stage, stage 1. Even splits: the first stage's."""
+    if plan.pp == 1:
+        return model.num_layers * in_flight_micro_batches(1, virtual_stages=plan.virtual_stages)
+    sl = stage_layers(model.num_layers, plan.pp, plan.virtual_stages,
+                      account_for_embedding=plan.account_for_embedding, account_for_loss=plan.account_for_loss)
+    first = sl.first * in_flight_micro_batches(plan.pp, virtual_stages=plan.virtual_stages)
+    middle = sl.middle * in_flight_micro_batches(plan.pp, stage=1, virtual_stages=plan.virtual_stages)
+    return float(max(first, middle if plan.pp > 2 else 0.0))
 
 
 def max_micro_batch(model: models.TransformerConfig, accelerator="H100 SXM", plan: Plan | None = None, *,
@@ -562,7 +588,7 @@ def logits_bytes(model: models.TransformerConfig, micro_batch, seq_length=None, 
     s = v.count("seq_length", model.seq_length if seq_length is None else seq_length, scalar=False)
     b = np.asarray(v.count("micro_batch", micro_batch, scalar=False), dtype=float)
     b, s = v.broadcast(micro_batch=b, seq_length=s)
-    bytes_per_value = v.positive("bytes_per_value", bytes_per_value, scalar=True, unit="bytes")
+    bytes_per_value = v.positive("bytes_per_value", bytes_per_value, scalar=True, high=64, unit="bytes")
     return as_scalar(np.asarray(s, dtype=float) * b * model.vocab_size * bytes_per_value / tp)
 
 

@@ -55,6 +55,7 @@ from . import _validate as _v
 from . import collectives, hardware, memory, models
 from . import units as u
 from .plan import CP_ALGORITHMS, RECOMPUTE, SCHEDULES, Plan
+from .plan import StageLayers, _stage_layers, stage_layers  # re-exported: the split lives beside the Plan
 from . import pipeline as _pipeline
 from .pipeline import MAX_SIMULATED_PASSES, Timeline, pipeline_timeline  # re-exported: they live in pipeline
 from .roofline import ADAM_BYTES_PER_PARAM
@@ -248,56 +249,6 @@ def bubble_fraction_of_total(pp, micro_batches, virtual_stages=1):
     f = np.asarray(bubble_fraction(pp, micro_batches, virtual_stages))
     result = f / (1 + f)
     return float(result) if result.ndim == 0 else result
-
-
-@dataclass(frozen=True)
-class StageLayers:
-    """Transformer layers held by the first stage, the fullest middle stage and the last stage (counts,
-    arrays when the inputs are); :func:`stage_layers`."""
-
-    first: object
-    middle: object
-    last: object
-
-
-def _stage_layers(l, pp, v, emb, loss, xp=np) -> StageLayers:
-    slots = l + emb + loss
-    chunks = pp * v
-    q, r = slots // chunks, slots % chunks
-    # Chunk k (0-based, k = j*pp + i for stage i) takes q + 1 slots when k < r. Stage i holds
-    # #{j < v : j*pp + i < r} of those fuller chunks.
-    first = v * q + xp.minimum(xp.ceil(r / pp), v) - emb
-    middle = xp.where(pp > 2, v * q + xp.minimum(xp.ceil(xp.maximum(r - 1, 0.0) / pp), v), 0.0)
-    last = v * q + xp.minimum(xp.floor(r / pp), v) - loss
-    first = xp.where(pp > 1, first, l)  # one stage holds every layer, whatever is accounted for
-    return StageLayers(first, middle, xp.where(pp > 1, last, first))
-
-
-def stage_layers(num_layers: int, pp, virtual_stages=1, *, account_for_embedding=False,
-                 account_for_loss=False) -> StageLayers:
-    """How ``num_layers`` transformer layers split over ``pp`` stages of ``virtual_stages`` chunks each.
-
-    The ``l`` layers, plus one slot for the embedding and one for the output layer and loss when they are
-    accounted for (Megatron-Core's ``account_for_embedding_in_pipeline_split`` and
-    ``account_for_loss_in_pipeline_split``), are cut into ``pp x v`` chunks as evenly as possible: each
-    holds ``floor(slots / (pp v))`` and the first ``slots mod (pp v)`` one more. Chunk ``k`` runs on stage
-    ``k mod pp`` (the interleaved placement; Narayanan et al. 2021, sec. 2.2.2), so stage 0 always holds the
-    most. Llama 3 405B's "one fewer layer on the first and last stage" (126 layers, 16 stages) is
-    ``stage_layers(126, 16, account_for_embedding=True, account_for_loss=True)``: 7, 8 and 7. Never refuses a
-    split because it is uneven; the fullest stage sets the pipeline's pace. Vectorised over ``pp`` and
-    ``virtual_stages``.
-    """
-    l = _v.count("num_layers", num_layers)
-    p, v = (np.asarray(_v.count(n, x, scalar=False), dtype=float) for n, x in
-            (("pp", pp), ("virtual_stages", virtual_stages)))
-    emb, loss = (float(_v.flag(n, x)) for n, x in (("account_for_embedding", account_for_embedding),
-                                                    ("account_for_loss", account_for_loss)))
-    if np.any(p * v > l + emb + loss):
-        raise ValueError(f"pp={_v.show(pp)} x virtual_stages={_v.show(virtual_stages)} chunks exceed the "
-                         f"{l + int(emb + loss)} layer slots: some chunks would be empty")
-    out = _stage_layers(float(l), p, v, emb, loss)
-    conv = (lambda x: int(x)) if np.ndim(out.first) == 0 else (lambda x: np.asarray(x).astype(int))
-    return StageLayers(conv(out.first), conv(out.middle), conv(out.last))
 
 
 def stage_loads(num_layers: int, pp: int, virtual_stages: int = 1, *, account_for_embedding=False,
@@ -1453,6 +1404,13 @@ def _divisors_pow2(n: int, limit: int) -> list[int]:
     return [d for d in range(1, min(n, limit) + 1) if n % d == 0]
 
 
+def _some_split(combos: list, context_parallel, n: int) -> None:
+    """A ``ValueError`` naming ``context_parallel`` when none of its degrees leaves a split of the ``n`` GPUs."""
+    if not combos:
+        raise ValueError(f"context_parallel={_v.show(context_parallel)}: none of them divides the {n:,} GPUs of the "
+                         "cluster; give context-parallel degrees that divide the GPU count (1, 2, 4, ...)")
+
+
 def search(model, cluster: hardware.Cluster, global_batch: int, *, seq_length=None, dtypes=("bf16",),
            optimizer_name: str = memory.RUNNING_EXAMPLE_OPTIMIZER, micro_batches=(1, 2, 4, 8),
            context_parallel=(1, 2, 4, 8), zero_stages=(0, 1, 2, 3), schedules=("gpipe", "1f1b", "interleaved"),
@@ -1484,6 +1442,7 @@ def search(model, cluster: hardware.Cluster, global_batch: int, *, seq_length=No
                                                                    ("expert_parallel", expert_parallel)))
     a2a_overlap = _v.flag("a2a_overlap", a2a_overlap)
     cp_algorithm = _v.choice("cp_algorithm", cp_algorithm, CP_ALGORITHMS)
+    dp_overlap = _v.number("dp_overlap", dp_overlap, low=0, high=1, scalar=True)
     zero_stages = tuple(int(x) for x in np.ravel(_v.count("zero_stages", zero_stages, low=0, high=3, scalar=False)))
     schedules, recomputes = (_names(name, value, options) for name, value, options in
                              (("schedules", schedules, SCHEDULES), ("recomputes", recomputes, RECOMPUTE)))
@@ -1494,6 +1453,7 @@ def search(model, cluster: hardware.Cluster, global_batch: int, *, seq_length=No
         sched_v += [("interleaved", v) for v in virtual_stages]
     combos = [(t, c, p, n // (t * c * p)) for t in _divisors_pow2(n, 2 * cluster.node.gpus) for c in cps
               for p in _divisors_pow2(n, model.num_layers) if n % (t * c * p) == 0]
+    _some_split(combos, context_parallel, n)
     sizes = (len(combos), len(micro_batches), len(zero_stages), len(sched_v), len(recomputes), len(sequence_parallel),
              len(eps))
     layouts = math.prod(sizes) * len(dtypes)
@@ -1603,6 +1563,9 @@ class Run:
         if not isinstance(self.plan, Plan) or self.plan.global_batch is None:
             raise ValueError(f"plan={_v.show(self.plan)} must be an atscale.plan.Plan with a global_batch")
         object.__setattr__(self, "published", _v.positive("published", self.published, scalar=True))
+        if self.metric in ("mfu", "mfu_causal", "hfu") and self.published > 1:
+            raise ValueError(f"published={_v.show(self.published)} must be a fraction in (0, 1] for metric="
+                             f"{self.metric!r} (an MFU of {self.published:g} % is {self.published / 100:g})")
         object.__setattr__(self, "dp_overlap", _v.number("dp_overlap", self.dp_overlap, low=0, high=1, scalar=True))
         if self.seq_length is not None:
             object.__setattr__(self, "seq_length", _v.count("seq_length", self.seq_length))

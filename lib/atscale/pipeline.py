@@ -61,6 +61,7 @@ designed to hide behind computation, are priced by :mod:`atscale.parallelism`).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -590,7 +591,7 @@ def pipeline_timeline(pp: int, micro_batches: int, schedule: str = "1f1b", virtu
                                          (("pp", pp), ("micro_batches", micro_batches),
                                           ("virtual_stages", virtual_stages)))
     _check_simulation(pp, micro_batches, virtual_stages, schedule)
-    backward_ratio = _v.positive("backward_ratio", backward_ratio)
+    backward_ratio = _v.positive("backward_ratio", backward_ratio, scalar=True)
     split = schedule in SPLIT_BACKWARD
     if weight_ratio is None:
         weight_ratio = backward_ratio / 2
@@ -622,6 +623,9 @@ def schedule_table(pp: int, micro_batches: int, t_f: float = 1.0, t_b: float = 1
                                           ("virtual_stages", virtual_stages)))
     t_f, t_b, t_w = (_v.positive(name, value, scalar=True, unit="s") for name, value in
                      (("t_f", t_f), ("t_b", t_b), ("t_w", t_w)))
+    if t_b + t_w == t_w or not math.isfinite((t_b + t_w) / t_f) or t_w / t_f == 0:
+        raise ValueError(f"t_f={t_f:g} s, t_b={t_b:g} s and t_w={t_w:g} s differ beyond a float's precision; give "
+                         "pass times within about 1e12 of each other")
     if isinstance(schedules, str) or not len(schedules):
         raise ValueError(f"schedules={_v.show(schedules)} must be a non-empty list of names of {SCHEDULES}")
     rows = []

@@ -59,7 +59,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+import numpy as np
+
 from . import _validate as v
+from . import _validate as _v
 
 __all__ = ["Plan", "SCHEDULES", "RECOMPUTE", "FSDP_STRATEGIES", "CP_ALGORITHMS"]
 
@@ -272,3 +275,56 @@ class Plan:
         if self.expert_load > 1:
             extras.append(f"busiest expert x{self.expert_load:g}")
         return f"{self.describe()} on {self.gpus:,} GPUs; " + ", ".join(extras)
+
+
+# --------------------------------------------------------------------------------------
+# How a pipeline splits the layers (here, below memory, so that memory and parallelism share one split)
+# --------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class StageLayers:
+    """Transformer layers held by the first stage, the fullest middle stage and the last stage (counts,
+    arrays when the inputs are); :func:`stage_layers`."""
+
+    first: object
+    middle: object
+    last: object
+
+
+def _stage_layers(l, pp, v, emb, loss, xp=np) -> StageLayers:
+    slots = l + emb + loss
+    chunks = pp * v
+    q, r = slots // chunks, slots % chunks
+    # Chunk k (0-based, k = j*pp + i for stage i) takes q + 1 slots when k < r. Stage i holds
+    # #{j < v : j*pp + i < r} of those fuller chunks.
+    first = v * q + xp.minimum(xp.ceil(r / pp), v) - emb
+    middle = xp.where(pp > 2, v * q + xp.minimum(xp.ceil(xp.maximum(r - 1, 0.0) / pp), v), 0.0)
+    last = v * q + xp.minimum(xp.floor(r / pp), v) - loss
+    first = xp.where(pp > 1, first, l)  # one stage holds every layer, whatever is accounted for
+    return StageLayers(first, middle, xp.where(pp > 1, last, first))
+
+
+def stage_layers(num_layers: int, pp, virtual_stages=1, *, account_for_embedding=False,
+                 account_for_loss=False) -> StageLayers:
+    """How ``num_layers`` transformer layers split over ``pp`` stages of ``virtual_stages`` chunks each.
+
+    The ``l`` layers, plus one slot for the embedding and one for the output layer and loss when they are
+    accounted for (Megatron-Core's ``account_for_embedding_in_pipeline_split`` and
+    ``account_for_loss_in_pipeline_split``), are cut into ``pp x v`` chunks as evenly as possible: each
+    holds ``floor(slots / (pp v))`` and the first ``slots mod (pp v)`` one more. Chunk ``k`` runs on stage
+    ``k mod pp`` (the interleaved placement; Narayanan et al. 2021, sec. 2.2.2), so stage 0 always holds the
+    most. Llama 3 405B's "one fewer layer on the first and last stage" (126 layers, 16 stages) is
+    ``stage_layers(126, 16, account_for_embedding=True, account_for_loss=True)``: 7, 8 and 7. Never refuses a
+    split because it is uneven; the fullest stage sets the pipeline's pace. Vectorised over ``pp`` and
+    ``virtual_stages``.
+    """
+    l = _v.count("num_layers", num_layers)
+    p, v = (np.asarray(_v.count(n, x, scalar=False), dtype=float) for n, x in
+            (("pp", pp), ("virtual_stages", virtual_stages)))
+    emb, loss = (float(_v.flag(n, x)) for n, x in (("account_for_embedding", account_for_embedding),
+                                                    ("account_for_loss", account_for_loss)))
+    if np.any(p * v > l + emb + loss):
+        raise ValueError(f"pp={_v.show(pp)} x virtual_stages={_v.show(virtual_stages)} chunks exceed the "
+                         f"{l + int(emb + loss)} layer slots: some chunks would be empty")
+    out = _stage_layers(float(l), p, v, emb, loss)
+    conv = (lambda x: int(x)) if np.ndim(out.first) == 0 else (lambda x: np.asarray(x).astype(int))
+    return StageLayers(conv(out.first), conv(out.middle), conv(out.last))

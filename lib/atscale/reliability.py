@@ -695,9 +695,7 @@ def _check_run(work, interval, checkpoint_time, mtbf, restart_time, *, seconds_p
         else:
             culprit = (f"work/interval = {n_seg:,.4g} segments (work={float(np.ravel(work_b)[i]):,.4g} s, "
                        f"interval={float(np.ravel(interval_b)[i]):,.4g} s), each tried {math.exp(s_len / mtbf):.3g} "
-                       f"times on average (segment/mtbf = {s_len / mtbf:.2g}), each failure costing a restart "
-                       f"(restart_time/mtbf = {restart_time / mtbf:.2g}); lengthen interval, shorten work, "
-                       f"checkpoint_time or restart_time, or raise mtbf")
+                       f"times on average; lengthen interval or shorten work")
         raise ValueError(f"infeasible to simulate: about {worst:,.3g} events expected per trial (limit "
                          f"{min(max_events, SIMULATION_BUDGET / seconds_per_event):,.0f}); {culprit}")
     return work_b, interval_b, checkpoint_time, mtbf, restart_time
@@ -725,6 +723,7 @@ def simulate(work, interval, checkpoint_time, mtbf, restart_time=0.0, *, trials=
             raise ValueError(f"{name} has shape {np.shape(value)}; give a scalar or one per trial ({trials},)")
     work_scalar = np.ndim(work) == 0
     # cost model (measured): ~20 µs per loop iteration plus ~30 ns per trial
+    max_events = v.count("max_events", max_events)
     work_in, interval, checkpoint_time, mtbf, restart_time = _check_run(
         work, interval, checkpoint_time, mtbf, restart_time, seconds_per_event=2e-5 + 3e-8 * trials,
         max_events=max_events)
@@ -1045,6 +1044,10 @@ def u_curve(gpus=1024, checkpoint_time=60.0, restart_time=600.0, profile=TEXTBOO
     """The wasted-time U-curve of ``gpus`` GPUs with ``profile`` (a :class:`FailureProfile` or a name in
     :data:`PROFILES`): first-order and exact waste over the intervals around Young's, the seeded simulation and
     the optimal intervals (see :class:`UCurve`; seconds in, seconds out)."""
+    gpus = v.count("gpus", gpus)
+    checkpoint_time = v.positive("checkpoint_time", checkpoint_time, scalar=True, unit="seconds")
+    restart_time = v.nonnegative("restart_time", restart_time, scalar=True, unit="seconds")
+    trials_per_point = v.count("trials_per_point", trials_per_point, high=100_000)
     prof = _profile_arg(profile)
     mtbf = prof.cluster_mtbf(gpus)
     young = young_interval(checkpoint_time, mtbf)
@@ -1092,7 +1095,7 @@ def timeline_run(gpus=1024, interval=3600.0, checkpoint_time=60.0, restart_time=
     ``profile``. ``seed=9`` gives, at the defaults, a run with three failures, close to the expected 2.3 (a
     typical picture, not a lucky one). A run needing more than ``max_events`` events is refused
     (``ValueError``, naming what to change)."""
-    mtbf = _profile_arg(profile).cluster_mtbf(gpus)
+    mtbf = _profile_arg(profile).cluster_mtbf(v.count("gpus", gpus))
     events = timeline(work, interval, checkpoint_time, mtbf, restart_time, seed=seed, max_events=max_events)
     return TimelineRun(int(gpus), float(work), float(interval), float(checkpoint_time), float(restart_time),
                        float(mtbf), events, float(goodput_exact(interval, checkpoint_time, mtbf, restart_time)))

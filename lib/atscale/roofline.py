@@ -151,8 +151,9 @@ def matmul(m, n, k, bytes_per_element: float = 2.0, name: str = "matmul") -> Op:
     keeps its tiles on chip (large matmuls come close). Intensity grows with the smallest
     dimension: for ``m = n = k``, ``I = 2 m / (3 · bytes_per_element)``. Vectorised.
     """
-    _positive(m=m, n=n, k=k, bytes_per_element=bytes_per_element)
-    m, n, k = (np.asarray(x, dtype=float) for x in (m, n, k))
+    v.positive("bytes_per_element", bytes_per_element, high=64, unit="bytes")
+    m, n, k, bytes_per_element = (np.asarray(x, dtype=float) for x in
+                                  _positive(m=m, n=n, k=k, bytes_per_element=bytes_per_element))
     flops = 2 * m * n * k
     traffic = (m * k + k * n + m * n) * bytes_per_element
     return Op(name, as_scalar(flops), as_scalar(traffic))
@@ -224,7 +225,7 @@ def attention_scores(batch, heads, seq_length, head_dim, bytes_per_element: floa
     v.flag("fused", fused)
     if kv_heads is None:
         kv_heads = heads
-    v.positive("bytes_per_element", bytes_per_element, scalar=True, unit="bytes")
+    v.positive("bytes_per_element", bytes_per_element, scalar=True, high=64, unit="bytes")
     _counts(batch=batch, heads=heads, seq_length=seq_length, head_dim=head_dim, kv_heads=kv_heads)
     b, a, s, d, g = (np.asarray(x, dtype=float) for x in (batch, heads, seq_length, head_dim, kv_heads))
     if np.any(g > a):
@@ -251,8 +252,9 @@ def adam_update(params, *, flops_per_param: float = ADAM_FLOPS_PER_PARAM,
     Source for the state layout: Rajbhandari et al. (2020), sec. 3.1 (2 + 2 + 12 bytes per
     parameter). An unfused implementation that makes several passes moves more.
     """
-    _positive(params=params, bytes_per_param=bytes_per_param)
-    flops_per_param = v.nonnegative("flops_per_param", flops_per_param, unit="FLOP")
+    v.positive("bytes_per_param", bytes_per_param, high=1e3, unit="bytes")
+    flops_per_param = v.nonnegative("flops_per_param", flops_per_param, high=1e3, unit="FLOP")
+    _positive(params=params, bytes_per_param=bytes_per_param, flops_per_param=np.maximum(flops_per_param, 1.0))
     p = np.asarray(params, dtype=float)
     return Op("Adam update", as_scalar(flops_per_param * p), as_scalar(bytes_per_param * p))
 
@@ -289,7 +291,7 @@ def layer_ops(model: models.TransformerConfig, micro_batch, seq_length=None, *,
     if seq_length is None:
         seq_length = model.seq_length
     micro_batch, seq_length = _counts(micro_batch=micro_batch, seq_length=seq_length)
-    v.positive("bytes_per_element", bytes_per_element, scalar=True, unit="bytes")
+    v.positive("bytes_per_element", bytes_per_element, scalar=True, high=64, unit="bytes")
     tp = v.count("tp", tp)
     if model.num_heads % tp or model.kv_heads % tp:
         raise ValueError(f"tp={tp!r} must be a positive integer dividing num_heads={model.num_heads} "
@@ -480,6 +482,12 @@ def layer_time(ops: dict[str, Op], accelerator, dtype: str = "bf16", *, measured
     arrays of one shape, e.g. over micro-batches: the totals are then arrays)."""
     if not isinstance(ops, dict) or not ops or not all(isinstance(op, Op) for op in ops.values()):
         raise ValueError(f"ops={v.show(ops)} must be a non-empty dict of atscale.roofline.Op (as layer_ops returns)")
+    try:
+        np.broadcast_shapes(*(np.shape(x) for op in ops.values() for x in (op.flops, op.bytes)))
+    except ValueError:
+        shapes = ", ".join(f"{k!r} {np.shape(op.flops)}" for k, op in ops.items())
+        raise ValueError(f"ops: the shapes of their flops ({shapes})"[:200] + " do not broadcast together; give ops "
+                         "of one shape (scalars, or arrays over the same values)") from None
     return LayerTime(tuple(time_bound(op, accelerator, dtype, measured=measured) for op in ops.values()))
 
 

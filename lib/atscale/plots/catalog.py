@@ -5,6 +5,7 @@ from __future__ import annotations
 import matplotlib as mpl
 import numpy as np
 
+from .. import _validate as _v
 from .. import hardware
 from ._base import MARGINS, MUTED, PALETTE, STYLE, LiveFigure, house_style, log_axes, new_axes
 
@@ -31,6 +32,7 @@ def catalog_scatter(dtype: str = "bf16", *, accelerators=None, ridge_lines=(30, 
     """
     if dtype not in hardware.DTYPES:
         raise ValueError(f"dtype={dtype!r} is not one of {hardware.DTYPES}")
+    ridge_lines = _v.sequence("ridge_lines", ridge_lines, allow_empty=True, low=0, low_open=True, unit="FLOP/byte")
     accs = [hardware.accelerator(a) for a in (accelerators or hardware.ACCELERATORS)]
     have = [a for a in accs if dtype in a.peak_flops]
     lacking = [a.name for a in accs if dtype not in a.peak_flops]
@@ -85,6 +87,7 @@ class CatalogExplorerFigure(LiveFigure):
     """
 
     def __init__(self, figsize=(6.4, 4.0), *, accelerators=None, ridge_lines=(10, 30, 100, 300, 1000)):
+        ridge_lines = _v.sequence("ridge_lines", ridge_lines, allow_empty=True, low=0, low_open=True, unit="FLOP/byte")
         super().__init__(figsize)
         accs = [hardware.accelerator(a) for a in (accelerators or hardware.ACCELERATORS)]
         self.colours = {a.name: PALETTE[i % len(PALETTE)] for i, a in enumerate(accs)}

@@ -6,6 +6,7 @@ import matplotlib as mpl
 import numpy as np
 
 from .. import collectives as c
+from .. import _validate as _v
 from .. import hardware
 from .. import units as u
 from ._base import INK, MARGINS, MUTED, PALETTE, STYLE, LiveFigure, house_style, new_axes
@@ -95,7 +96,7 @@ class RingExplorerFigure(LiveFigure):
 
     def __init__(self, figsize=(6.4, 4.0), max_ranks: int = 8):
         super().__init__(figsize)
-        self.max_ranks = int(max_ranks)
+        self.max_ranks = _v.count("max_ranks", max_ranks, low=2, high=32, unit="ranks drawn")
         with mpl.rc_context(STYLE):
             ax = self.ax = self.fig.add_subplot()
             self.fig.subplots_adjust(**MARGINS)
@@ -295,8 +296,15 @@ def latency_series_chart(*, ax=None):
 def scaling_chart(size: float = 140e9, *, gpus=(8, 32, 64, 128, 256, 512, 1024), tutorial=None, ax=None):
     """All-reduce time of ``size`` bytes against GPU count on DGX H100 nodes with InfiniBand NDR:
     flat ring (one NIC per GPU), hierarchical, and, if given, a published column ``tutorial`` (seconds)."""
+    g = _v.count("gpus", gpus, scalar=False)
+    size = _v.nonnegative("size", size, scalar=True, unit="bytes")
+    if g.ndim != 1 or g.size < 2:
+        raise ValueError(f"gpus={_v.show(gpus)} must be a list of at least two GPU counts")
+    if tutorial is not None:
+        tutorial = _v.sequence("tutorial", tutorial, low=0, unit="seconds")
+        if tutorial.shape != g.shape:
+            raise ValueError(f"tutorial has {tutorial.size} values for {g.size} gpus; give one time per GPU count")
     ax = new_axes(ax)
-    g = np.array(gpus)
     ndr = hardware.FABRICS["InfiniBand NDR"]
     flat = c.collective_time("all-reduce", size, g, ndr)
     hier = np.array([c.hierarchical_time("all-reduce", size, hardware.Cluster.of_gpus(hardware.DGX_H100, int(x), ndr))

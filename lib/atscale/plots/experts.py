@@ -117,6 +117,8 @@ def routing_chart(num_experts=(8, 64, 256), capacity_factors=np.round(np.arange(
     factor drops (right, :func:`atscale.experts.dropped_fraction`)."""
     import matplotlib.pyplot as plt
 
+    num_experts = _v.count("num_experts", num_experts, scalar=False)
+    mean_loads = _v.number("mean_loads", mean_loads, low=0, low_open=True, unit="tokens per expert")
     loads = np.geomspace(1, 16384, 29)
     c = np.asarray(_v.number("capacity_factors", capacity_factors, low=1), dtype=float)
     with mpl.rc_context(STYLE):
@@ -194,6 +196,11 @@ def ep_sweep_chart(sweep: X.EpSweep, overlapped: X.EpSweep | None = None, *, ax=
 def deepseek_chart(estimates, *, ax=None):
     """GPU-hours per trillion tokens of DeepSeek-V3 variants (a mapping ``label -> DeepSeekEstimate``, drawn top to
     bottom) against the published 180K (the vertical line)."""
+    from collections.abc import Mapping
+
+    if not isinstance(estimates, Mapping):
+        raise ValueError(f"estimates={_v.show(estimates)} must be a mapping of labels to "
+                         "atscale.experts.DeepSeekEstimate (e.g. {'DeepSeek-V3': experts.deepseek_v3_estimate()})")
     estimates = dict(estimates)
     if not estimates or not all(isinstance(e, X.DeepSeekEstimate) for e in estimates.values()):
         raise ValueError("estimates must be a non-empty mapping of labels to atscale.experts.DeepSeekEstimate")

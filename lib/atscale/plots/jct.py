@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import jct
+from .. import _validate as _v
 from .. import units as u
 import matplotlib as mpl
 
@@ -43,6 +44,7 @@ def jct_breakdown_chart(estimates, labels=None, *, unit: str = "days", ax=None, 
     from the theoretical minimum on the left to the predicted total on the right. Infeasible estimates are
     shown as a labelled gap."""
     estimates, labels = _check_estimates(estimates, labels)
+    legend = _v.flag("legend", legend)
     scale = {"days": u.day, "hours": u.hour}.get(unit)
     if scale is None:
         raise ValueError(f"unit={unit!r} must be 'days' or 'hours'")
@@ -83,6 +85,8 @@ def jct_crossover_chart(sweeps, labels=None, *, mark=None, ax=None, legend: bool
     labels = list(labels) if labels is not None else [f"sweep {i + 1}" for i in range(len(sweeps))]
     if len(labels) != len(sweeps):
         raise ValueError(f"labels has {len(labels)} entries for {len(sweeps)} sweeps")
+    mark = None if mark is None else _v.count("mark", mark, unit="GPUs")
+    legend = _v.flag("legend", legend)
     ax = new_axes(ax)
     lo, hi = np.inf, 0
     for i, (s, label) in enumerate(zip(sweeps, labels)):
@@ -176,7 +180,7 @@ def loss_comparison_chart(gpus, tutorial, ours, *, ax=None):
     """Grouped bars of hours lost over 30 days at each GPU count: the tutorial's communication and checkpoint
     columns (hatched) beside ours. ``tutorial`` and ``ours``: ``{"communication": [...], "reliability": [...]}``
     in hours, one value per GPU count."""
-    gpus = list(gpus)
+    gpus = [int(g) for g in np.atleast_1d(_v.count("gpus", gpus, scalar=False))]
     for name, d in (("tutorial", tutorial), ("ours", ours)):
         if set(d) != {"communication", "reliability"} or any(len(v) != len(gpus) for v in d.values()):
             raise ValueError(f"{name} must map 'communication' and 'reliability' to {len(gpus)} values")
@@ -219,7 +223,7 @@ class JctExplorerFigure(LiveFigure):
         super().__init__(figsize)
         from matplotlib.ticker import MaxNLocator
 
-        self.gpus = np.asarray(gpus, dtype=float)
+        self.gpus = np.atleast_1d(np.asarray(_v.count("gpus", gpus, scalar=False), dtype=float))
         names = list(jct.TERMS)
         with mpl.rc_context(STYLE):
             left = self.fig.add_axes([0.07, 0.16, 0.16, 0.66])

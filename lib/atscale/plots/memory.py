@@ -6,6 +6,7 @@ import matplotlib as mpl
 import numpy as np
 
 from .. import hardware, memory, models
+from .. import _validate as _v
 from .. import units as u
 from ._base import INK, MARGINS, MUTED, PALETTE, STYLE, LiveFigure, house_style, log_axes, new_axes
 
@@ -82,6 +83,8 @@ STRATEGIES = (
 @house_style
 def activation_strategies_chart(model=models.GPT3_175B, micro_batch: int = 1, seq_length=None, *, ax=None):
     """Activation memory of one layer under the strategies of Korthikanti et al. (2022), Table 2."""
+    micro_batch = _v.count("micro_batch", micro_batch)
+    seq_length = None if seq_length is None else _v.count("seq_length", seq_length)
     values = [memory.activation_bytes_per_layer(model, micro_batch, seq_length, **kw) / 1e9 for _, kw in STRATEGIES]
     ax = new_axes(ax)
     y = np.arange(len(STRATEGIES))
@@ -139,8 +142,8 @@ def memory_breakdown_chart(b: memory.Breakdown, *, ax=None):
 @house_style
 def memory_wall_chart(dtype: str = "bf16", *, base="A100 SXM 80GB", others=("H100 SXM", "H200 SXM", "B200"), ax=None):
     """Growth of peak FLOP/s, HBM bandwidth and HBM capacity relative to ``base``."""
-    b = hardware.accelerator(base)
-    accs = [hardware.accelerator(a) for a in others]
+    b = hardware.accelerator_arg("base", base)
+    accs = [hardware.accelerator_arg("others", a) for a in others]
     metrics = (("peak FLOP/s", lambda a: a.peak(dtype)), ("HBM bandwidth", lambda a: a.hbm_bandwidth),
                ("HBM capacity", lambda a: a.memory_capacity))
     ax = new_axes(ax)

@@ -154,6 +154,7 @@ def rank_map_chart(tp: int = 8, pp: int = 4, dp: int = 32, colour_by: str = "pp"
     if not isinstance(colour_by, str) or colour_by not in _RANK_AXES:
         raise ValueError(f"colour_by={colour_by!r} must be 'tp', 'pp' or 'dp'")
     plan = Plan(tp=tp, pp=pp, dp=dp)
+    gpus_per_node = _v.count("gpus_per_node", gpus_per_node)
     grid = _RankGrid(plan, colour_by, P.rank_groups(plan, gpus_per_node), gpus_per_node)
     ax = new_axes(ax, figsize=(7.0, 4.2))
     ax.imshow(grid.rgba(), aspect="auto", interpolation="nearest")
@@ -175,6 +176,9 @@ def rank_map_chart(tp: int = 8, pp: int = 4, dp: int = 32, colour_by: str = "pp"
 def step_breakdown_chart(step: P.StepTime, *, ax=None):
     """One layout's step time as a stacked bar of its parts, with MFU; an infeasible layout is drawn as
     such: no bar, the reason in red."""
+    if not isinstance(step, P.StepTime) or np.ndim(step.total):
+        raise ValueError(f"step={_v.show(step)} must be one atscale.parallelism.StepTime (as step_time returns); "
+                         "for a memory.Breakdown use plots.memory_breakdown_chart")
     ax = new_axes(ax, figsize=(7.0, 3.0))
     ax.grid(False)
     label = step.plan.describe() if step.plan is not None else ""
@@ -326,8 +330,11 @@ def validation_chart(*, ax=None):
 def mfu_scaling_chart(gpus, best_mfu, running_mfu=None, *, ax=None):
     """Best MFU the search finds against the GPU count at a fixed global batch (and, optionally, the MFU of
     one fixed layout family)."""
-    gpus, best_mfu = np.asarray(gpus), np.asarray(best_mfu)
-    if gpus.shape != best_mfu.shape or gpus.size < 2:
+    gpus = _v.count("gpus", gpus, scalar=False)
+    best_mfu = _v.number("best_mfu", best_mfu, low=0, high=1, kind="a fraction (0.45 for 45 %)")
+    if running_mfu is not None:
+        running_mfu = _v.number("running_mfu", running_mfu, low=0, high=1, kind="a fraction (0.45 for 45 %)")
+    if np.shape(gpus) != np.shape(best_mfu) or np.size(gpus) < 2:
         raise ValueError("gpus and best_mfu must be equal-length arrays of at least two points")
     ax = new_axes(ax)
     ax.plot(gpus, best_mfu * 100, marker="o", color=PALETTE[0], label="best layout the search finds")
@@ -467,6 +474,7 @@ class PipelineScheduleFigure(LiveFigure):
     schedule has them. Up to ``max_stages`` stages."""
 
     def __init__(self, figsize=(7.2, 3.4), max_stages: int = 16):
+        max_stages = _v.count("max_stages", max_stages, high=64, unit="stages drawn")
         super().__init__(figsize)
         from matplotlib.collections import PolyCollection
         from matplotlib.ticker import MaxNLocator

@@ -7,6 +7,7 @@ import numpy as np
 from matplotlib.ticker import MaxNLocator
 
 from .. import reliability as rel
+from .. import _validate as _v
 from .. import units as u
 from ._base import INK, MARGINS, MUTED, PALETTE, STYLE, LiveFigure, house_style, log_axes, new_axes
 
@@ -38,13 +39,15 @@ def mtbf_sweep_chart(profiles=None, *, gpus=None, mark=(8, 1024, 16_384), observ
     uncertainty (:attr:`~atscale.reliability.FleetObservation.relative_uncertainty`) as the bar.
     """
     profiles = list(profiles or rel.PROFILES.values())
-    gpus = _JOB_SIZES if gpus is None else np.asarray(gpus)
+    gpus = _JOB_SIZES if gpus is None else np.atleast_1d(_v.count("gpus", gpus, scalar=False))
+    mark = _v.sequence("mark", mark, allow_empty=True, low=1, integer=True, unit="GPUs")
     ax = new_axes(ax)
     for i, p in enumerate(profiles):
         mtbf = p.cluster_mtbf(gpus) / u.hour
         ax.plot(gpus, mtbf, color=PALETTE[i], label=p.name)
         marks = np.array([g for g in mark if g % p.gpus_per_node == 0])
-        ax.scatter(marks, p.cluster_mtbf(marks) / u.hour, color=PALETTE[i], s=24, zorder=3)
+        if marks.size:
+            ax.scatter(marks, p.cluster_mtbf(marks) / u.hour, color=PALETTE[i], s=24, zorder=3)
     for obs in observations:
         m, err = obs.mtbf / u.hour, obs.relative_uncertainty * obs.mtbf / u.hour
         ax.errorbar([obs.gpus], [m], yerr=[[err], [err]], fmt="none", ecolor=INK, elinewidth=1.0,
@@ -73,7 +76,11 @@ def u_curve_chart(gpus: int = 1024, checkpoint_time: float = 60.0, restart_time:
     """
     if profile not in rel.PROFILES:
         raise ValueError(f"profile={profile!r} is not one of {list(rel.PROFILES)}")
-    mtbf = rel.PROFILES[profile].cluster_mtbf(int(gpus))
+    simulate = _v.flag("simulate", simulate)
+    trials_per_point = _v.count("trials_per_point", trials_per_point, high=100_000)
+    checkpoint_time = _v.positive("checkpoint_time", checkpoint_time, scalar=True, unit="seconds")
+    restart_time = _v.nonnegative("restart_time", restart_time, scalar=True, unit="seconds")
+    mtbf = rel.PROFILES[profile].cluster_mtbf(_v.count("gpus", gpus))
     young = rel.young_interval(checkpoint_time, mtbf)
     taus = np.geomspace(young / 12, young * 12, 80)
     w = rel.waste(taus, checkpoint_time, mtbf, restart_time)
@@ -145,12 +152,18 @@ def timeline_chart(gpus: int = 1024, interval_hours: float = 1.0, checkpoint_tim
     """
     if profile not in rel.PROFILES:
         raise ValueError(f"profile={profile!r} is not one of {list(rel.PROFILES)}")
-    mtbf = rel.PROFILES[profile].cluster_mtbf(int(gpus))
+    gpus = _v.count("gpus", gpus)
+    interval_hours, work_days = (_v.positive(n, x, scalar=True, unit=n.split("_")[1]) for n, x in
+                                 (("interval_hours", interval_hours), ("work_days", work_days)))
+    checkpoint_time, restart_time = (_v.nonnegative(n, x, scalar=True, unit="seconds") for n, x in
+                                     (("checkpoint_time", checkpoint_time), ("restart_time", restart_time)))
+    mtbf = rel.PROFILES[profile].cluster_mtbf(gpus)
     try:
         events = rel.timeline(work_days * u.day, interval_hours * u.hour, checkpoint_time, mtbf, restart_time,
                               seed=seed, max_events=TIMELINE_MAX_EVENTS)
     except ValueError as exc:
-        raise ValueError(f"infeasible timeline, not drawn: {str(exc).removeprefix('infeasible to simulate: ')}") \
+        raise ValueError(f"infeasible timeline, not drawn: {str(exc).removeprefix('infeasible to simulate: ')} "
+                         f"(work_days={work_days:g}, interval_hours={interval_hours:g})") \
             from None
     end = events[-1].end
     # One row per day; a run of more than MAX_ROWS days gets rows of several days each, so the labels stay
@@ -208,6 +221,9 @@ def first_order_breakdown_chart(checkpoint_time: float = 60.0, restart_time: flo
 
     The x-axis is ``δ / M``; the first-order model holds on the left and breaks on the right.
     """
+    checkpoint_time = _v.positive("checkpoint_time", checkpoint_time, scalar=True, high=1e12, unit="seconds")
+    restart_time = _v.nonnegative("restart_time", restart_time, scalar=True, high=1e12, unit="seconds")
+    trials = _v.count("trials", trials, high=100_000)
     ratios = np.geomspace(1e-4, 0.5, 40)
     mtbf = checkpoint_time / ratios
     tau = rel.young_interval(checkpoint_time, mtbf)

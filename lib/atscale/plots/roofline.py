@@ -36,6 +36,9 @@ def roofline_chart(accelerators=("H100 SXM", "A100 SXM 80GB", "B200"), dtype: st
             first accelerator's roof.
         measured: also draw the first accelerator's measured matmul roof (dashed).
     """
+    if isinstance(accelerators, (str, hardware.Accelerator, roofline.Roof)):
+        accelerators = (accelerators,)  # one accelerator (a catalog name is one name, not its letters)
+    measured = _v.flag("measured", measured)
     roofs = [roofline.roof(a, dtype) for a in accelerators]
     if not roofs:
         raise ValueError("accelerators must name at least one accelerator")

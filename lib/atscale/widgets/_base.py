@@ -12,8 +12,10 @@ from typing import Callable
 
 import ipywidgets as W
 import matplotlib as mpl
+import numpy as np
 from matplotlib.figure import Figure
 
+from .. import _validate as _v
 from .. import plots
 
 LIVE_NOTE = "Live when you run this chapter (rocket icon above: Binder or Colab); shown here at its defaults."
@@ -22,7 +24,16 @@ LIVE_NOTE = "Live when you run this chapter (rocket icon above: Binder or Colab)
 
 def slider(minimum: float, maximum: float, value: float, description: str, *, step: float | None = None,
            log: bool = False, integer: bool = False, readout_format: str | None = None) -> W.Widget:
-    """A labelled slider. ``log=True`` gives a logarithmic slider over [minimum, maximum]."""
+    """A labelled slider. ``log=True`` gives a logarithmic slider over [minimum, maximum] (both > 0)."""
+    log, integer = _v.flag("log", log), _v.flag("integer", integer)
+    low = 0 if log else None
+    unit = "a log slider" if log else ""
+    minimum = _v.number("minimum", minimum, scalar=True, low=low, low_open=log, unit=unit)
+    maximum = _v.number("maximum", maximum, scalar=True, low=minimum, low_open=True,
+                        unit=f"above minimum={minimum:g}" + (", a log slider" if log else ""))
+    value = _v.number("value", value, scalar=True, low=minimum, high=maximum, unit=unit)
+    if step is not None:
+        step = _v.positive("step", step, scalar=True)
     style = {"description_width": "initial"}
     layout = W.Layout(width="420px")
     common = dict(description=description, style=style, layout=layout, continuous_update=False)
@@ -39,8 +50,23 @@ def slider(minimum: float, maximum: float, value: float, description: str, *, st
 
 def dropdown(options, value, description: str) -> W.Dropdown:
     """A labelled drop-down menu; ``options`` is a list or a {label: value} dict."""
+    choices = list(options.values()) if isinstance(options, dict) else list(options)
+    if not choices:
+        raise ValueError(f"options={_v.show(options)} must list at least one choice")
+    if not any(_same(value, c) for c in choices):
+        raise ValueError(f"value={_v.show(value)} must be one of the options, {_v.show(choices)}")
     return W.Dropdown(options=options, value=value, description=description,
                       style={"description_width": "initial"}, layout=W.Layout(width="420px"))
+
+
+def _same(value, choice) -> bool:
+    """Whether ``value`` is the option ``choice`` (``1`` is not ``True``; an array is no option)."""
+    if isinstance(value, (bool, np.bool_)) != isinstance(choice, (bool, np.bool_)) or isinstance(value, np.ndarray):
+        return False
+    try:
+        return bool(value is choice or value == choice)
+    except (TypeError, ValueError):
+        return False
 
 
 class Explorer:

@@ -6,6 +6,7 @@ import dataclasses
 import functools
 
 from .. import experts, models, parallelism, plots
+from .. import _validate as _v
 from ..plan import RECOMPUTE
 from ._base import Explorer, dropdown, slider
 
@@ -32,6 +33,12 @@ def moe_view(experts_: int = 256, top_k: int = 8, ep: int = 64, expert_tp: int =
     (:data:`atscale.experts.DEEPSEEK_V3_PLAN`) with the expert-parallel degree ``ep``, expert tensor parallelism
     ``expert_tp``, the all-to-all overlapped or not, the busiest expert's load ``imbalance`` times the mean, a
     ``capacity_factor`` (0: dropless) and the recomputation mode; the memory check on."""
+    experts_, top_k = _v.count("experts_", experts_), _v.count("top_k", top_k)
+    max_nodes = _v.count("max_nodes", max_nodes, low=0, unit="0 for no limit")
+    most = max(1.0, experts_ / top_k)  # every token on the busiest expert
+    imbalance = _v.number("imbalance", imbalance, scalar=True, low=1, high=most,
+                          unit="the busiest expert's load over the mean, at most experts/top_k")
+    capacity_factor = _v.nonnegative("capacity_factor", capacity_factor, scalar=True, unit="0: dropless")
     model = _variant(experts_, top_k, max_nodes)
     plan = dataclasses.replace(experts.DEEPSEEK_V3_PLAN, ep=ep, expert_tp=expert_tp, a2a_overlap=a2a_overlap,
                                expert_imbalance=imbalance, capacity_factor=capacity_factor or None,

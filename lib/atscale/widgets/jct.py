@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import math
 
+from .. import _validate as _v
 from .. import hardware, jct, models, plots
 from .. import reliability as rel
 from .. import units as u
@@ -70,12 +72,11 @@ def explorer_view(model="Llama 3 70B", tokens_t=2.0, gpus=1024, accelerator="H10
     Every term of an estimate is proportional to the token count (steps, stalls per segment and failures all
     scale with the failure-free time), so the sweep is computed once per configuration at 10^12 tokens and
     scaled: a redraw after the first view of a configuration only rescales and draws (see benchmarks/jct.py)."""
-    if model not in models.MODELS:
-        raise ValueError(f"model={model!r} must be one of {list(models.MODELS)}")
-    if not isinstance(tokens_t, (int, float)) or not tokens_t > 0:
-        raise ValueError(f"tokens_t={tokens_t!r} must be a positive number of trillions of tokens")
-    if gpus not in EXPLORER_GPUS:
-        raise ValueError(f"gpus={gpus!r} must be one of {EXPLORER_GPUS}")
+    if not isinstance(model, str) or model not in models.MODELS:
+        raise ValueError(f"model={_v.show(model)} must be a catalog model name; {_v.known(model, models.MODELS)}")
+    tokens_t = _v.positive("tokens_t", tokens_t, scalar=True, unit="trillions of tokens")
+    gpus = _v.choice("gpus", _v.count("gpus", gpus), EXPLORER_GPUS)
+    _v.choice("checkpoint", checkpoint, ("sync", "async"))
     for name, value, options in (("accelerator", accelerator, _NODES), ("plan", plan, _PLANS),
                                  ("failures", failures, _PROFILES)):
         if value not in options and value not in options.values():
@@ -88,6 +89,8 @@ def explorer_view(model="Llama 3 70B", tokens_t=2.0, gpus=1024, accelerator="H10
     est = sw.estimates[EXPLORER_GPUS.index(gpus)]
     scaled = jct.Sweep(sw.gpus, tuple(_scaled(e, k) for e in sw.estimates))
     label = f"{model}, {node}, {plan_key} plan, {checkpoint}, {failures}"
+    if est.feasible and not math.isfinite(_scaled(est, k).total):
+        raise ValueError(f"tokens_t={tokens_t:g} trillion tokens: the job's time overflows a float; give fewer tokens")
     return _scaled(est, k), scaled, label
 
 

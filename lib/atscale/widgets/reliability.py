@@ -8,6 +8,7 @@ and to its summary line, so nothing is computed twice and a redraw draws only wh
 from __future__ import annotations
 
 from .. import plots
+from .. import _validate as _v
 from .. import reliability as rel
 from .. import units as u
 from ..plots.reliability import TIMELINE_MAX_EVENTS
@@ -44,13 +45,17 @@ def timeline_view(gpus=1024, interval_hours=1.0, checkpoint_time=60.0, restart_t
     """The timeline explorer's state: :func:`atscale.reliability.timeline_run` with the interval in hours and the
     work in days (the controls' units), refused, with the reason, beyond the events a figure can draw
     (:data:`atscale.plots.reliability.TIMELINE_MAX_EVENTS`)."""
+    gpus = _v.count("gpus", gpus)
+    interval_hours, work_days = (_v.positive(n, x, scalar=True, unit=n.split("_")[1]) for n, x in
+                                 (("interval_hours", interval_hours), ("work_days", work_days)))
     try:
         return rel.timeline_run(gpus, interval_hours * u.hour, checkpoint_time, restart_time, work=work_days * u.day,
                                 seed=seed, profile=profile, max_events=TIMELINE_MAX_EVENTS)
     except ValueError as exc:
         if "infeasible to simulate" not in str(exc):
             raise
-        raise ValueError(f"infeasible timeline, not drawn: {str(exc).removeprefix('infeasible to simulate: ')}") \
+        raise ValueError(f"infeasible timeline, not drawn: {str(exc).removeprefix('infeasible to simulate: ')} "
+                         f"(work_days={work_days:g}, interval_hours={interval_hours:g})") \
             from None
 
 

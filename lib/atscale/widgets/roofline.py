@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .. import _validate as _v
 from .. import hardware, plots, roofline
 from .. import units as u
 from ._base import Explorer, dropdown, slider
@@ -37,6 +38,7 @@ def roofline_view(accelerator="H100 SXM", dtype: str = "bf16", kind: str = "matm
                   size: float = 4096) -> roofline.Placement:
     """The explorer's result for its controls: :func:`operator` placed on the accelerator's roofline
     (:func:`atscale.roofline.place`)."""
+    size = _v.positive("size", size, scalar=True, high=1e12, unit="the operator's side, tokens, sequence or parameters")
     return roofline.place(operator(kind, size, dtype), accelerator, dtype)
 
 
