@@ -1479,20 +1479,28 @@ def search(model, cluster: hardware.Cluster, global_batch: int, *, seq_length=No
                         cp_algorithm=cp_algorithm, seq_length=seq_length, dtype=d,
                         optimizer_name=optimizer_name, dp_overlap=dp_overlap, flash_attention=flash_attention,
                         calibration=calibration) for d in dtypes]
-    r = _concatenate(results)
+    ranked, table = _ranked(_concatenate(results), cols, global_batch=global_batch, tp_overlap=tp_overlap,
+                            a2a_overlap=a2a_overlap, cp_algorithm=cp_algorithm)
+    return SearchResult(MappingProxyType(table), ranked, model.name, cluster.name)
+
+
+def _ranked(r: StepTime, cols: dict, **constant) -> tuple:
+    """:func:`search`'s evaluated layouts ranked by throughput (the infeasible last, ties in grid order): the ranked
+    :class:`StepTime` and the search table (the layout columns, the ``constant`` settings repeated, every part)."""
     tps_ = np.where(r.feasible, r.tokens_per_second, -np.inf)
     order = np.lexsort((np.arange(len(tps_)), -tps_))
     fields = {f.name: getattr(r, f.name) for f in dataclasses.fields(r)}
     ranked = StepTime(**{k: (val[order] if isinstance(val, np.ndarray) and val.shape == tps_.shape else val)
                          for k, val in fields.items()})
-    table = {**{k: x[order] for k, x in cols.items()}, "global_batch": np.full(len(order), global_batch),
-             "tp_overlap": np.full(len(order), bool(tp_overlap)), "a2a_overlap": np.full(len(order), a2a_overlap),
-             "cp_algorithm": np.full(len(order), cp_algorithm, dtype=object),
+    table = {**{k: x[order] for k, x in cols.items()}, "global_batch": np.full(len(order), constant["global_batch"]),
+             "tp_overlap": np.full(len(order), bool(constant["tp_overlap"])),
+             "a2a_overlap": np.full(len(order), constant["a2a_overlap"]),
+             "cp_algorithm": np.full(len(order), constant["cp_algorithm"], dtype=object),
              **{f"{k}_s": np.asarray(val) for k, val in ranked.parts().items()}, "total_s": np.asarray(ranked.total),
              "tokens_per_second": np.asarray(ranked.tokens_per_second), "mfu": np.asarray(ranked.mfu),
              "memory": np.asarray(ranked.memory_total), "memory_status": np.asarray(ranked.memory_status),
              "feasible": np.asarray(ranked.feasible), "reason": np.asarray(ranked.reason)}
-    return SearchResult(MappingProxyType(table), ranked, model.name, cluster.name)
+    return ranked, table
 
 
 def _concatenate(results: list[StepTime]) -> StepTime:
