@@ -58,3 +58,14 @@ def _():
     ck = jct.Checkpoint(interval=u.hour, size=2e12, write_bandwidth=2e12 / 300)
     e = jct.estimate(EX.model, EX.token_budget, EX.cluster, EX.plan, checkpoint=ck, failures=None)
     return e.checkpoint / e.total
+
+
+@answer("jct-opt-fleet-ratio", unit="", rtol=0.02,
+        hint="jct.estimate(ex.model, ex.token_budget, ex.cluster, failures=rel.OPT175B_PROFILE, "
+             "restart_time=rel.OPT175B_RESTART_TIME); then loss_over(30 * units.day): reliability over "
+             "communication + bubble.")
+def _():
+    e = jct.estimate(EX.model, EX.token_budget, EX.cluster, failures=rel.OPT175B_PROFILE,
+                     restart_time=rel.OPT175B_RESTART_TIME)
+    loss = e.loss_over(30 * u.day)
+    return loss["reliability"] / (loss["communication"] + loss["bubble"])
