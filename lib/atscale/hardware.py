@@ -183,6 +183,11 @@ class Fabric:
             switch; an order-of-magnitude figure for the alpha term of alpha-beta models.
         year: first shipping year.
         sources: field name -> provenance.
+        mesh_links: ``None`` for a switched fabric (NVLink through NVSwitch, InfiniBand): every GPU reaches
+            any group of peers at its full ``bandwidth``. For a scale-up fabric wired as a full mesh of
+            point-to-point links (AMD's Infinity Fabric on an 8-GPU MI300X platform), the number of links per
+            GPU, each carrying ``bandwidth / mesh_links``: a group of ``k`` GPUs uses only the ``k - 1`` links
+            joining its members (:meth:`group_bandwidth`).
     """
 
     name: str
@@ -191,6 +196,7 @@ class Fabric:
     latency: float
     year: int
     sources: Mapping[str, str] = field(default_factory=dict, repr=False, compare=False)
+    mesh_links: int | None = None
 
     def __post_init__(self):
         _frozen_mapping(self, "sources")
@@ -198,6 +204,32 @@ class Fabric:
             raise ValueError(f"{self.name}: kind={self.kind!r} must be 'scale-up' or 'scale-out'")
         _positive(self.name, "bandwidth", self.bandwidth)
         _positive(self.name, "latency", self.latency)
+        if self.mesh_links is not None:
+            object.__setattr__(self, "mesh_links", _validate.count("mesh_links", self.mesh_links))
+
+    @property
+    def link_bandwidth(self) -> float:
+        """Bytes/s per direction of one point-to-point link of a full mesh (``bandwidth / mesh_links``); the whole
+        ``bandwidth`` for a switched fabric."""
+        return self.bandwidth / self.mesh_links if self.mesh_links else self.bandwidth
+
+    def mesh_share(self, ranks):
+        """Fraction of ``bandwidth`` a group of ``ranks`` GPUs can use (dimensionless, vectorised): 1 on a switched
+        fabric; ``min(ranks - 1, mesh_links) / mesh_links`` on a full mesh, whose GPUs talk to the group's other
+        members over one direct link each (a pair: one link, 1/7 of an MI300X's 448 GB/s). Sources: AMD Instinct
+        MI300X platform data sheet (seven links per GPU, fully connected); RCCL's README on using fewer than 8
+        MI300X GPUs (ROCm/rccl pull request 1270): a smaller group reaches only a fraction of the bandwidth."""
+        import numpy as np
+
+        if not self.mesh_links:
+            return 1.0 if _validate.is_scalar(ranks) else np.ones(np.shape(ranks))
+        n = np.asarray(ranks, dtype=float)
+        share = np.clip(n - 1, 1, self.mesh_links) / self.mesh_links
+        return float(share) if share.ndim == 0 else share
+
+    def group_bandwidth(self, ranks):
+        """Bytes/s per direction per GPU that a group of ``ranks`` GPUs gets: ``bandwidth * mesh_share(ranks)``."""
+        return self.bandwidth * self.mesh_share(ranks)
 
 
 @dataclass(frozen=True)
@@ -542,7 +574,10 @@ FABRICS: Mapping[str, Fabric] = MappingProxyType({f.name: f for f in (
     Fabric("Infinity Fabric", "scale-up", 448 * u.GBps, 2 * u.us, 2023, {
         "bandwidth": f"{_MI300X_DS}: seven AMD Infinity Fabric links per GPU (a fully connected 8-GPU OAM "
         "platform), 896 GB/s aggregate counting both directions, i.e. 448 GB/s per direction per GPU",
-        "latency": f"{_LAT_NOTE}; no published small-message figure: taken equal to NVLink's"}),
+        "mesh_links": "AMD Instinct MI300X platform data sheet: seven point-to-point links of 64 GB/s per direction "
+        "(128 GB/s both ways) join each GPU directly to the seven others; no switch. RCCL's maintainers: 48 GB/s "
+        "per link per direction after protocol and error-correction overheads (ROCm/rccl issue 1210)",
+        "latency": f"{_LAT_NOTE}; no published small-message figure: taken equal to NVLink's"}, mesh_links=7),
     Fabric("InfiniBand HDR", "scale-out", 200 * u.Gbps, 5 * u.us, 2019, {
         "bandwidth": f"{_IB}: HDR 200 Gb/s per port per direction (25 GB/s)",
         "latency": _LAT_NOTE}),
