@@ -60,12 +60,10 @@ def _():
     return e.checkpoint / e.total
 
 
-@answer("jct-opt-fleet-ratio", unit="", rtol=0.02,
+@answer("jct-opt-fleet-month", unit="s", rtol=0.03,
         hint="jct.estimate(ex.model, ex.token_budget, ex.cluster, failures=rel.OPT175B_PROFILE, "
-             "restart_time=rel.OPT175B_RESTART_TIME); then loss_over(30 * units.day): reliability over "
-             "communication + bubble.")
+             "restart_time=rel.OPT175B_RESTART_TIME).loss_over(30 * units.day)['reliability'].")
 def _():
     e = jct.estimate(EX.model, EX.token_budget, EX.cluster, failures=rel.OPT175B_PROFILE,
                      restart_time=rel.OPT175B_RESTART_TIME)
-    loss = e.loss_over(30 * u.day)
-    return loss["reliability"] / (loss["communication"] + loss["bubble"])
+    return e.loss_over(30 * u.day)["reliability"]
