@@ -37,6 +37,12 @@ KNOWN_MISSES = {
     "Qwen3-235B-A22B, 256 H100, BF16, all-to-all overlapped": 0.176,
     "gpt-oss-120b, 64 H100, BF16": 0.567,
     "DeepSeek-V3, 2,048 H800, FP8": 0.2915,  # 0.299 before its BF16-moment optimizer layout (FP32 gradients)
+    # Reliability at the running example's scale (validation; no profile was fitted on these fleets): the
+    # profiles' job MTBF against the research clusters' measured 1,024-GPU job MTTF of 7.9 h (Kokolis et al.
+    # 2025; 4.2x and 6.3x) and OPT-175B's 105 hardware restarts in 60 days on 992 A100s (Zhang et al. 2022; 2.5x).
+    "textbook profile, research-cluster jobs (1,024 A100)": 3.238,
+    "fitted profile (Llama 3), research-cluster jobs (1,024 A100)": 5.264,
+    "textbook profile, OPT-175B fleet (992 A100)": 1.520,
 }
 
 
@@ -63,7 +69,7 @@ def test_every_published_comparison_is_gathered():
                              for _ in a.measured_matmul_flops]) + len(memory.ZERO_TABLE2)
                         + len(collectives.CALIBRATION) + len(collectives.VALIDATION)
                         + len(parallelism.CALIBRATION_RUNS) + len(parallelism.VALIDATION_RUNS)
-                        + len(parallelism.MOE_RUNS) + 2)
+                        + len(parallelism.MOE_RUNS) + 2 + 3)
     assert len({(c.group, c.what) for c in ALL}) == len(ALL)
     assert [c.group for c in ALL] == sorted((c.group for c in ALL), key=A.GROUPS.index)
 
@@ -104,11 +110,12 @@ def test_the_model_values_are_the_chapters():
 
 def test_summary_statistics_calibration_and_validation_apart():
     cal, val = A.summary("calibration"), A.summary("validation")
-    assert cal.count == 22 and val.count == 46
+    assert cal.count == 22 and val.count == 49
     assert cal.median_abs_error == pytest.approx(0.014, abs=0.002)
     assert cal.worst_abs_error == pytest.approx(0.048, abs=0.002) and cal.worst == "8 B ring, 2 GPUs"
     assert val.median_abs_error == pytest.approx(0.048, abs=0.002)
-    assert val.worst_abs_error == pytest.approx(0.902, abs=0.002) and val.worst == "DeepSeek-V3, 1,024 H100, BF16"
+    assert val.worst_abs_error == pytest.approx(5.264, abs=0.002)
+    assert val.worst == "fitted profile (Llama 3), research-cluster jobs (1,024 A100)"
     dense = A.summary("validation", group="Step time")
     assert dense.worst_abs_error == pytest.approx(0.243, abs=0.002)
     assert dense.worst == "Llama 3 405B, 16,384 H100, CP 16, 131,072 tokens"

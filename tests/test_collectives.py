@@ -231,3 +231,27 @@ def test_cost_explorer_keeps_the_latency_bound_label_inside_the_figure():
         fig.png(c.cost_curve("all-reduce", ranks, link))
         box = fig.knee_text.get_window_extent(renderer)
         assert fig.knee_text.get_visible() and 0 <= box.x0 and box.x1 <= fig.fig.bbox.x1, link
+
+
+def test_full_mesh_scale_up_gives_a_group_only_its_links():
+    # MI300X: seven point-to-point Infinity Fabric links of 64 GB/s per direction (448 GB/s in all), no switch;
+    # a group of k GPUs uses only its k - 1 links (ROCm/rccl PR 1270), each at most 48 GB/s (issue 1210).
+    import dataclasses
+
+    hw = hardware
+    f = hw.fabric("Infinity Fabric")
+    assert f.mesh_links == 7 and f.link_bandwidth == pytest.approx(64e9)
+    assert f.mesh_share(2) == pytest.approx(1 / 7) and f.mesh_share(8) == 1.0
+    assert np.allclose(f.group_bandwidth(np.array([2, 4, 8])), np.array([1, 3, 7]) * 64e9)
+    assert hw.fabric("NVLink 4").mesh_links is None and hw.fabric("NVLink 4").mesh_share(2) == 1.0
+    # A pair's large all-reduce takes the bandwidth term of the whole platform's times 7 (one link of seven).
+    size = 4 * 2**30
+    pair, eight = c.collective_time("all-reduce", size, 2, f), c.collective_time("all-reduce", size, 8, f)
+    cost = c.link_cost(f)
+    assert pair == pytest.approx(cost.base + 2 * cost.hop + 2 * (1 / 2) * size / (cost.rate / 7))
+    assert eight == pytest.approx(cost.base + 14 * cost.hop + 2 * (7 / 8) * size / cost.rate)
+    assert cost.rate == pytest.approx(7 * 48e9)  # RCCL's 48 GB/s per link, seven links
+    # A switched fabric gives a pair the full bandwidth: NVLink 4's pair is faster than its 8-GPU ring per byte.
+    assert c.collective_time("all-reduce", size, [2, 8], f) == pytest.approx([pair, eight])
+    with pytest.raises(ValueError, match="mesh_links"):
+        dataclasses.replace(f, mesh_links=0)

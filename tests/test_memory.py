@@ -33,10 +33,10 @@ def test_running_example_state_is_14_gb_not_9_6():
                                             pp=plan.pp).total
     assert state("adam-mixed") / 1e9 == pytest.approx(9.65, abs=0.01)  # the ZeRO paper's 4 + 12/d
     assert state("megatron-bf16") / 1e9 == pytest.approx(14.06, abs=0.01)  # Megatron's 6 + 12/d
-    # The largest micro-batch: 3 on the H100's 85.5e9 usable bytes (2 on a nominal 80e9), 6 on the H200.
+    # The largest micro-batch: 3 on the H100's 84.9e9 usable bytes (CUDA's; 2 on a nominal 80e9), 6 on the H200.
     opt = M.RUNNING_EXAMPLE_OPTIMIZER
     assert M.max_micro_batch(ll, "H100 SXM", plan, optimizer_name=opt) == 3
-    nominal = dataclasses.replace(hw.H100_SXM, memory_usable=None)
+    nominal = dataclasses.replace(hw.H100_SXM, memory_usable=None, memory_allocatable=None)
     assert M.max_micro_batch(ll, nominal, plan, optimizer_name=opt) == 2
     assert M.max_micro_batch(ll, nominal, plan) == 3  # the old 16-byte layout on 80e9
     assert M.max_micro_batch(ll, "H200 SXM", plan, optimizer_name=opt) == 6
@@ -199,7 +199,7 @@ def test_breakdown_fits_and_overflow():
     assert "does not fit: over by" in alone.verdict()
     sharded = M.breakdown(m.LLAMA3_70B, "H100 SXM", RUNNING_EXAMPLE.plan)
     assert sharded.fits and sharded.overflow == 0 and sharded.total < 80e9
-    assert sharded.capacity == hw.H100_SXM.memory_usable  # the driver's bytes, not the nominal 80e9
+    assert sharded.capacity == hw.H100_SXM.memory_allocatable  # CUDA's bytes, not the nominal 80e9
     assert "fits:" in sharded.verdict() and "<table" in sharded._repr_html_()
 
 
@@ -213,8 +213,9 @@ def test_max_micro_batch_and_min_gpus():
     kw = dict(tp=8, pp=4, dp=32, zero_stage=1, sequence_parallel=True, recompute="selective")
     assert M.max_micro_batch(m.LLAMA3_70B, "H100 SXM", **kw) == b
     assert M.max_micro_batch(m.LLAMA3_70B, "H100 SXM") == 0  # infeasible, reported as such
-    assert M.min_gpus_for_state(1e12, "H100 SXM") == 188  # 16e12 / 85.52e9 usable (not 16 TB / 80 GB = 200)
-    assert M.min_gpus_for_state(1e12, "B200") == 84 and M.min_gpus_for_state(1e12, "H100 SXM", "adam-bf16") == 94
+    # 16e12 / 84.94e9 usable (CUDA's total; not 16 TB / 80 GB = 200). It was 188 on the driver's 85.52e9.
+    assert M.min_gpus_for_state(1e12, "H100 SXM") == 189
+    assert M.min_gpus_for_state(1e12, "B200") == 84 and M.min_gpus_for_state(1e12, "H100 SXM", "adam-bf16") == 95  # 94 on 85.52e9
     assert M.min_gpus_for_state(m.LLAMA3_70B, "H100 SXM") == 14
 
 

@@ -64,6 +64,24 @@ def test_textbook_profile_against_the_published_llama3_fleet():
     assert obs.relative_uncertainty == pytest.approx(0.0489, abs=1e-4)  # Poisson, 1/sqrt(419): the figure's bar
 
 
+def test_opt175b_fleet_against_the_textbook_profile():
+    # OPT-175B (Zhang et al. 2022, sec. 2.5): at least 35 manual and an estimated 70+ automatic restarts after
+    # hardware failures over about 2 months (read as 60 days) on 992 A100s, 124 nodes: one every 13.7 h at most.
+    obs = r.OPT175B_OBSERVED
+    assert obs.interruptions == 105 and obs.gpus == 992 and obs in r.OBSERVATIONS
+    assert obs.mtbf / u.hour == pytest.approx(60 * 24 / 105)
+    assert r.OPT175B_PROFILE.cluster_mtbf(992) == pytest.approx(obs.mtbf)  # fitted to it
+    assert r.OPT175B_PROFILE.cluster_mtbf(1024) / u.hour == pytest.approx(60 * 24 / 105 * 124 / 128)
+    # The textbook profile is optimistic there, beyond the factor the chapter states for Llama 3's fleet.
+    ratio = P.cluster_mtbf(992) / obs.mtbf
+    assert ratio == pytest.approx(2.520, abs=0.001) and ratio > r.MODEL_VS_FLEET_TOLERANCE
+    assert r.OPT175B_RESTART_TIME == 1800.0
+    # The research clusters' measured 1,024-GPU jobs imply a rate per node-day nearly the same multiple of RSC-1's
+    # published rate at 8 and at 1,024 GPUs (3.2x and 3.7x): the two figures count different failures.
+    implied = [j.implied_rate().failures_per_node_day / r.RSC1_RATE.failures_per_node_day for j in r.RSC_JOB_MTTF]
+    assert implied == pytest.approx([3.23, 3.65], abs=0.01)
+
+
 def test_tutorial_checkpoint_loss_column_is_reproduced():
     # The tutorial's "Ckpt Loss (h)" over 30 days: writes of 141.2 s (988.4 GB at 7 GB/s) at the interval
     # optimised for a 60 s write, plus expected failures x half that interval.

@@ -240,6 +240,10 @@ NVLINK_EFFICIENCY = 235 * u.GBps / (300 * u.GBps)
 """Achievable fraction of NVLink's per-direction line rate: 235 of 300 GB/s (calibrated, PR #189)."""
 INFINIBAND_EFFICIENCY = 48.5 * u.GBps / (50 * u.GBps)
 """Achievable fraction of an InfiniBand NDR port: 48.5 of 50 GB/s (the middle of the maintainer's '48-49')."""
+INFINITY_FABRIC_EFFICIENCY = 48 * u.GBps / (64 * u.GBps)
+"""Achievable fraction of an MI300X Infinity Fabric link: 48 of 64 GB/s per direction, the maximum RCCL's
+maintainers give after protocol and error-correction overheads (ROCm/rccl issue 1210; RCCL's topology code uses
+48 GB/s per xGMI link on gfx94x). A ceiling, not a measurement of a collective."""
 
 LINK_MODELS: Mapping[str, LinkModel] = MappingProxyType({
     "NVLink": LinkModel("NVLink", NVLINK_EFFICIENCY, _ALPHA_NVLINK, _T0_NVLINK,
@@ -250,6 +254,10 @@ LINK_MODELS: Mapping[str, LinkModel] = MappingProxyType({
                             "(not calibrated); t0: the NVLink launch cost (same kernels)"),
     "RoCE": LinkModel("RoCE", INFINIBAND_EFFICIENCY, 8 * u.us, _T0_NVLINK,
                       "not calibrated: InfiniBand's efficiency assumed; alpha: the catalog's 8 us"),
+    "Infinity Fabric": LinkModel("Infinity Fabric", INFINITY_FABRIC_EFFICIENCY, _ALPHA_NVLINK, _T0_NVLINK,
+                                 "not calibrated: RCCL's per-link ceiling of 48 of 64 GB/s (ROCm/rccl issue 1210); "
+                                 "t0 and alpha: NVLink's, assumed; a full mesh, so a group gets its links' share "
+                                 "(hardware.Fabric.mesh_share)"),
 })
 """One :class:`LinkModel` per link technology. Only the NVLink latencies and the NVLink and
 InfiniBand efficiencies are calibrated on measurements; the rest is stated as an assumption."""
@@ -349,20 +357,23 @@ def collective_time(op: str, size, ranks, link, *, algorithm: str = "ring"):
 
     ``T = t0 + steps * alpha + bytes_sent_per_rank / (eta * B)`` (see the module docstring);
     ``B`` is ``link.bandwidth``: per GPU inside an NVLink domain, per NIC for a scale-out fabric
-    (one NIC per GPU, rail-optimised, so every rank has a port of its own). One rank: no
+    (one NIC per GPU, rail-optimised, so every rank has a port of its own); on a full-mesh scale-up fabric
+    (``link.mesh_links``, the MI300X's Infinity Fabric) only the ``ranks - 1`` links joining the group,
+    ``B * link.mesh_share(ranks)``. One rank: no
     communication, 0 s. ``link`` is a catalog :class:`~atscale.hardware.Fabric` or its name.
     Vectorised over ``size`` and ``ranks``. Sources: Hockney (1994); Thakur et al. (2005), Table 1;
     efficiencies and latencies from :data:`LINK_MODELS`.
     """
     op, algorithm = _check_pair(op, algorithm)
-    cost = _link_cost(hardware.fabric(link), algorithm)
+    fab = hardware.fabric(link)
+    cost = _link_cost(fab, algorithm)
     if _v.is_scalar(size) and _v.is_scalar(ranks):  # one collective: no arrays at all
         m = _v.nonnegative("size", size, unit="bytes", scalar=True)
         n = float(_v.count("ranks", ranks))
-        return float(_time(op, algorithm, m, n, cost)) if n > 1 else 0.0
+        return float(_time(op, algorithm, m / fab.mesh_share(n), n, cost)) if n > 1 else 0.0
     m, n = _v.broadcast(size=_size(size), ranks=_ranks(ranks))
     with np.errstate(divide="ignore", invalid="ignore"):
-        t = _time(op, algorithm, m, n, cost)
+        t = _time(op, algorithm, m / fab.mesh_share(n), n, cost)
     return as_scalar(np.where(n > 1, t, 0.0))
 
 
@@ -494,8 +505,9 @@ def all_to_all_time(size, ranks, cluster: hardware.Cluster, *, ranks_per_node=No
     if np.any(r > n) or np.any(n % r):
         raise ValueError(f"ranks_per_node={_v.show(ranks_per_node)} must divide ranks={_v.show(ranks)} "
                          "(as many group members on every node)")
-    up, rail = _link_cost(_scale_up(cluster.node), "ring"), _link_cost(_rail(cluster), "ring")
-    t = _all_to_all(m * (r - 1) / n, m * (n - r) / n, r, n / r, up, rail)
+    fab_up = _scale_up(cluster.node)
+    up, rail = _link_cost(fab_up, "ring"), _link_cost(_rail(cluster), "ring")
+    t = _all_to_all(m * (r - 1) / n / fab_up.mesh_share(r), m * (n - r) / n, r, n / r, up, rail)
     return as_scalar(np.where(n > 1, t, 0.0))
 
 

@@ -17,8 +17,9 @@ confused so often that the catalog never leaves them implicit:
   and a PCIe card (lower clocks, lower power, slower memory): they are separate entries.
 * **Nominal vs physical vs usable memory.** "80 GB" on an H100 is a marketing figure,
   not a count of decimal gigabytes: the DRAM is five 16 GiB HBM3 stacks (80 GiB,
-  85.9e9 bytes), and the driver leaves 81,559 MiB (85.5e9 bytes) for programs. The
-  catalog keeps all three (``memory_capacity``, ``memory_physical``, ``memory_usable``),
+  85.9e9 bytes), the driver reports 81,559 MiB (85.5e9 bytes), and CUDA, what an
+  allocation hits, 79.11 GiB (84.9e9 bytes). The catalog keeps all four
+  (``memory_capacity``, ``memory_physical``, ``memory_usable``, ``memory_allocatable``),
   each sourced; the memory model uses :attr:`Accelerator.usable_memory`.
 
 The catalog is immutable. A "what if" is a new object::
@@ -40,7 +41,7 @@ from . import units as u
 __all__ = [
     "DTYPES", "BYTES_PER_ELEMENT", "bytes_per_element", "Accelerator", "Fabric", "Node", "Cluster", "H100_SXM",
     "H100_PCIE", "H800_SXM", "H200_SXM", "A100_SXM_80GB", "A100_SXM_40GB", "B200", "MI300X", "ACCELERATORS", "FABRICS",
-    "DGX_H100", "DGX_A100", "HGX_H800", "HGX_B200", "NODES", "accelerator_arg", "accelerator", "fabric", "node",
+    "DGX_H100", "DGX_A100", "HGX_H800", "HGX_B200", "NODES", "SCALABLE_UNIT_NODES", "accelerator_arg", "accelerator", "fabric", "node",
     "accelerator_table", "node_table", "fabric_table", "source_table",
 ]
 
@@ -85,8 +86,11 @@ class Accelerator:
         memory_physical: bytes of DRAM the enabled HBM stacks hold (binary-sized dies, so
             "80 GB" is 80 GiB), or ``None`` where the vendor does not publish the stack layout.
         memory_usable: bytes the driver reports as the device's total memory
-            (``nvidia-smi --query-gpu=memory.total``), what a process can allocate before its
-            own CUDA context; ``None`` where no published reading was found.
+            (``nvidia-smi --query-gpu=memory.total``); ``None`` where no published reading was found.
+        memory_allocatable: bytes CUDA reports as the device's total (``cudaMemGetInfo``, PyTorch's
+            ``total_memory`` and the "total capacity" of its out-of-memory message), the ceiling an
+            allocation hits: below the driver's figure by the memory the driver reserves for itself;
+            ``None`` where no published reading was found.
         hbm_bandwidth: peak HBM bandwidth in bytes/s.
         scale_up_bandwidth: GPU-to-GPU bandwidth of the scale-up link (NVLink,
             Infinity Fabric) in bytes/s **per direction**, all links of one GPU together.
@@ -111,6 +115,7 @@ class Accelerator:
     measured_matmul_flops: Mapping[str, float] = field(default_factory=dict)
     memory_physical: float | None = None
     memory_usable: float | None = None
+    memory_allocatable: float | None = None
     sources: Mapping[str, str] = field(default_factory=dict, repr=False, compare=False)
 
     def __post_init__(self):
@@ -119,7 +124,7 @@ class Accelerator:
         object.__setattr__(self, "year", _validate.count("year", self.year, unit=self.name))
         for name in ("memory_capacity", "hbm_bandwidth", "scale_up_bandwidth", "tdp"):
             _positive(self.name, name, getattr(self, name))
-        for name in ("memory_physical", "memory_usable"):
+        for name in ("memory_physical", "memory_usable", "memory_allocatable"):
             if getattr(self, name) is not None:
                 _positive(self.name, name, getattr(self, name))
         for mapping in ("peak_flops", "measured_matmul_flops"):
@@ -130,12 +135,16 @@ class Accelerator:
 
     @property
     def usable_memory(self) -> float:
-        """Bytes the memory model may fill: :attr:`memory_usable` (what the driver reports, the
-        real ceiling of an allocation) where a reading is published, else the nominal
-        :attr:`memory_capacity`. The fallback is conservative: on every accelerator where both
-        are known, the driver's figure exceeds the nominal one read as decimal bytes (H100: 85.5e9
-        against 80e9). The CUDA context (0.5-1 GB) still comes out of it, and is not modelled."""
-        return self.memory_usable if self.memory_usable is not None else self.memory_capacity
+        """Bytes the memory model may fill: :attr:`memory_allocatable` (CUDA's total, the ceiling an
+        allocation hits) where a reading is published; else :attr:`memory_usable` (the driver's
+        figure, a little above it: 0.6e9 bytes on the H100 and the H200); else the nominal
+        :attr:`memory_capacity`, below both on every accelerator where all are known (H100: 84.9e9
+        and 85.5e9 against 80e9). The CUDA context (0.5-1 GB) still comes out of it, and is not
+        modelled."""
+        for value in (self.memory_allocatable, self.memory_usable):
+            if value is not None:
+                return value
+        return self.memory_capacity
 
     @property
     def fabric(self) -> "Fabric":
@@ -175,6 +184,11 @@ class Fabric:
             switch; an order-of-magnitude figure for the alpha term of alpha-beta models.
         year: first shipping year.
         sources: field name -> provenance.
+        mesh_links: ``None`` for a switched fabric (NVLink through NVSwitch, InfiniBand): every GPU reaches
+            any group of peers at its full ``bandwidth``. For a scale-up fabric wired as a full mesh of
+            point-to-point links (AMD's Infinity Fabric on an 8-GPU MI300X platform), the number of links per
+            GPU, each carrying ``bandwidth / mesh_links``: a group of ``k`` GPUs uses only the ``k - 1`` links
+            joining its members (:meth:`group_bandwidth`).
     """
 
     name: str
@@ -183,6 +197,7 @@ class Fabric:
     latency: float
     year: int
     sources: Mapping[str, str] = field(default_factory=dict, repr=False, compare=False)
+    mesh_links: int | None = None
 
     def __post_init__(self):
         _frozen_mapping(self, "sources")
@@ -191,6 +206,32 @@ class Fabric:
         _positive(self.name, "bandwidth", self.bandwidth)
         _positive(self.name, "latency", self.latency)
         object.__setattr__(self, "year", _validate.count("year", self.year, unit=self.name))
+        if self.mesh_links is not None:
+            object.__setattr__(self, "mesh_links", _validate.count("mesh_links", self.mesh_links))
+
+    @property
+    def link_bandwidth(self) -> float:
+        """Bytes/s per direction of one point-to-point link of a full mesh (``bandwidth / mesh_links``); the whole
+        ``bandwidth`` for a switched fabric."""
+        return self.bandwidth / self.mesh_links if self.mesh_links else self.bandwidth
+
+    def mesh_share(self, ranks):
+        """Fraction of ``bandwidth`` a group of ``ranks`` GPUs can use (dimensionless, vectorised): 1 on a switched
+        fabric; ``min(ranks - 1, mesh_links) / mesh_links`` on a full mesh, whose GPUs talk to the group's other
+        members over one direct link each (a pair: one link, 1/7 of an MI300X's 448 GB/s). Sources: AMD Instinct
+        MI300X platform data sheet (seven links per GPU, fully connected); RCCL's README on using fewer than 8
+        MI300X GPUs (ROCm/rccl pull request 1270): a smaller group reaches only a fraction of the bandwidth."""
+        import numpy as np
+
+        if not self.mesh_links:
+            return 1.0 if _validate.is_scalar(ranks) else np.ones(np.shape(ranks))
+        n = np.asarray(ranks, dtype=float)
+        share = np.clip(n - 1, 1, self.mesh_links) / self.mesh_links
+        return float(share) if share.ndim == 0 else share
+
+    def group_bandwidth(self, ranks):
+        """Bytes/s per direction per GPU that a group of ``ranks`` GPUs gets: ``bandwidth * mesh_share(ranks)``."""
+        return self.bandwidth * self.mesh_share(ranks)
 
 
 @dataclass(frozen=True)
@@ -299,6 +340,7 @@ _A100_WP = "NVIDIA A100 Tensor Core GPU Architecture whitepaper (2020)"
 _SMI = "nvidia-smi's memory.total (the driver's figure) as printed in public nvidia-smi logs"
 _NOMINAL = "nominal: the marketing figure, read here as decimal bytes"
 _NO_SMI = "no published driver reading found; the memory model falls back to the nominal figure"
+_CUDA_TOTAL = "CUDA's total device memory (cudaMemGetInfo), as PyTorch reports it"
 
 H100_SXM = Accelerator(
     name="H100 SXM",
@@ -315,12 +357,16 @@ H100_SXM = Accelerator(
     measured_matmul_flops={"bf16": 792.1e12},
     memory_physical=80 * u.GiB,
     memory_usable=81559 * u.MiB,
+    memory_allocatable=79.11 * u.GiB,
     sources={
         "peak_flops": f"{_H100_DS}, SXM column; {_DENSE}; fp64 is FP64 Tensor Core (vector FP64: 34 TFLOP/s)",
         "memory_capacity": f"{_H100_DS}: 80 GB HBM3 ({_NOMINAL})",
         "memory_physical": f"{_HOPPER_WP}: five HBM3 stacks of 16 GiB = 80 GiB (85.9e9 bytes)",
         "memory_usable": f"{_SMI} (e.g. NVIDIA/nccl GitHub issue 1264, 'NVIDIA H100 80GB HBM3'): 81,559 MiB "
         "= 85.52e9 bytes",
+        "memory_allocatable": f"{_CUDA_TOTAL} on an H100 80 GB (vllm-project/vllm GitHub issue 27508, 'GPU 0 has a "
+        "total capacity of 79.11 GiB'): 84.94e9 bytes, 0.58e9 below the driver's figure; other 80 GB cards' "
+        "messages print 79.1-79.35 GiB",
         "hbm_bandwidth": f"{_H100_DS}: 3.35 TB/s",
         "scale_up_bandwidth": f"{_H100_DS}: NVLink 900 GB/s, i.e. 450 GB/s {_PER_DIR}",
         "tdp": f"{_H100_DS}: up to 700 W (configurable)",
@@ -342,6 +388,7 @@ H800_SXM = dataclasses.replace(
         "scale_up_bandwidth": "NVIDIA H800 datasheet: NVLink 400 GB/s (both directions), i.e. 200 GB/s per direction "
         "per GPU; DeepSeek-AI (2024), DeepSeek-V3 Technical Report, sec. 3.2.2, quotes 160 GB/s",
         "memory_usable": "no H800 driver reading found: the H100 SXM's (the same 80 GB HBM3 part), assumed",
+        "memory_allocatable": "no H800 reading found: the H100 SXM's, assumed",
     },
 )
 
@@ -383,12 +430,16 @@ H200_SXM = Accelerator(
     scale_up_fabric="NVLink 4",
     tdp=700 * u.W,
     memory_usable=143771 * u.MiB,
+    memory_allocatable=150_109_880_320.0,
     sources={
         "peak_flops": f"{_H200_DS}, SXM column; {_DENSE}; same chip and clocks as the H100 SXM",
         "memory_capacity": f"{_H200_DS}: 141 GB HBM3e ({_NOMINAL})",
         "memory_physical": "not published by NVIDIA (trade press reports six 24 GB HBM3e stacks, 144 GiB, "
         "of which 141 are enabled; not used here)",
         "memory_usable": f"{_SMI} ('NVIDIA H200'): 143,771 MiB = 150.75e9 bytes",
+        "memory_allocatable": f"{_CUDA_TOTAL}, measured for this book on an H200 (the roofline chapter's run, "
+        "torch.cuda.get_device_properties(0).total_memory): 150,109,880,320 bytes, 0.64e9 below the driver's "
+        "figure of the same card",
         "hbm_bandwidth": f"{_H200_DS}: 4.8 TB/s",
         "scale_up_bandwidth": f"{_H200_DS}: NVLink 900 GB/s, i.e. 450 GB/s {_PER_DIR}",
         "tdp": f"{_H200_DS}: up to 700 W",
@@ -527,7 +578,10 @@ FABRICS: Mapping[str, Fabric] = MappingProxyType({f.name: f for f in (
     Fabric("Infinity Fabric", "scale-up", 448 * u.GBps, 2 * u.us, 2023, {
         "bandwidth": f"{_MI300X_DS}: seven AMD Infinity Fabric links per GPU (a fully connected 8-GPU OAM "
         "platform), 896 GB/s aggregate counting both directions, i.e. 448 GB/s per direction per GPU",
-        "latency": f"{_LAT_NOTE}; no published small-message figure: taken equal to NVLink's"}),
+        "mesh_links": "AMD Instinct MI300X platform data sheet: seven point-to-point links of 64 GB/s per direction "
+        "(128 GB/s both ways) join each GPU directly to the seven others; no switch. RCCL's maintainers: 48 GB/s "
+        "per link per direction after protocol and error-correction overheads (ROCm/rccl issue 1210)",
+        "latency": f"{_LAT_NOTE}; no published small-message figure: taken equal to NVLink's"}, mesh_links=7),
     Fabric("InfiniBand HDR", "scale-out", 200 * u.Gbps, 5 * u.us, 2019, {
         "bandwidth": f"{_IB}: HDR 200 Gb/s per port per direction (25 GB/s)",
         "latency": _LAT_NOTE}),
@@ -569,6 +623,12 @@ HGX_H800 = Node("HGX H800", H800_SXM, gpus=8, nics=8, nic_bandwidth=400 * u.Gbps
 
 NODES: Mapping[str, Node] = MappingProxyType({n.name: n for n in (DGX_A100, DGX_H100, HGX_H800, HGX_B200)})
 
+SCALABLE_UNIT_NODES = 32
+"""Nodes in one scalable unit (SU) of NVIDIA's DGX SuperPOD reference architecture for DGX H100: the 32 nodes
+whose NIC ``i`` share rail ``i``'s leaf switch (one leaf per rail per SU); traffic between SUs crosses the spine
+switches (NVIDIA DGX SuperPOD Reference Architecture, DGX H100, "Compute fabric"). A count, not a bandwidth: the
+step-time model prices the scale-out fabric as one tier."""
+
 
 def _lookup(table: Mapping, kind: str, name: str):
     try:
@@ -605,7 +665,8 @@ def accelerator_table(part: str = "compute"):
     """Every accelerator's headline figures, in two narrow tables.
 
     ``part="compute"``: dense peak TFLOP/s per dtype and the measured BF16 matmul ceiling.
-    ``part="memory"``: nominal and usable memory, HBM bandwidth, scale-up link (per direction) and power.
+    ``part="memory"``: nominal memory, the driver's and CUDA's totals, HBM bandwidth, scale-up link (per direction)
+    and power.
     """
     from .tables import Table
 
@@ -619,13 +680,16 @@ def accelerator_table(part: str = "compute"):
         return Table(("Accelerator", "Year", "BF16", "FP8", "TF32", "FP64", "BF16 matmul, measured"), rows,
                      caption="Compute, TFLOP/s. Peaks are dense; the last column is a measurement.")
     if part == "memory":
-        rows = [(a.name, a.form_factor, f"{a.memory_capacity / u.GB:,.0f} {a.memory_type}",
-                 "—" if a.memory_usable is None else f"{a.memory_usable / u.GB:,.1f}",
-                 f"{a.hbm_bandwidth / u.TBps:.2f}", f"{a.scale_up_bandwidth / u.GBps:,.0f} ({a.scale_up_fabric})",
-                 f"{a.tdp:,.0f}") for a in accs]
-        return Table(("Accelerator", "Form factor", "Memory, nominal (GB)", "Usable (GB)", "HBM (TB/s)",
-                      "Scale-up (GB/s per direction)", "Power (W)"), rows,
-                     caption="Memory, links and power. Usable memory is what the driver reports, in 10^9 bytes.")
+        def gb(value):
+            return "—" if value is None else f"{value / u.GB:,.1f}"
+
+        rows = [(a.name, a.form_factor, f"{a.memory_capacity / u.GB:,.0f} {a.memory_type}", gb(a.memory_usable),
+                 gb(a.memory_allocatable), f"{a.hbm_bandwidth / u.TBps:.2f}",
+                 f"{a.scale_up_bandwidth / u.GBps:,.0f} ({a.scale_up_fabric})", f"{a.tdp:,.0f}") for a in accs]
+        return Table(("Accelerator", "Form factor", "Memory, nominal (GB)", "Driver (GB)", "CUDA (GB)",
+                      "HBM (TB/s)", "Scale-up (GB/s per direction)", "Power (W)"), rows,
+                     caption="Memory, links and power. Driver: the device total nvidia-smi reports; CUDA: the total "
+                             "CUDA reports, what an allocation hits; both in 10^9 bytes.")
     raise ValueError(f"part={part!r} must be 'compute' or 'memory'")
 
 

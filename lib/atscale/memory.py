@@ -488,8 +488,8 @@ def breakdown(model: models.TransformerConfig, accelerator="H100 SXM", plan: Pla
     gives the running example.
 
     The capacity is the accelerator's :attr:`~atscale.hardware.Accelerator.usable_memory`: the
-    bytes the driver reports (85.5e9 on an H100 "80 GB"), because that, not the marketing figure,
-    is the ceiling an allocation hits.
+    bytes CUDA reports (84.9e9 on an H100 "80 GB", a little below the driver's 85.5e9), because
+    that, not the marketing figure, is the ceiling an allocation hits.
 
     Not counted: the embedding and output layers' activations, temporary buffers (the largest
     is the logits of the output layer, :func:`logits_bytes`), the CUDA context and
@@ -565,8 +565,8 @@ def max_micro_batch(model: models.TransformerConfig, accelerator="H100 SXM", pla
 def min_gpus_for_state(model_or_params, accelerator="H100 SXM", optimizer_name: str = "adam-mixed") -> int:
     """The fewest GPUs whose memory can hold the model state when it is fully sharded
     (ZeRO-3), before any activation: ``ceil(total bytes / usable bytes per GPU)``, with the
-    accelerator's :attr:`~atscale.hardware.Accelerator.usable_memory` (for an H100, 85.5e9
-    bytes: a 1T model needs 188, not the 200 that "16 TB / 80 GB" suggests)."""
+    accelerator's :attr:`~atscale.hardware.Accelerator.usable_memory` (for an H100, CUDA's 84.9e9
+    bytes: a 1T model needs 189, not the 200 that "16 TB / 80 GB" suggests)."""
     acc = hardware.accelerator_arg("accelerator", accelerator)
     total = optimizer(optimizer_name).total * _params(model_or_params)
     gpus = np.ceil(np.asarray(total, dtype=float) / acc.usable_memory)

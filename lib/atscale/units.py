@@ -14,8 +14,8 @@ Two conventions that are easy to mix up, spelled out once:
 * **Decimal vs binary bytes.** Datasheets quote HBM capacity and bandwidth in
   decimal units (1 GB = 10^9 bytes, 1 TB/s = 10^12 bytes/s). Operating systems and
   PyTorch report binary units (1 GiB = 2^30 bytes). Memory *capacity* is the exception:
-  an "80 GB" H100 carries 80 GiB of HBM, and ``nvidia-smi`` shows 81,559 MiB of it usable
-  (85.5e9 bytes; see :mod:`atscale.hardware`), so the marketing "GB" there are really GiB.
+  an "80 GB" H100 carries 80 GiB of HBM, ``nvidia-smi`` shows 81,559 MiB of it (85.5e9 bytes) and
+  CUDA 79.11 GiB (84.9e9 bytes; see :mod:`atscale.hardware`), so the marketing "GB" there are really GiB.
 * **Bits vs bytes.** Network links are quoted in bits per second
   (``Gbps`` = 10^9 bit/s = 1.25e8 byte/s); GPU memory and NVLink in bytes per second.
 """

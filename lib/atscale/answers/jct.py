@@ -58,3 +58,12 @@ def _():
     ck = jct.Checkpoint(interval=u.hour, size=2e12, write_bandwidth=2e12 / 300)
     e = jct.estimate(EX.model, EX.token_budget, EX.cluster, EX.plan, checkpoint=ck, failures=None)
     return e.checkpoint / e.total
+
+
+@answer("jct-opt-fleet-month", unit="s", rtol=0.03,
+        hint="jct.estimate(ex.model, ex.token_budget, ex.cluster, failures=rel.OPT175B_PROFILE, "
+             "restart_time=rel.OPT175B_RESTART_TIME).loss_over(30 * units.day)['reliability'].")
+def _():
+    e = jct.estimate(EX.model, EX.token_budget, EX.cluster, failures=rel.OPT175B_PROFILE,
+                     restart_time=rel.OPT175B_RESTART_TIME)
+    return e.loss_over(30 * u.day)["reliability"]

@@ -42,10 +42,15 @@ def accuracy_error_chart(*, ax=None):
                    lw=1.3, zorder=3, label=None if lab in seen else lab)
         seen.add(lab)
     ax.axvline(0, color=INK, lw=1)
+    errors = [c.error * 100 for c in items]
+    if max(map(abs, errors)) > 100:  # a miss by a factor: keep ±25 % linear, compress beyond it
+        ax.set_xscale("symlog", linthresh=25, linscale=2)
+        ax.set_xlim(min(min(errors) * 1.5, -40), max(errors) * 1.6)
     ax.set_yticks(y, [c.what for c in items], fontsize=6.5)
     ax.set_ylim(-0.8, len(items) - 0.2)
     ax.grid(axis="y", visible=False)
-    ax.set_xlabel("Model / published − 1 (%)")
+    ax.set_xlabel("Model / published − 1 (%; logarithmic beyond ±25 %)"
+                  if ax.get_xscale() == "symlog" else "Model / published − 1 (%)")
     ax.set_title("Every estimate against its measurement")
     ax.legend(loc="upper left", fontsize=7)
     return ax.figure

@@ -30,6 +30,10 @@ def _job_mtbf_axes(ax, title: str, references, x: float, ha: str) -> None:
     ax.set_title(title)
 
 
+_OBSERVATION_MARKERS = ("*", "P", "X", "h")
+"""Markers of the published fleet observations, in the order of :data:`atscale.reliability.OBSERVATIONS`."""
+
+
 @house_style
 def mtbf_sweep_chart(profiles=None, *, gpus=None, mark=(8, 1024, 16_384), observations=rel.OBSERVATIONS, ax=None):
     """Job MTBF (hours) against GPU count for failure profiles, log-log, with a day and a week marked.
@@ -48,11 +52,11 @@ def mtbf_sweep_chart(profiles=None, *, gpus=None, mark=(8, 1024, 16_384), observ
         marks = np.array([g for g in mark if g % p.gpus_per_node == 0])
         if marks.size:
             ax.scatter(marks, p.cluster_mtbf(marks) / u.hour, color=PALETTE[i], s=24, zorder=3)
-    for obs in observations:
+    for obs, marker in zip(observations, _OBSERVATION_MARKERS):
         m, err = obs.mtbf / u.hour, obs.relative_uncertainty * obs.mtbf / u.hour
         ax.errorbar([obs.gpus], [m], yerr=[[err], [err]], fmt="none", ecolor=INK, elinewidth=1.0,
                     capsize=4, zorder=4)
-        ax.scatter([obs.gpus], [m], marker="*", s=140, color=INK, zorder=5,
+        ax.scatter([obs.gpus], [m], marker=marker, s=140 if marker == "*" else 80, color=INK, zorder=5,
                    label=f"{obs.name}, ±{obs.relative_uncertainty:.0%} (Poisson)")
     ax.set_xlim(gpus.min(), gpus.max())
     ax.set_ylim(0.1, 20_000)
@@ -307,8 +311,9 @@ def research_cluster_chart(*, ax=None):
                color=PALETTE[3], zorder=5, label="measured: research-cluster jobs")
     ax.scatter(list(rel.RSC_PROJECTED_MTTF), np.array(list(rel.RSC_PROJECTED_MTTF.values())) / u.hour, s=70,
                facecolors="none", edgecolors=INK, zorder=5, label="the study's projections, as printed")
-    for obs in rel.OBSERVATIONS:
-        ax.scatter([obs.gpus], [obs.mtbf / u.hour], marker="*", s=140, color=INK, zorder=6, label=f"measured: {obs.name}"
+    for obs, marker in zip(rel.OBSERVATIONS, _OBSERVATION_MARKERS):
+        ax.scatter([obs.gpus], [obs.mtbf / u.hour], marker=marker, s=140 if marker == "*" else 80, color=INK, zorder=6,
+                   label=f"measured: {obs.name}"
                    .replace(" (measured)", ""))
     ax.set_xlim(6, 180_000)
     ax.set_ylim(0.02, 1_000_000)
