@@ -132,9 +132,11 @@ def _register() -> None:
 
         def __post_init__(self):
             super().__post_init__()
-            self.styles[0] = Parenthetical(bracket=self.bracket_parenthetical, person=self.person,
-                                           author_year_sep=self.author_year_sep,
-                                           pre_text_sep=self.pre_text_sep, post_text_sep=self.post_text_sep)
+            parenthetical = Parenthetical(bracket=self.bracket_parenthetical, person=self.person,
+                                          author_year_sep=self.author_year_sep,
+                                          pre_text_sep=self.pre_text_sep, post_text_sep=self.post_text_sep)
+            self.styles[0] = parenthetical
+            self.role_style.update((role, parenthetical) for role in parenthetical.role_names())
 
     import sphinxcontrib.bibtex.plugin
 

@@ -192,6 +192,38 @@ JS_STATE = """() => ({
 })"""
 
 
+OPENED_CLEAN = """async (path) => {
+  // Opening a notebook must not mark it modified (a student closing it would be asked to save):
+  // wait for its kernel (JupyterLab then writes the kernel's name and language into the metadata).
+  const app = window.jupyterapp;
+  const panel = Array.from(app.shell.widgets('main')).find(w => w.context && w.context.path === path);
+  await panel.sessionContext.ready;
+  await panel.sessionContext.session.kernel.info;
+  await new Promise(done => setTimeout(done, 1500));
+  return {dirty: panel.context.model.dirty, kernelspec: panel.context.model.getMetadata('kernelspec')};
+}"""
+
+SOLUTIONS_STATE = """(path) => {
+  // Every solution of the Jupyter edition: its heading cell collapsed and showing only its title,
+  // every other cell of it hidden, no check() verdict visible anywhere.
+  const panel = Array.from(window.jupyterapp.shell.widgets('main')).find(w => w.context && w.context.path === path);
+  const shown = cell => !cell.isHidden && cell.node.getClientRects().length > 0;
+  const state = {headings: [], leaks: [], verdictsShown: 0};
+  for (const cell of panel.content.widgets) {
+    const tags = cell.model.getMetadata('tags') || [];
+    if (!tags.includes('solution')) { continue; }
+    if (cell.model.getMetadata('jp-MarkdownHeadingCollapsed') !== undefined) {
+      state.headings.push({collapsed: cell.headingCollapsed, shown: shown(cell), rendered: cell.rendered,
+                           text: (cell.node.querySelector('.jp-RenderedMarkdown, .jp-RenderedHTMLCommon, .myst') || cell.node).innerText.trim().split(String.fromCharCode(10))[0]});
+    } else if (shown(cell)) {
+      state.leaks.push(cell.model.sharedModel.getSource().slice(0, 80));
+    }
+  }
+  state.verdictsShown = Array.from(document.querySelectorAll('.jp-Notebook .jp-OutputArea-output'))
+    .filter(e => e.getClientRects().length > 0 && /✓ Correct/.test(e.textContent)).length;
+  return state;
+}"""
+
 RUN_ALL = """async (path) => {
   const app = window.jupyterapp;
   const panel = Array.from(app.shell.widgets('main')).find(w => w.context && w.context.path === path);
@@ -221,6 +253,8 @@ def _run_chapter(browser, url: str, chapter: str, *, explorers: bool = True):
     page.goto(f"{url}/lab/tree/jupyter/{chapter}.ipynb?reset")
     page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=60_000)
     page.wait_for_function("() => window.jupyterapp", timeout=60_000)
+    opened = page.evaluate(OPENED_CLEAN, f"jupyter/{chapter}.ipynb")
+    assert not opened["dirty"], f"{chapter}: the notebook is marked modified as it opens ({opened})"
     # What Run > Run All Cells does, on this chapter's notebook made the current one, once its kernel
     # is ready (the server exposes the app to the page for this).
     outcome = page.evaluate(RUN_ALL, f"jupyter/{chapter}.ipynb")
@@ -263,8 +297,10 @@ def _move(page, explorer_index: int) -> float:
     return time.monotonic() - start
 
 
-SHOW_EVERY_CELL = """(path) => {
+SHOW_EVERY_CELL = """async (path) => {
   const panel = Array.from(window.jupyterapp.shell.widgets('main')).find(w => w.context && w.context.path === path);
+  window.jupyterapp.shell.activateById(panel.id);
+  await window.jupyterapp.commands.execute('notebook:expand-all-headings');   // the solutions' sections
   for (const cell of panel.content.widgets) {   // unfold what the edition folds, so it is read too
     cell.inputHidden = false;
     if (cell.model.type === 'markdown') { cell.rendered = true; }
@@ -321,9 +357,26 @@ def _raw_myst_in_page(page, chapter: str) -> None:
           "no raw MyST")
 
 
+def _solutions_stay_hidden(page, chapter: str) -> None:
+    """After Run All (and opening), every solution is still folded under its collapsed heading."""
+    nb = json.loads((ROOT / "jupyter" / f"{chapter}.ipynb").read_text(encoding="utf-8"))
+    expected = ["".join(c["source"]).lstrip("# ") for c in nb["cells"]
+                if "jp-MarkdownHeadingCollapsed" in c["metadata"]]
+    state = page.evaluate(SOLUTIONS_STATE, f"jupyter/{chapter}.ipynb")
+    # What the collapsed heading shows: its title only, rendered (a permalink sign may follow it).
+    assert [h["text"].rstrip("¶# ").strip() for h in state["headings"]] == expected, \
+        f"{chapter}: solution headings {state['headings'][:3]}"
+    assert all(h["collapsed"] and h["shown"] for h in state["headings"]), \
+        f"{chapter}: a solution's heading is not collapsed after Run All: {state['headings']}"
+    assert not state["leaks"], f"{chapter}: solution cells shown after Run All: {state['leaks'][:3]}"
+    assert state["verdictsShown"] == 0, f"{chapter}: {state['verdictsShown']} check() verdicts shown after Run All"
+    print(f"{chapter}: {len(expected)} solutions stay folded after Run All")
+
+
 def _check_chapter(browser, lab, chapter, *, every_explorer: bool, explorers: bool = True):
     context, page, remote = _run_chapter(browser, lab, chapter, explorers=explorers)
     try:
+        _solutions_stay_hidden(page, chapter)
         state = page.evaluate(JS_STATE)
         assert not state["errors"], f"{chapter}: error output after Run All: {state['errors'][:3]}"
         assert state["explorers"] >= 1 or not explorers, f"{chapter}: no live explorer rendered"
