@@ -607,6 +607,30 @@ def test_citations_match_their_bibliography_labels(built_book):
     assert not mismatched, f"citations whose bibliography label differs: {mismatched[:5]}"
 
 
+def test_exercises_appendix_lists_every_exercise_in_book_order(built_book):
+    """The Exercises appendix lists the exercises as the book numbers them (1, 2, 3, ... in the
+    order of the chapters), each number a link to that exercise, and every answer id once."""
+    from bs4 import BeautifulSoup
+
+    from atscale.check import exercise_table
+
+    soup = BeautifulSoup((built_book / "book" / "exercises.html").read_text(encoding="utf-8"), "html.parser")
+    rows = [tr.select("td") for tr in soup.select(".atscale-exercise-index tbody tr")]
+    numbered = [(cells[0].get_text(strip=True), cells[0].select_one("a")["href"]) for cells in rows
+                if cells[0].get_text(strip=True)]
+    assert [n for n, _ in numbered] == [f"Exercise {i}" for i in range(1, len(numbered) + 1)]
+    pages = {}
+    for number, href in numbered:
+        page, _, anchor = href.partition("#")
+        if page not in pages:
+            pages[page] = BeautifulSoup((built_book / "book" / page).read_text(encoding="utf-8"), "html.parser")
+        target = pages[page].find(id=anchor)
+        title = target.select_one("p.admonition-title span.caption-number") if target else None
+        assert title is not None and title.get_text(strip=True) == number, f"{number} links to {href}"
+    ids = [cells[2].get_text(strip=True) for cells in rows]
+    assert sorted(i for i in ids if i in {r[1] for r in exercise_table().rows}) == sorted(r[1] for r in exercise_table().rows)
+
+
 def test_on_this_page_follows_the_scroll(server, browser):
     """The "on this page" highlight moves with the reader, also after a jump (it used to stay put)."""
     context, page, log = _open(browser, f"{server}/book/roofline.html")
