@@ -413,6 +413,11 @@ def test_page_in_browser(page_name, server, browser):
             for name, prefix in want.items():
                 if not any(h == prefix for h in hrefs):
                     problems.append(f"no {name} launch link starting with {prefix} in the launch menu")
+            # The download button serves the same Jupyter edition, published beside the pages.
+            downloads = page.eval_on_selector_all(".dropdown-download-buttons a[href]", "els => els.map(e => e.href)")
+            notebooks = [h for h in downloads if h.endswith(".ipynb")]
+            if notebooks != [f"{server}/{nb_path}"] or not (HTML / nb_path).is_file():
+                problems.append(f"the download button does not serve {nb_path}: {notebooks}")
 
         # One top bar, one search field (sphinx-book-theme 1.3 adds the theme's site header above its own).
         bars = page.evaluate("""() => ({
