@@ -126,6 +126,8 @@ def _lab_server(binder_env: Path, home: Path, *, myst: bool):
     jupyterlab-myst, as in Colab (which runs no extension)."""
     for folder in ("book", "jupyter"):
         shutil.copytree(ROOT / folder, home / folder)
+    subprocess.run([sys.executable, str(ROOT / "tools" / "student-edition"), str(home / "student")],
+                   check=True, capture_output=True)
     settings = home / "settings"
     # Render every cell (no virtual scrolling), start the notebook's kernel without asking, no news prompt.
     (settings / "@jupyterlab" / "notebook-extension").mkdir(parents=True)
@@ -192,6 +194,38 @@ JS_STATE = """() => ({
 })"""
 
 
+OPENED_CLEAN = """async (path) => {
+  // Opening a notebook must not mark it modified (a student closing it would be asked to save):
+  // wait for its kernel (JupyterLab then writes the kernel's name and language into the metadata).
+  const app = window.jupyterapp;
+  const panel = Array.from(app.shell.widgets('main')).find(w => w.context && w.context.path === path);
+  await panel.sessionContext.ready;
+  await panel.sessionContext.session.kernel.info;
+  await new Promise(done => setTimeout(done, 1500));
+  return {dirty: panel.context.model.dirty, kernelspec: panel.context.model.getMetadata('kernelspec')};
+}"""
+
+SOLUTIONS_STATE = """(path) => {
+  // Every solution of the Jupyter edition: its heading cell collapsed and showing only its title,
+  // every other cell of it hidden, no check() verdict visible anywhere.
+  const panel = Array.from(window.jupyterapp.shell.widgets('main')).find(w => w.context && w.context.path === path);
+  const shown = cell => !cell.isHidden && cell.node.getClientRects().length > 0;
+  const state = {headings: [], leaks: [], verdictsShown: 0};
+  for (const cell of panel.content.widgets) {
+    const tags = cell.model.getMetadata('tags') || [];
+    if (!tags.includes('solution')) { continue; }
+    if (cell.model.getMetadata('jp-MarkdownHeadingCollapsed') !== undefined) {
+      state.headings.push({collapsed: cell.headingCollapsed, shown: shown(cell), rendered: cell.rendered,
+                           text: (cell.node.querySelector('.jp-RenderedMarkdown, .jp-RenderedHTMLCommon, .myst') || cell.node).innerText.trim().split(String.fromCharCode(10))[0]});
+    } else if (shown(cell)) {
+      state.leaks.push(cell.model.sharedModel.getSource().slice(0, 80));
+    }
+  }
+  state.verdictsShown = Array.from(document.querySelectorAll('.jp-Notebook .jp-OutputArea-output'))
+    .filter(e => e.getClientRects().length > 0 && /✓ Correct/.test(e.textContent)).length;
+  return state;
+}"""
+
 RUN_ALL = """async (path) => {
   const app = window.jupyterapp;
   const panel = Array.from(app.shell.widgets('main')).find(w => w.context && w.context.path === path);
@@ -203,9 +237,9 @@ RUN_ALL = """async (path) => {
 }"""
 
 
-def _run_chapter(browser, url: str, chapter: str, *, explorers: bool = True):
-    """Open a chapter's Jupyter edition in JupyterLab, run all cells, wait for the kernel; returns
-    (context, page, remote)."""
+def _run_chapter(browser, url: str, chapter: str, *, explorers: bool = True, folder: str = "jupyter"):
+    """Open a chapter's Jupyter edition (or the student edition: ``folder="student"``) in JupyterLab,
+    run all cells, wait for the kernel; returns (context, page, remote)."""
     remote: list[str] = []
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
 
@@ -218,12 +252,14 @@ def _run_chapter(browser, url: str, chapter: str, *, explorers: bool = True):
 
     context.route("**/*", route)
     page = context.new_page()
-    page.goto(f"{url}/lab/tree/jupyter/{chapter}.ipynb?reset")
+    page.goto(f"{url}/lab/tree/{folder}/{chapter}.ipynb?reset")
     page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=60_000)
     page.wait_for_function("() => window.jupyterapp", timeout=60_000)
+    opened = page.evaluate(OPENED_CLEAN, f"{folder}/{chapter}.ipynb")
+    assert not opened["dirty"], f"{chapter}: the notebook is marked modified as it opens ({opened})"
     # What Run > Run All Cells does, on this chapter's notebook made the current one, once its kernel
     # is ready (the server exposes the app to the page for this).
-    outcome = page.evaluate(RUN_ALL, f"jupyter/{chapter}.ipynb")
+    outcome = page.evaluate(RUN_ALL, f"{folder}/{chapter}.ipynb")
     assert outcome == "ok", f"{chapter}: could not run all cells ({outcome})"
     # Stored outputs hold no widget views, so a live explorer means the run has started (and every
     # cell is queued, showing [*]); then wait for the queue to empty.
@@ -263,8 +299,10 @@ def _move(page, explorer_index: int) -> float:
     return time.monotonic() - start
 
 
-SHOW_EVERY_CELL = """(path) => {
+SHOW_EVERY_CELL = """async (path) => {
   const panel = Array.from(window.jupyterapp.shell.widgets('main')).find(w => w.context && w.context.path === path);
+  window.jupyterapp.shell.activateById(panel.id);
+  await window.jupyterapp.commands.execute('notebook:expand-all-headings');   // the solutions' sections
   for (const cell of panel.content.widgets) {   // unfold what the edition folds, so it is read too
     cell.inputHidden = false;
     if (cell.model.type === 'markdown') { cell.rendered = true; }
@@ -295,12 +333,13 @@ READ_PAGE = """() => {
 }"""
 
 
-def _raw_myst_in_page(page, chapter: str) -> None:
+def _raw_myst_in_page(page, chapter: str, path: Path | None = None, folder: str = "jupyter") -> None:
     """Scan the rendered notebook, as a reader sees it, for MyST or LaTeX left as text; every
     Markdown cell rendered (the folded solutions unfolded first), every glued figure shown."""
-    nb = json.loads((ROOT / "jupyter" / f"{chapter}.ipynb").read_text(encoding="utf-8"))
+    path = path or ROOT / "jupyter" / f"{chapter}.ipynb"
+    nb = json.loads(path.read_text(encoding="utf-8"))
     markdown = ["".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown"]
-    rendered = page.evaluate(SHOW_EVERY_CELL, f"jupyter/{chapter}.ipynb")
+    rendered = page.evaluate(SHOW_EVERY_CELL, f"{folder}/{chapter}.ipynb")
     assert rendered == len(markdown), f"{chapter}: {rendered} Markdown cells in the page, {len(markdown)} in the file"
     pattern = "|".join(f"({p})" for p in RAW_MYST.values())
     try:  # MathJax typesets asynchronously: give it time to replace the $...$ source
@@ -321,9 +360,26 @@ def _raw_myst_in_page(page, chapter: str) -> None:
           "no raw MyST")
 
 
+def _solutions_stay_hidden(page, chapter: str) -> None:
+    """After Run All (and opening), every solution is still folded under its collapsed heading."""
+    nb = json.loads((ROOT / "jupyter" / f"{chapter}.ipynb").read_text(encoding="utf-8"))
+    expected = ["".join(c["source"]).lstrip("# ") for c in nb["cells"]
+                if "jp-MarkdownHeadingCollapsed" in c["metadata"]]
+    state = page.evaluate(SOLUTIONS_STATE, f"jupyter/{chapter}.ipynb")
+    # What the collapsed heading shows: its title only, rendered (a permalink sign may follow it).
+    assert [h["text"].rstrip("¶# ").strip() for h in state["headings"]] == expected, \
+        f"{chapter}: solution headings {state['headings'][:3]}"
+    assert all(h["collapsed"] and h["shown"] for h in state["headings"]), \
+        f"{chapter}: a solution's heading is not collapsed after Run All: {state['headings']}"
+    assert not state["leaks"], f"{chapter}: solution cells shown after Run All: {state['leaks'][:3]}"
+    assert state["verdictsShown"] == 0, f"{chapter}: {state['verdictsShown']} check() verdicts shown after Run All"
+    print(f"{chapter}: {len(expected)} solutions stay folded after Run All")
+
+
 def _check_chapter(browser, lab, chapter, *, every_explorer: bool, explorers: bool = True):
     context, page, remote = _run_chapter(browser, lab, chapter, explorers=explorers)
     try:
+        _solutions_stay_hidden(page, chapter)
         state = page.evaluate(JS_STATE)
         assert not state["errors"], f"{chapter}: error output after Run All: {state['errors'][:3]}"
         assert state["explorers"] >= 1 or not explorers, f"{chapter}: no live explorer rendered"
@@ -335,6 +391,41 @@ def _check_chapter(browser, lab, chapter, *, every_explorer: bool, explorers: bo
         assert not remote, f"{chapter}: requests to other hosts: {remote[:5]}"
     finally:
         page.evaluate("() => jupyterapp.serviceManager.sessions.shutdownAll()")  # one kernel at a time
+        context.close()
+
+
+VISIBLE_CODE = """(path) => {
+  // The code a student sees: every code cell whose input is not folded.
+  const panel = Array.from(window.jupyterapp.shell.widgets('main')).find(w => w.context && w.context.path === path);
+  return panel.content.widgets.filter(c => c.model.type === 'code' && !c.inputHidden && !c.isHidden)
+    .map(c => c.model.sharedModel.getSource());
+}"""
+
+
+def test_the_student_edition_reads_and_runs_in_jupyterlab(browser, plain_lab, tmp_path):
+    """A chapter of the student edition (the one with the glue cell that calls library internals) in
+    JupyterLab: it opens unmodified, runs, shows no solution, no raw MyST, no unresolved citation,
+    the book's exercise numbers, and no visible cell that calls a private name."""
+    chapter = "parallelism"
+    subprocess.run([sys.executable, str(ROOT / "tools" / "student-edition"), str(tmp_path)], check=True,
+                   capture_output=True)
+    context, page, remote = _run_chapter(browser, plain_lab, chapter, explorers=False, folder="student")
+    try:
+        state = page.evaluate(JS_STATE)
+        assert not state["errors"], f"{chapter}: error output after Run All: {state['errors'][:3]}"
+        code = page.evaluate(VISIBLE_CODE, f"student/{chapter}.ipynb")
+        private = [m for text in code for m in re.findall(r"\b\w+\._[a-z]\w*\(", text)]
+        assert code and not private, f"{chapter}: visible cells call private names: {private}"
+        text = page.evaluate("() => document.querySelector('.jp-Notebook').innerText")
+        assert "⚠" not in text and "Solution to Exercise" not in text
+        book = json.loads((ROOT / "jupyter" / f"{chapter}.ipynb").read_text(encoding="utf-8"))
+        numbers = [m for c in book["cells"] if c["cell_type"] == "markdown"
+                   for m in re.findall(r"^#### (Exercise \d+)$", "".join(c["source"]), re.M)]
+        assert re.findall(r"^(Exercise \d+)¶?$", text, re.M) == numbers, f"{chapter}: exercise numbers differ"
+        _raw_myst_in_page(page, chapter, tmp_path / f"{chapter}.ipynb", folder="student")
+        assert not remote, f"{chapter}: requests to other hosts: {remote[:5]}"
+    finally:
+        page.evaluate("() => jupyterapp.serviceManager.sessions.shutdownAll()")
         context.close()
 
 

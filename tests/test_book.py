@@ -38,15 +38,8 @@ from atscale.widgets import LIVE_NOTE
 ROOT = Path(__file__).resolve().parents[1]
 HTML = ROOT / "_build" / "html"
 SCREENSHOTS = ROOT / "_build" / "screenshots"
-# Known, harmless errors from third-party parts of Jupyter Book 1 (not from our pages);
-# anything else in the console fails the test.
-KNOWN_THIRD_PARTY_ERRORS = [
-    # sphinx-thebe 0.3.1 adds its inline `const THEBE_JS_URL = ...` script twice under Sphinx 7;
-    # the second copy throws. Thebe (Live Code) is not used by this book.
-    re.compile(r"^Identifier 'THEBE_JS_URL' has already been declared$"),
-    # pydata-sphinx-theme logs this on a first visit (no theme mode stored yet, no default_mode).
-    re.compile(r"^Got invalid theme mode: \. Resetting to auto\.$"),
-]
+# Any error in the browser's console, or uncaught, fails the page: the theme's own scripts included
+# (_ext/theme_fixes.py removes the doubled sphinx-thebe script; _config.yml sets a default theme mode).
 # Pages that must contain typeset math whatever their content (the others: if they have math).
 MUST_HAVE_MATH = {"book/notation"}
 
@@ -218,9 +211,9 @@ def test_jupyter_edition_reads_as_the_html(built_book, chapter):
     captions = [t.split(" ", 2)[:2] for t in _html_texts(html, "figcaption span.caption-number")]
     assert re.findall(r"^\*\*(Fig\.) (\d+)\.\*\*", text, re.M) == [(a, b) for a, b in captions]
     exercises = _html_texts(html, "div.exercise p.admonition-title span.caption-number")
-    assert re.findall(r"^\*\*(Exercise \d+)\.\*\*", text, re.M) == exercises
+    assert re.findall(r"^#### (Exercise \d+)$", text, re.M) == exercises
     solutions = [t.replace("Solution to ", "") for t in _html_texts(html, "div.solution p.admonition-title")]
-    assert list(dict.fromkeys(re.findall(r"^\*\*Solution to (Exercise \d+)\*\*", text, re.M))) == solutions
+    assert re.findall(r"^#### Solution to (Exercise \d+)$", text, re.M) == solutions
 
 
 # --------------------------------------------------------------------------- the server
@@ -279,19 +272,14 @@ def _open(browser, url: str) -> tuple[object, object, PageLog]:
         lambda resp: resp.status >= 400 and counts(resp.url)
         and log.failed.append(f"{resp.url} (HTTP {resp.status})"),
     )
-    def known(text: str) -> bool:
-        return any(p.search(text) for p in KNOWN_THIRD_PARTY_ERRORS)
-
     def on_console(msg):
-        # "Failed to load resource" repeats a failed request, which is reported with its URL.
-        if msg.type == "error" and not known(msg.text) and not msg.text.startswith("Failed to load resource"):
-            log.console_errors.append(msg.text)
+        # A failed request is reported with its URL (log.failed); Chromium's own favicon request is not the page's.
+        if msg.type == "error" and not (msg.text.startswith("Failed to load resource")
+                                        and not counts(msg.location.get("url", ""))):
+            log.console_errors.append(f"{msg.text} ({msg.location.get('url', '')})")
 
     page.on("console", on_console)
-    page.on(
-        "pageerror",
-        lambda exc: not known(exc.message) and log.page_errors.append(f"{exc.name}: {exc.message}"),
-    )
+    page.on("pageerror", lambda exc: log.page_errors.append(f"{exc.name}: {exc.message}"))
     page.goto(url, wait_until="load")
     return context, page, log
 
@@ -425,6 +413,18 @@ def test_page_in_browser(page_name, server, browser):
             for name, prefix in want.items():
                 if not any(h == prefix for h in hrefs):
                     problems.append(f"no {name} launch link starting with {prefix} in the launch menu")
+            # The download button serves the same Jupyter edition, published beside the pages.
+            downloads = page.eval_on_selector_all(".dropdown-download-buttons a[href]", "els => els.map(e => e.href)")
+            notebooks = [h for h in downloads if h.endswith(".ipynb")]
+            if notebooks != [f"{server}/{nb_path}"] or not (HTML / nb_path).is_file():
+                problems.append(f"the download button does not serve {nb_path}: {notebooks}")
+
+        # One top bar, one search field (sphinx-book-theme 1.3 adds the theme's site header above its own).
+        bars = page.evaluate("""() => ({
+          header: Array.from(document.querySelectorAll('#pst-header')).filter(e => e.getClientRects().length).length,
+          search: Array.from(document.querySelectorAll('.search-button-field')).filter(e => e.getClientRects().length).length})""")
+        if bars["header"] or bars["search"] != 1:
+            problems.append(f"a second top bar or search field: {bars}")
 
         page.wait_for_load_state("networkidle", timeout=10_000)
         found = page.evaluate(JS_PROBLEMS)
@@ -481,9 +481,57 @@ def _notdef_glyphs(path) -> int:
     return count
 
 
+def _pdf_images(reader) -> list[tuple[float, float]]:
+    """Every image the PDF draws, as its size on the page in points (width, height): each image
+    XObject painted by ``Do``, in the page's content or inside a form XObject, with the
+    transformation in force (``cm``, saved and restored by ``q``/``Q``)."""
+    from pypdf.generic import ContentStream
+
+    def multiply(m, n):
+        a, b, c, d, e, f = m
+        a2, b2, c2, d2, e2, f2 = n
+        return (a * a2 + b * c2, a * b2 + b * d2, c * a2 + d * c2, c * b2 + d * d2,
+                e * a2 + f * c2 + e2, e * b2 + f * d2 + f2)
+
+    drawn = []
+
+    def walk(content, resources, ctm):
+        xobjects = resources.get("/XObject", {}) if resources else {}
+        xobjects = xobjects.get_object() if hasattr(xobjects, "get_object") else xobjects
+        stack = []
+        for operands, operator in ContentStream(content, reader).operations:
+            if operator == b"q":
+                stack.append(ctm)
+            elif operator == b"Q" and stack:
+                ctm = stack.pop()
+            elif operator == b"cm":
+                ctm = multiply(tuple(float(x) for x in operands), ctm)
+            elif operator == b"Do":
+                xobject = xobjects[operands[0]].get_object()
+                if xobject.get("/Subtype") == "/Image":
+                    a, b, c, d = ctm[:4]
+                    drawn.append(((a * a + b * b) ** 0.5, (c * c + d * d) ** 0.5))
+                elif xobject.get("/Subtype") == "/Form":
+                    matrix = tuple(float(x) for x in xobject.get("/Matrix", [1, 0, 0, 1, 0, 0]))
+                    walk(xobject, xobject.get("/Resources"), multiply(matrix, ctm))
+
+    for page in reader.pages:
+        walk(page.get_contents(), page.get("/Resources"), (1, 0, 0, 1, 0, 0))
+    return drawn
+
+
+def _single_page_figures() -> int:
+    """The figures of the single-page HTML the PDF is printed from (every image of the book's text)."""
+    from bs4 import BeautifulSoup
+
+    html = (ROOT / "_build" / "singlehtml" / "book" / "intro.html").read_text(encoding="utf-8")
+    return len(BeautifulSoup(html, "html.parser").select(".bd-article img"))
+
+
 def test_pdf_of_the_whole_book(built_book):
-    """One PDF, linked from the introduction, with a bookmark for every page of the table of
-    contents, figures embedded and no character drawn as a missing-glyph box."""
+    """One PDF, linked from the introduction, with every figure of the book drawn (a broken image
+    draws nothing), a bookmark for every page of the table of contents titled as its heading (no
+    title doubled, no maths dropped), and no character drawn as a missing-glyph box."""
     import pypdf
 
     pdf = built_book / PDF_NAME
@@ -491,6 +539,14 @@ def test_pdf_of_the_whole_book(built_book):
     assert f'href="../{PDF_NAME}"' in (built_book / "book" / "intro.html").read_text(encoding="utf-8")
     reader = pypdf.PdfReader(str(pdf))
     assert len(reader.pages) > 50
+
+    figures = _single_page_figures()
+    drawn = _pdf_images(reader)
+    assert figures >= 54, f"only {figures} figures in the single-page HTML"
+    assert len(drawn) >= figures, f"the PDF draws {len(drawn)} images for the book's {figures} figures"
+    small = [size for size in drawn if min(size) < 20]
+    assert not small, f"images drawn smaller than 20 pt: {small[:5]}"
+
     bookmarks = []
 
     def walk(items):
@@ -498,13 +554,104 @@ def test_pdf_of_the_whole_book(built_book):
             walk(item) if isinstance(item, list) else bookmarks.append(item.title)
 
     walk(reader.outline)
+    doubled = [b for b in bookmarks if len(b) > 2 and len(b) % 2 == 0 and b[:len(b) // 2] == b[len(b) // 2:]]
+    assert not doubled, f"bookmarks with a doubled title: {doubled}"
+    assert all(b == b.strip() and "  " not in b for b in bookmarks)
     for page in PAGES:
         html = (built_book / f"{page}.html").read_text(encoding="utf-8")
         title = re.sub(r"<[^>]+>|#", "", re.search(r"<h1[^>]*>(.*?)</h1>", html, re.S).group(1)).strip()
-        assert any(b.startswith(title) for b in bookmarks), f"no PDF bookmark for {page} ({title!r})"
-    images = sum(len(p.images) for p in reader.pages[:40])
-    assert images >= 3, "figures missing from the PDF"
+        assert title in bookmarks, f"no PDF bookmark titled {title!r} ({page})"
+    # Headings with maths keep it: "From one layer to 6N: ..." (its TeX, simplified).
+    assert any(b.startswith("From one layer to 6N:") for b in bookmarks), [b for b in bookmarks if "one layer" in b]
+    assert "The alpha term that grows with n" in bookmarks
     assert _notdef_glyphs(pdf) == 0, "characters printed as missing-glyph boxes"
+
+
+def test_pdf_image_count_sees_what_a_page_draws(tmp_path, browser):
+    """The image count above counts drawn images, at their size on the page."""
+    import base64
+
+    import pypdf
+
+    png = base64.b64encode(bytes.fromhex(
+        "89504e470d0a1a0a0000000d4948445200000001000000010806000000"
+        "1f15c4890000000d49444154789c6360f8cf00000301010018dd8db00000000049454e44ae426082")).decode()
+    page = browser.new_page()
+    try:
+        page.set_content(f'<img src="data:image/png;base64,{png}" style="width:200px;height:100px">'
+                         '<img src="missing.png" style="width:200px;height:100px">')
+        page.pdf(path=str(tmp_path / "images.pdf"))
+    finally:
+        page.close()
+    drawn = _pdf_images(pypdf.PdfReader(str(tmp_path / "images.pdf")))
+    assert len(drawn) == 1 and min(drawn[0]) > 50, drawn
+
+
+def test_citations_match_their_bibliography_labels(built_book):
+    """Author-year in the text and the same label in the bibliography: each citation's link leads
+    to an entry labelled "[<the citation's text>]" (no alphabetic labels such as [CND+22])."""
+    from bs4 import BeautifulSoup
+
+    pages, mismatched, count = {}, [], 0
+    for page in PAGES:
+        html = (built_book / f"{page}.html").read_text(encoding="utf-8")
+        soup = BeautifulSoup(html, "html.parser")
+        for link in soup.select("span.bibtex-citation a[href]"):
+            target_page, _, anchor = link["href"].partition("#")
+            path = (built_book / page).parent / target_page if target_page else built_book / f"{page}.html"
+            key = path.resolve()
+            if key not in pages:
+                pages[key] = BeautifulSoup(path.read_text(encoding="utf-8"), "html.parser")
+            entry = pages[key].find(id=anchor)
+            label = entry.select_one("span.label") if entry else None
+            text = re.sub(r"\s+", " ", link.get_text()).strip()
+            count += 1
+            if label is None or label.get_text().strip() != f"[{text}]":
+                mismatched.append((page, text, label.get_text() if label else None))
+    assert count > 50
+    assert not mismatched, f"citations whose bibliography label differs: {mismatched[:5]}"
+
+
+def test_exercises_appendix_lists_every_exercise_in_book_order(built_book):
+    """The Exercises appendix lists the exercises as the book numbers them (1, 2, 3, ... in the
+    order of the chapters), each number a link to that exercise, and every answer id once."""
+    from bs4 import BeautifulSoup
+
+    from atscale.check import exercise_table
+
+    soup = BeautifulSoup((built_book / "book" / "exercises.html").read_text(encoding="utf-8"), "html.parser")
+    rows = [tr.select("td") for tr in soup.select(".atscale-exercise-index tbody tr")]
+    numbered = [(cells[0].get_text(strip=True), cells[0].select_one("a")["href"]) for cells in rows
+                if cells[0].get_text(strip=True)]
+    assert [n for n, _ in numbered] == [f"Exercise {i}" for i in range(1, len(numbered) + 1)]
+    pages = {}
+    for number, href in numbered:
+        page, _, anchor = href.partition("#")
+        if page not in pages:
+            pages[page] = BeautifulSoup((built_book / "book" / page).read_text(encoding="utf-8"), "html.parser")
+        target = pages[page].find(id=anchor)
+        title = target.select_one("p.admonition-title span.caption-number") if target else None
+        assert title is not None and title.get_text(strip=True) == number, f"{number} links to {href}"
+    ids = [cells[2].get_text(strip=True) for cells in rows]
+    assert sorted(i for i in ids if i in {r[1] for r in exercise_table().rows}) == sorted(r[1] for r in exercise_table().rows)
+
+
+def test_on_this_page_follows_the_scroll(server, browser):
+    """The "on this page" highlight moves with the reader, also after a jump (it used to stay put)."""
+    context, page, log = _open(browser, f"{server}/book/roofline.html")
+    try:
+        active = []
+        for fraction in (0.3, 0.6, 1.0, 0.0):
+            page.evaluate(f"window.scrollTo(0, document.documentElement.scrollHeight * {fraction})")
+            page.wait_for_timeout(400)
+            active.append(page.evaluate(
+                "() => Array.from(document.querySelectorAll('#pst-page-toc-nav a.active')).map(a => a.textContent.trim())"))
+        assert all(len(a) == 1 for a in active[:3]), active
+        assert len({a[0] for a in active[:3]}) == 3, f"the highlight did not follow the scroll: {active}"
+        last = page.evaluate("() => Array.from(document.querySelectorAll('#pst-page-toc-nav a')).pop().textContent.trim()")
+        assert active[2] == [last], active
+    finally:
+        context.close()
 
 
 def test_missing_glyph_check_can_fail(browser, tmp_path):

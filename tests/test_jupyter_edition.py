@@ -76,15 +76,25 @@ def test_edition_markdown_is_plain(edition, chapter):
     assert [c.source for c in nb.cells if c.cell_type == "code"] == \
            [c.source if i else TOOL.INSTALL.sub(f"git+{TOOL.install_url()}", c.source)
             for i, c in enumerate(c for c in book.cells if c.cell_type == "code")]
-    # Glued figures are in the text, with the HTML's numbers; solutions folded.
+    # Glued figures are in the text, with the HTML's numbers; each solution a collapsed section.
     text = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
     figures = sum(c.source.count("{glue:figure}") for c in book.cells if c.cell_type == "markdown")
     assert text.count("](data:image/png;base64,") == figures
     solutions = sum(c.source.count("{solution-start}") for c in book.cells if c.cell_type == "markdown")
-    folded = [c for c in nb.cells if c.cell_type == "markdown" and c.source.startswith("**Solution to Exercise ")]
-    assert len({c.source.split("**")[1] for c in folded}) == solutions
-    assert all(c.metadata["jupyter"]["source_hidden"] for c in folded)
+    headings = [c for c in nb.cells if c.cell_type == "markdown" and c.source.startswith("#### Solution to Exercise ")]
+    assert len(headings) == solutions
+    assert all(c.metadata.get(TOOL.HEADING_COLLAPSED) is True for c in headings)
+    # Inside a solution no cell is folded on its own (Run All would unfold it) and every cell is tagged.
+    in_solution = False
+    for cell in nb.cells:
+        if cell.cell_type == "markdown" and cell.source.startswith("#"):
+            in_solution = cell in headings
+        if in_solution:
+            assert TOOL.SOLUTION_TAG in cell.metadata.get("tags", []) or "remove-cell" in cell.metadata.get("tags", [])
+            assert "jupyter" not in cell.metadata or "remove-cell" in cell.metadata.get("tags", [])
     assert len({c.id for c in nb.cells}) == len(nb.cells)
+    # Opened in JupyterLab, the notebook is not marked modified: the kernel is named as JupyterLab names it.
+    assert nb.metadata["kernelspec"] == TOOL.KERNELSPEC
 
 
 def _chapter(cells) -> object:
@@ -104,17 +114,17 @@ def test_conversion_of_each_construct():
              nbformat.v4.new_markdown_cell("```{exercise-start}\n:label: ex-a\n```\nAsk.\n```{exercise-end}\n```"),
              nbformat.v4.new_markdown_cell("```{solution-start} ex-a\n:class: dropdown\n```\nThe answer."),
              nbformat.v4.new_code_cell("check('x', 42)"),
-             nbformat.v4.new_markdown_cell("```{solution-end}\n```\n\nAfter.\n\n```{bibliography}\n```")]
+             nbformat.v4.new_markdown_cell("```{solution-end}\n```\n\n#### Key takeaways\n\n```{bibliography}\n```")]
     nb = _chapter(cells).convert()
     text = [c.source for c in nb.cells]
     assert text[1] == ("A 23.4% share (Narayanan *et al.*, 2021), Fig. 3, [The memory wall](memory.ipynb).\n\n"
                        "> **Note**\n>\n> See Exercise 7.")
-    assert text[2] == "**Exercise 7.**\nAsk."
-    assert text[3] == "**Solution to Exercise 7** (folded: click to open)\n\nThe answer."
-    assert nb.cells[3].metadata["jupyter"] == {"source_hidden": True}
-    assert text[4] == "check('x', 42)"
-    assert text[5].startswith("After.\n\n- **Narayanan *et al.*, 2021.** Deepak Narayanan")
-    assert "jupyter" not in nb.cells[5].metadata
+    assert text[2] == "#### Exercise 7\n\nAsk."
+    assert text[3:6] == ["#### Solution to Exercise 7", "The answer.", "check('x', 42)"]
+    assert nb.cells[3].metadata == {"tags": ["solution"], "jp-MarkdownHeadingCollapsed": True}
+    assert [nb.cells[i].metadata for i in (4, 5)] == [{"tags": ["solution"]}] * 2
+    assert text[6].startswith("#### Key takeaways\n\n- **Narayanan *et al.*, 2021.** Deepak Narayanan")
+    assert "jupyter" not in nb.cells[6].metadata
     assert nb.cells[0].outputs == []  # the invisible glue output is dropped, the code kept
 
 
@@ -125,6 +135,8 @@ def test_conversion_of_each_construct():
     ("{term}`roofline`", "MyST role {term} has no Jupyter rendering"),
     ("```{figure} a.png\n```", "MyST directive {figure} has no Jupyter rendering"),
     ("```{solution-start} ex-a\n```\nno end", "no \\{solution-end\\}"),
+    ("```{solution-start} ex-a\n```\nx\n```{solution-end}\n```\nProse that would be folded with it.",
+     "after a solution must start with a heading"),
 ])
 def test_what_cannot_be_rendered_is_an_error(markdown, message):
     with pytest.raises(ValueError, match=message):
