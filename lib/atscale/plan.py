@@ -59,13 +59,16 @@ from dataclasses import dataclass, replace
 
 from . import _validate as v
 
-__all__ = ["Plan", "SCHEDULES", "RECOMPUTE", "FSDP_STRATEGIES"]
+__all__ = ["Plan", "SCHEDULES", "SCHEDULE_NAMES", "RECOMPUTE", "FSDP_STRATEGIES"]
 
 SCHEDULES = ("gpipe", "1f1b", "interleaved", "zb-h1", "zb-h2", "dualpipe")
 """Pipeline schedules: GPipe (all forwards, then all backwards; Huang et al. 2019), 1F1B
 (PipeDream-Flush; Narayanan et al. 2021, sec. 2.2.1), interleaved 1F1B (sec. 2.2.2), the zero-bubble
 schedules ZB-H1 and ZB-H2 (Qi et al. 2024, sec. 2) and DualPipe (DeepSeek-AI 2024, sec. 3.2.1); see
 :mod:`atscale.pipeline`. New names go at the end: a schedule's index is its code in vectorised arrays."""
+SCHEDULE_NAMES = {"gpipe": "GPipe", "1f1b": "1F1B", "interleaved": "interleaved 1F1B", "zb-h1": "ZB-H1",
+                  "zb-h2": "ZB-H2", "dualpipe": "DualPipe"}
+"""Each schedule as the book writes it (labels, descriptions, explorers): one spelling everywhere."""
 
 RECOMPUTE = ("none", "selective", "full")
 """Activation recomputation: none; selective (attention scores only; Korthikanti et al. 2022,
@@ -226,7 +229,7 @@ class Plan:
         extras = [f"micro-batch {self.micro_batch}"]
         if self.global_batch is not None:
             extras.append(f"global batch {self.global_batch:,} ({self.micro_batches} micro-batches per replica)")
-        extras.append(self.schedule + (f" (v={self.virtual_stages})" if self.virtual_stages > 1 else ""))
+        extras.append(SCHEDULE_NAMES[self.schedule] + (f" (v={self.virtual_stages})" if self.virtual_stages > 1 else ""))
         if self.sequence_parallel:
             extras.append("sequence parallel")
         if self.recompute != "none":
@@ -237,7 +240,7 @@ class Plan:
             extras.append("no reshard after forward")
         if self.shard_group is not None:
             extras.append(f"sharded over groups of {self.shard_group}")
-        if self.expert_tp is not None and self.expert_tp != self.tp:
+        if self.ep > 1 and self.expert_tp is not None and self.expert_tp != self.tp:  # no experts: no expert TP
             extras.append(f"expert TP={self.expert_tp}")
         if self.a2a_overlap:
             extras.append("all-to-all overlapped")

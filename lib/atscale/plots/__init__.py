@@ -16,7 +16,8 @@ colour-blind-safe palette, so a figure reads the same in the book's light and
 dark themes.
 """
 
-from ._base import INK, LiveFigure, MARGINS, MUTED, PALETTE, STYLE, house_style, log_axes, new_axes  # noqa: F401
+from ._base import (DPI, INK, MARGINS, MIN_FONT, MUTED, PALETTE, STYLE, LiveFigure, finish, finish_live,  # noqa: F401
+                    house_style, log_axes, new_axes)
 
 # One submodule per chapter; their figures are re-exported here (``plots.catalog_scatter``).
 from .catalog import *  # noqa: E402,F401,F403
