@@ -617,7 +617,7 @@ def accelerator_table(part: str = "compute"):
     if part == "memory":
         rows = [(a.name, a.form_factor, f"{a.memory_capacity / u.GB:,.0f} {a.memory_type}",
                  "—" if a.memory_usable is None else f"{a.memory_usable / u.GB:,.1f}",
-                 f"{a.hbm_bandwidth / u.TBps:.2f}", f"{a.scale_up_bandwidth / u.GBps:,.0f} ({a.scale_up_fabric})",
+                 f"{a.hbm_bandwidth / u.TBps:.2f}", f"{a.scale_up_bandwidth / u.GBps:,.0f}, {a.scale_up_fabric}",
                  f"{a.tdp:,.0f}") for a in accs]
         return Table(("Accelerator", "Form factor", "Memory, nominal (GB)", "Usable (GB)", "HBM (TB/s)",
                       "Scale-up (GB/s per direction)", "Power (W)"), rows,

@@ -16,6 +16,7 @@ from types import MappingProxyType
 
 import numpy as np
 
+from .tables import readable
 from . import hardware, models
 from . import units as u
 from . import _validate as v
@@ -123,6 +124,7 @@ def _model(model) -> models.TransformerConfig:
     return models.model_arg("model", model)
 
 
+@readable("Model state per GPU")
 @dataclass(frozen=True)
 class ModelState:
     """Per-GPU bytes of weights, gradients and optimizer state."""
