@@ -372,9 +372,8 @@ def summary(role: str | None = None, *, kind: str | None = "estimate", group: st
     return Summary(len(sel), float(statistics.median(errs)), float(max(errs)), worst.what)
 
 
-ERROR_CONVENTION = ("Error: for an MFU or HFU, the model's minus the published, in percentage points (the unit "
-                    "of the stated accuracy); for every other quantity, model / published - 1, in %. Positive: "
-                    "the model's value is higher.")
+ERROR_CONVENTION = ("Error: MFU and HFU in percentage points (model - published, the unit of the stated accuracy); "
+                    "every other quantity relative (model / published - 1).")
 """How the appendix's tables state an error, one convention per kind of quantity (the caption of
 :func:`table`)."""
 
