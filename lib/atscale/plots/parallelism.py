@@ -274,10 +274,11 @@ def cp_exposure_chart(seq_lengths, exposed, *, ax=None):
         share = np.asarray(_v.number(f"exposed[{label!r}]", share, low=0, high=1), dtype=float)
         if share.shape != seq.shape:
             raise ValueError(f"exposed[{label!r}] has {share.size} values for {seq.size} sequence lengths")
-        # Several series end on zero (fully hidden): distinct markers and a shrinking size keep each one
-        # visible where they coincide, and the axis starts a little below zero so none hides in the spine.
-        ax.plot(seq, share * 100, marker="osD^v"[i % 5], markersize=8 - 1.2 * (i % 5), color=PALETTE[i % len(PALETTE)],
-                label=label, clip_on=False, zorder=3 + i)
+        # Several series end on zero (fully hidden): each earlier one is drawn on top, dashed, with a smaller
+        # marker, so where they coincide every colour still shows; the axis starts a little below zero so
+        # that none hides in the spine.
+        ax.plot(seq, share * 100, marker="osD^v"[i % 5], markersize=5 + 1.5 * (i % 5), color=PALETTE[i % len(PALETTE)],
+                ls=("-", "--", "-.", (0, (1, 1)), "-")[i % 5], label=label, clip_on=False, zorder=12 - i)
     ax.set_xscale("log", base=2)
     ax.set_xticks(seq, [f"{int(x) // 1024}k" for x in seq])
     ax.set_xlabel("Sequence length (tokens)")
@@ -286,7 +287,7 @@ def cp_exposure_chart(seq_lengths, exposed, *, ax=None):
     top = ax.get_ylim()[1]
     ax.set_ylim(-0.04 * top, top)
     ax.axhline(0, color=MUTED, lw=0.8, zorder=1)
-    ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0)
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2)
     return ax.figure
 
 
@@ -372,7 +373,8 @@ def search_scatter_chart(result: P.SearchResult, *, capacity: float | None = Non
     ax.set_xlabel("Memory per GPU (GB)")
     ax.set_ylabel("Throughput (million tokens/s)")
     ax.set_title(f"{ok.sum():,} feasible layouts of {len(ok):,}")
-    ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0, markerscale=2)
+    legend = ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=3, markerscale=2)
+    legend.legend_handles[-1].set_sizes([60])  # the winner's ring, not scaled with the dots
     return ax.figure
 
 
