@@ -121,7 +121,7 @@ def test_summary_statistics_calibration_and_validation_apart():
     assert dense.worst == "Llama 3 405B, 16,384 H100, CP 16, 131,072 tokens"
     bounds = A.summary("validation", kind="upper bound")
     assert bounds.count == 13 and bounds.worst.startswith("MI300X")
-    assert str(A.summary_table()).count("\n") == 4
+    assert len(A.summary_table().rows) == 3 and "relative error" in A.summary_table().caption
 
 
 def test_records_are_frozen_and_validated():
@@ -156,3 +156,19 @@ def test_tables_and_figures():
         plots.model_vs_published_chart("Networking")
     with pytest.raises(ValueError, match="no estimates"):
         plots.model_vs_published_chart("Memory")
+
+
+def test_tables_state_each_error_in_its_quantitys_convention():
+    """Issue 35, item 9: an MFU's error in points (the unit of its stated accuracy), every other one relative;
+    the convention named in the caption; the sources table folded, three columns."""
+    step = A.table("Step time")
+    assert "points" in step.caption and "model / published - 1" in step.caption
+    for row in step.rows:
+        if row[1].endswith("%") and "MFU" in row[5]:
+            assert row[3].endswith("MFU points"), row
+    c = next(c for c in A.comparisons() if c.what == "DeepSeek-V3, 1,024 H100, BF16")
+    assert c.error_text() == f"{(c.model - c.published) * 100:+.1f} MFU points"
+    mem = A.table("Memory")
+    assert all(row[3].endswith("%") for row in mem.rows)
+    sources = A.sources_table()
+    assert len(sources.headers) == 3 and sources.fold and "<details" in sources._repr_html_()

@@ -164,6 +164,50 @@ def test_no_raw_myst_on_any_built_page(built_book):
     assert not found, f"raw MyST or LaTeX shown as text: {found}"
 
 
+# --------------------------------------------------------------------------- Python reprs (issue 35, item 6)
+
+_REPR_TEXT = re.compile(r"\b[A-Z][a-z0-9]+[A-Z][A-Za-z0-9]*\("  # a CamelCase class called: MoeSummary(
+                        r"|\b[A-Z][A-Za-z0-9]*\([a-z_]+="  # a dataclass's fields: StageLayers(first=
+                        r"|\{'[^']{1,40}': |\{\d+: |\['[^']{1,40}', '")  # a dict or a list of strings
+"""Text a reader should never see: a Python repr of a result, a dict or a list of strings."""
+
+
+def repr_text(text: str) -> list[str]:
+    return [text[max(0, m.start() - 30):m.end() + 30] for m in _REPR_TEXT.finditer(text)]
+
+
+def test_repr_scan_finds_what_it_guards():
+    for raw in ["MoeSummary(DeepSeek-V3: 671B)", "StageLayers(first=7, middle=8)", "{'compute': '13.7 s'}",
+                "{16: 0.02296, 32: 0.007}", "['1: 550 GB', '2: 293 GB']"]:
+        assert repr_text(visible_text(f"<div class='output'><pre>{raw}</pre><p>{raw}</p></div>")), raw
+    for prose in ["Llama 3 (Meta) uses TP=8 (within a node).", "DeepSeek-V3 (671B)", "ZeRO-3 (Rajbhandari)"]:
+        assert not repr_text(visible_text(f"<p>{prose}</p>")), prose
+
+
+def _reader_text(html: str) -> str:
+    """The prose and the cell outputs of a page (code inputs, math and scripts removed)."""
+    from bs4 import BeautifulSoup
+
+    soup = BeautifulSoup(html, "html.parser")
+    for tag in soup(["script", "style", "noscript", "template"]):
+        tag.decompose()
+    for tag in soup.select(".cell_input, .math, div.highlight-ipython3, div.highlight-python"):
+        tag.decompose()
+    return (soup.body or soup).get_text(" ")
+
+
+def test_no_python_repr_on_any_built_page(built_book):
+    """No page shows a result as a Python repr (ClassName(...), a dict, a list): prose and outputs alike."""
+    found = {}
+    for path in sorted(built_book.rglob("*.html")):
+        if "_static" in path.parts or path.name in ("genindex.html", "search.html"):
+            continue
+        problems = repr_text(_reader_text(path.read_text(encoding="utf-8")))
+        if problems:
+            found[path.relative_to(built_book).as_posix()] = problems[:3]
+    assert not found, f"Python reprs shown to readers: {found}"
+
+
 def _edition_tool():
     import importlib.machinery
     import importlib.util

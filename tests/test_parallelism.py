@@ -436,6 +436,7 @@ def test_plan_explorer_shows_infeasible_as_such():
     assert e.summary_text.startswith("Infeasible") or "MFU" in e.summary_text
     e.update(pp=4, micro_batch=8, recompute="none", sequence_parallel=False)
     assert e.summary_text.startswith("Infeasible: does not fit")
+    e.update(follows="none")  # DP would follow TP (and the global batch then refuse DP=256 first)
     e.update(sequence_parallel=True, tp=1)
     assert e.error is not None and "tp > 1" in e.error  # a Plan that cannot exist: the library's ValueError
 
@@ -739,7 +740,9 @@ def test_plan_explorer_covers_cp_precision_overlap_and_balanced_stages():
     assert e.error is None and e.summary_text != bf16
     e.update(tp_overlap=True, balanced=True)
     assert e.error is None and "MFU" in e.summary_text
-    e.update(balanced=False, cp=2)
+    e.update(balanced=False, cp=2)  # DP follows (issue 35): 8 x 2 x 4 x 16 = 1,024 GPUs
+    assert e.values["dp"] == 16 and "MFU" in e.summary_text
+    e.update(dp=32)  # DP moved by hand: nothing follows it, and the reader sees why the layout cannot run
     assert e.summary_text.startswith("Infeasible: TP x CP x PP x DP")
     e.update(dp=16)
     assert "MFU" in e.summary_text

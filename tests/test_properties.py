@@ -737,7 +737,6 @@ def _call(fn, kwargs, limit=30.0):
 
 EXEMPT = {  # (callable, argument) -> why a class the probe would refuse is legitimately answered otherwise
     ("check.check", "answer"): "check() answers any answer with feedback (a wrong answer is not an error)",
-    ("check.check", "exercise"): "an unknown id: suggestions instead of the whole list come with the check() work",
     ("hardware.Accelerator", "scale_up_fabric"): "resolved when used (Accelerator.fabric names the catalog); the "
                                                  "fabrics are defined after the accelerators",
 }

@@ -115,6 +115,26 @@ class Comparison:
         return self.model / self.published - 1
 
     @property
+    def in_points(self) -> bool:
+        """Whether the quantity is a utilisation (MFU, HFU): its error is then read in percentage points."""
+        return self.quantity.startswith(("MFU", "HFU"))
+
+    @property
+    def points(self) -> float | None:
+        """``(model - published) x 100`` for an MFU or HFU (percentage points, the unit the step-time model's
+        accuracy is stated in); ``None`` for other quantities."""
+        return (self.model - self.published) * 100 if self.in_points else None
+
+    def error_text(self) -> str:
+        """The error in its quantity's convention (:data:`ERROR_CONVENTION`): "+1.2 MFU points" for a
+        utilisation, "+2.8%" (model / published - 1) for everything else."""
+        if self.in_points:
+            pts = 0.0 if abs(self.points) < 0.05 else self.points
+            return f"{pts:+.1f} {self.quantity[:3]} points"
+        err = 0.0 if abs(self.error) < 5e-5 else self.error  # no "-0.0%"
+        return f"{err:+.1%}"
+
+    @property
     def within(self) -> bool:
         """Whether :attr:`error` lies in :attr:`band` (inclusive)."""
         return self.band[0] <= self.error <= self.band[1]
@@ -393,6 +413,17 @@ def summary(role: str | None = None, *, kind: str | None = "estimate", group: st
     return Summary(len(sel), float(statistics.median(errs)), float(max(errs)), worst.what)
 
 
+ERROR_CONVENTION = ("Error: MFU and HFU in percentage points (model - published, the unit of the stated accuracy); "
+                    "every other quantity relative (model / published - 1).")
+"""How the appendix's tables state an error, one convention per kind of quantity (the caption of
+:func:`table`)."""
+
+SUMMARY_CONVENTION = ("|error| here is the relative error, model / published - 1, for every quantity, an MFU "
+                      "included (so that groups compare: a miss of a few MFU points on a small MFU is a large "
+                      "relative error; the group tables below give MFU errors in points).")
+"""How :func:`summary_table` states an error (its caption)."""
+
+
 def _fmt(value: float, quantity: str) -> str:
     if quantity.startswith(("MFU", "HFU")):
         return f"{value:.1%}"
@@ -419,11 +450,10 @@ def table(group: str, *, detail: bool = False):
         if c.group != group:
             continue
         claim = c.tolerance_text + (" (missed)" if c.known_miss else "")
-        err = 0.0 if abs(c.error) < 5e-5 else c.error  # no "-0.0%"
-        row = (c.what, _fmt(c.model, c.quantity), _fmt(c.published, c.quantity), f"{err:+.1%}", c.role, claim)
+        row = (c.what, _fmt(c.model, c.quantity), _fmt(c.published, c.quantity), c.error_text(), c.role, claim)
         rows.append(row + ((c.leaves_out, c.source) if detail else ()))
     headers = ("Compared", "Model", "Published", "Error", "Role", "Stated accuracy")
-    return Table(headers + (("Model leaves out", "Source") if detail else ()), tuple(rows))
+    return Table(headers + (("Model leaves out", "Source") if detail else ()), tuple(rows), caption=ERROR_CONVENTION)
 
 
 def summary_table():
@@ -440,13 +470,19 @@ def summary_table():
                 continue
             rows.append((f"{kind}s" if kind == "estimate" else "upper bounds", role, f"{s.count}",
                          f"{s.median_abs_error:.1%}", f"{s.worst_abs_error:.1%}", s.worst))
-    return Table(("Model", "Role", "Comparisons", "Median |error|", "Worst |error|", "Worst case"), tuple(rows))
+    return Table(("Model", "Role", "Comparisons", "Median |relative error|", "Worst |relative error|", "Worst case"),
+                 tuple(rows), caption=SUMMARY_CONVENTION)
 
 
-def sources_table():
+def sources_table(*, folded: bool = True):
     """Every comparison's source (paper, table, row) and what its model leaves out, as a
-    :class:`~atscale.tables.Table`."""
+    :class:`~atscale.tables.Table` of three columns (the group leads each row's first cell); ``folded``: closed
+    under a summary line, and scrolling inside a box of a few screens when opened (it has ~80 rows)."""
     from .tables import Table
 
-    return Table(("Group", "Compared", "Model leaves out", "Source"),
-                 tuple((c.group, c.what, c.leaves_out, c.source) for c in comparisons()))
+    items, rows = comparisons(), []
+    for c in items:
+        rows.append((f"{c.group}: {c.what}", c.leaves_out, c.source))
+    fold = f"The {len(items)} comparisons: each one's source and what its model leaves out" if _v.flag(
+        "folded", folded) else ""
+    return Table(("Compared", "Model leaves out", "Source"), tuple(rows), fold=fold)

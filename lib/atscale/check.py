@@ -34,22 +34,35 @@ __all__ = [
     "exercises", "Feedback", "check", "exercise_table",
 ]
 
-_UNIT_FACTORS = {
-    3600.0: "seconds vs hours", 60.0: "seconds vs minutes, or minutes vs hours", 86400.0: "seconds vs days",
-    24.0: "hours vs days", 8.0: "bits vs bytes", 1e3: "the SI prefixes (k, M, G, T; ms vs s)",
-    1e6: "the SI prefixes", 1e9: "the SI prefixes", 1e12: "the SI prefixes", 100.0: "a percentage vs a fraction",
-    2.0**30 / 1e9: "GiB vs GB", 2.0**20 / 1e6: "MiB vs MB",
-    2.0: "dense vs sparse FLOP/s, one direction vs both, or something counted twice",
+SLIPS: dict[str, dict[float, str]] = {
+    "time": {3600.0: "seconds vs hours", 60.0: "seconds vs minutes, or minutes vs hours", 86400.0: "seconds vs days",
+             24.0: "hours vs days"},
+    "bits": {8.0: "bits vs bytes"},
+    "binary": {2.0**30 / 1e9: "GiB vs GB", 2.0**20 / 1e6: "MiB vs MB"},
+    "si": {1e3: "the SI prefixes (k, M, G, T; ms vs s)", 1e6: "the SI prefixes", 1e9: "the SI prefixes",
+           1e12: "the SI prefixes"},
+    "percent": {100.0: "a percentage vs a fraction"},
+    "sparse": {2.0: "dense vs sparse FLOP/s"},
+    "twice": {2.0: "one direction vs both, or something counted twice"},
 }
+"""Each kind of slip with the factors it produces. An exercise admits only the kinds its quantity allows
+(:meth:`atscale.answers.Answer.slip_kinds`): a factor-8 miss on a GPU count is not "bits vs bytes"."""
+
 _SLIP_RTOL = 0.002
 """How close to a unit factor a ratio must be to be called a slip: 0.2% (a slip gives the factor up to
 the rounding of the student's number). Tight, so that an ordinary error is not misread as one: an
 answer 7% off is not a GiB/GB slip, whose factor is 1.0737."""
 
-_BANDS = ((0.10, "by less than a tenth"), (0.25, "by between a tenth and a quarter"),
-          (0.50, "by between a quarter and a half"), (math.inf, "by more than half (but less than double)"))
-"""Coarse bands of the relative error of a close answer, in words: feedback that states a number
-could be applied to the guess and walked to the answer."""
+CLOSE = 0.25
+"""An answer is "close" when it is within 25% of the key (either way); further off it is "not yet"."""
+
+_BANDS = ((0.10, "by less than a tenth"), (CLOSE, "by between a tenth and a quarter"),
+          (1.0, "by more than a quarter"), (math.inf, "by more than a quarter"))
+"""Coarse bands of the relative error, in words: feedback that states a number could be applied to the
+guess and walked to the answer."""
+
+_MISSES: dict[str, int] = {}
+"""Wrong answers given to each exercise in this session: the first miss gets the idea, later ones the hint."""
 
 _loaded = False
 
@@ -96,17 +109,39 @@ def _in_unit(unit: str) -> str:
     return "" if unit in ("", "1") else f" in {unit}"
 
 
-def _slip(log_ratio: float) -> str:
-    """The kind of unit or factor slip a ratio ``e^log_ratio`` matches within :data:`_SLIP_RTOL`, or ''."""
-    for factor, what in _UNIT_FACTORS.items():
-        if abs(abs(log_ratio) - math.log(factor)) < _SLIP_RTOL:
-            return what
-    return ""
+def _slip(log_ratio: float, kinds=tuple(SLIPS)) -> str:
+    """The slip among ``kinds`` whose factor the ratio ``e^log_ratio`` matches within :data:`_SLIP_RTOL`, or ''."""
+    found = [what for kind in kinds for factor, what in SLIPS[kind].items()
+             if abs(abs(log_ratio) - math.log(factor)) < _SLIP_RTOL]
+    return " or ".join(dict.fromkeys(found))
+
+
+def _off(log_ratio: float) -> float:
+    """The relative error of an answer ``e^log_ratio`` times the key, as a positive fraction."""
+    return math.expm1(abs(log_ratio)) if log_ratio > 0 else -math.expm1(log_ratio)
 
 
 def _band(log_ratio: float) -> str:
-    off = math.expm1(abs(log_ratio)) if log_ratio > 0 else -math.expm1(log_ratio)
-    return next(words for limit, words in _BANDS if off < limit)
+    return next(words for limit, words in _BANDS if _off(log_ratio) < limit)
+
+
+def _hint(key: Answer, misses: int) -> str:
+    """The help for the ``misses``-th wrong answer: the idea first, the hint (the formula) from the second on."""
+    text = key.idea if misses <= 1 and key.idea else key.hint
+    return f" Hint: {text}" if text else ""
+
+
+def _unknown(exercise) -> str:
+    import difflib
+
+    ids = sorted(ANSWERS)
+    shown = repr(exercise) if len(repr(exercise)) <= 60 else repr(exercise)[:57] + "..."
+    close = difflib.get_close_matches(exercise, ids, n=3, cutoff=0.6) if isinstance(exercise, str) else []
+    if not close and isinstance(exercise, str):  # a prefix or a word of an id, e.g. 'ridge'
+        close = [i for i in ids if exercise and exercise.lower() in i][:3]
+    suggestion = f" Did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+    return (f"unknown exercise id {shown}.{suggestion} atscale.check.exercises() lists all {len(ids)}; "
+            "the id is the first argument of the exercise's check() call.")
 
 
 def _shown(key: Answer, value: float) -> str:
@@ -130,12 +165,16 @@ def _expected(key: Answer) -> float:
 def check(exercise: str, answer) -> Feedback:
     """Compare ``answer`` (a number in the unit the exercise asks for) with the answer key.
 
-    Raises ``ValueError`` for an unknown exercise id (listing the known ones). A
+    Raises ``ValueError`` for an unknown exercise id (suggesting the closest ids). A
     non-numeric answer gets a message, not an exception.
+
+    A wrong answer is "close" within :data:`CLOSE` of the key; a unit or factor slip is named only
+    where the exercise's quantity admits it; the help comes in stages (the idea at the first miss,
+    the formula from the second).
     """
     _load_answers()
     if not isinstance(exercise, str) or exercise not in ANSWERS:
-        raise ValueError(f"unknown exercise {exercise!r}; known: {', '.join(sorted(ANSWERS))}")
+        raise ValueError(_unknown(exercise))
     key: Answer = ANSWERS[exercise]
     try:
         given = float(answer)
@@ -154,21 +193,22 @@ def check(exercise: str, answer) -> Feedback:
     yours = _shown(key, given)
     if expected != 0 and given != 0 and (given > 0) == (expected > 0):
         log_ratio = math.log(abs(given)) - math.log(abs(expected))   # safe for denormals and huge values
-        slip = _slip(log_ratio)
+        slip = _slip(log_ratio, key.slip_kinds(expected))
+        direction = "high" if log_ratio > 0 else "low"
         if slip:
             message = f"✗ Not yet: your {yours} looks off by a unit or factor slip: check {slip}."
-        elif abs(log_ratio) <= math.log(2):
-            direction = "high" if log_ratio > 0 else "low"
+        elif _off(log_ratio) <= CLOSE:
             message = f"✗ Close: your {yours} is too {direction}, {_band(log_ratio)}."
+        elif abs(log_ratio) <= math.log(2):
+            message = f"✗ Not yet: your {yours} is too {direction}, {_band(log_ratio)}."
         else:
-            message = f"✗ Not yet: your {yours} is not within a factor of 2 of the answer."
+            message = f"✗ Not yet: your {yours} is off by more than a factor of two (either way)."
     elif given == 0:
         message = f"✗ Not yet: your answer is 0{_in_unit(key.unit)}, and the answer is not."
     else:
         message = f"✗ Not yet: your {yours} has the wrong sign."
-    if key.hint:
-        message += f" Hint: {key.hint}"
-    return Feedback(exercise, False, message)
+    _MISSES[exercise] = _MISSES.get(exercise, 0) + 1
+    return Feedback(exercise, False, message + _hint(key, _MISSES[exercise]))
 
 
 def exercise_table():

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .tables import readable
 from . import _validate as _v
 from . import collectives, hardware, models, parallelism
 from ._numeric import as_scalar
@@ -57,6 +58,7 @@ def _moe_model(name: str, value) -> models.TransformerConfig:
 # --------------------------------------------------------------------------------------
 # Total against active: the arithmetic of a mixture of experts
 # --------------------------------------------------------------------------------------
+@readable("Mixture of experts")
 @dataclass(frozen=True)
 class MoeSummary:
     """What a mixture of experts holds and what one token uses.
@@ -507,6 +509,7 @@ def gpu_seconds_per_trillion(step: parallelism.StepTime):
                      * 1e12)
 
 
+@readable("DeepSeek-V3, estimated")
 @dataclass(frozen=True)
 class DeepSeekEstimate:
     """The model's cost of training DeepSeek-V3 on 2,048 H800 against the published 180K GPU-hours per trillion

@@ -685,7 +685,7 @@ def accelerator_table(part: str = "compute"):
 
         rows = [(a.name, a.form_factor, f"{a.memory_capacity / u.GB:,.0f} {a.memory_type}", gb(a.memory_usable),
                  gb(a.memory_allocatable), f"{a.hbm_bandwidth / u.TBps:.2f}",
-                 f"{a.scale_up_bandwidth / u.GBps:,.0f} ({a.scale_up_fabric})", f"{a.tdp:,.0f}") for a in accs]
+                 f"{a.scale_up_bandwidth / u.GBps:,.0f}, {a.scale_up_fabric}", f"{a.tdp:,.0f}") for a in accs]
         return Table(("Accelerator", "Form factor", "Memory, nominal (GB)", "Driver (GB)", "CUDA (GB)",
                       "HBM (TB/s)", "Scale-up (GB/s per direction)", "Power (W)"), rows,
                      caption="Memory, links and power. Driver: the device total nvidia-smi reports; CUDA: the total "

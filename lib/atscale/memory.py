@@ -16,6 +16,7 @@ from types import MappingProxyType
 
 import numpy as np
 
+from .tables import readable
 from . import hardware, models
 from . import units as u
 from . import _validate as v
@@ -134,6 +135,7 @@ def _stage_share(model_or_params, pp: int) -> float:
     return max(sl.first, sl.middle, sl.last) / m.num_layers
 
 
+@readable("Model state per GPU")
 @dataclass(frozen=True)
 class ModelState:
     """Per-GPU bytes of weights, gradients and optimizer state."""

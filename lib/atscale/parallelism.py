@@ -51,6 +51,7 @@ from typing import Mapping
 
 import numpy as np
 
+from .tables import readable
 from . import _validate as _v
 from . import collectives, hardware, memory, models
 from . import units as u
@@ -1193,8 +1194,8 @@ def _shard_ranks(L, xp) -> tuple:
 def _too_big(state, acts, capacity) -> str:
     total = state + acts
     return (f"does not fit: {total / 1e9:.1f} GB per GPU > {capacity / 1e9:.1f} GB, over by "
-            f"{(total - capacity) / 1e9:.1f} GB, more than the model's {MEMORY_MARGIN:.0%} margin (largest "
-            f"term: {'activations' if acts > state else 'model state'} {max(state, acts) / 1e9:.1f} GB)")
+            f"{(total - capacity) / 1e9:.1f} GB, more than the model's {MEMORY_MARGIN:.0%} margin; largest "
+            f"term: {'activations' if acts > state else 'model state'} {max(state, acts) / 1e9:.1f} GB")
 
 
 def evaluate(model, cluster: hardware.Cluster, *, tp, pp, dp, micro_batch, global_batch, cp=1, zero_stage=0,

@@ -67,7 +67,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import _validate as _v
-from .plan import SCHEDULES
+from .plan import SCHEDULE_NAMES, SCHEDULES  # noqa: F401  (SCHEDULE_NAMES: how the book writes each name)
 from .tables import Table
 
 __all__ = ["SPLIT_BACKWARD", "SCHEDULE_NAMES", "MAX_SIMULATED_PASSES", "bubble_time", "activation_in_flight",
@@ -76,9 +76,6 @@ __all__ = ["SPLIT_BACKWARD", "SCHEDULE_NAMES", "MAX_SIMULATED_PASSES", "bubble_t
 SPLIT_BACKWARD = ("zb-h1", "zb-h2", "dualpipe", "dualpipev", "zb-v")
 """The schedules that split the backward into an input-gradient pass ``B`` and a weight-gradient pass ``W``."""
 
-SCHEDULE_NAMES = {"gpipe": "GPipe", "1f1b": "1F1B", "interleaved": "interleaved 1F1B", "zb-h1": "ZB-H1",
-                  "zb-h2": "ZB-H2", "dualpipe": "DualPipe", "dualpipev": "DualPipeV", "zb-v": "ZB-V"}
-"""How the book writes each schedule's name."""
 
 MAX_SIMULATED_PASSES = 100_000
 """The largest schedule :func:`pipeline_timeline` simulates (forward, backward and weight-gradient passes of all

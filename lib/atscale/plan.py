@@ -63,8 +63,9 @@ import numpy as np
 
 from . import _validate as v
 from . import _validate as _v
+from .tables import readable
 
-__all__ = ["Plan", "SCHEDULES", "RECOMPUTE", "FSDP_STRATEGIES", "CP_ALGORITHMS"]
+__all__ = ["Plan", "SCHEDULES", "SCHEDULE_NAMES", "RECOMPUTE", "FSDP_STRATEGIES", "CP_ALGORITHMS"]
 
 SCHEDULES = ("gpipe", "1f1b", "interleaved", "zb-h1", "zb-h2", "dualpipe", "dualpipev", "zb-v")
 """Pipeline schedules: GPipe (all forwards, then all backwards; Huang et al. 2019), 1F1B
@@ -74,6 +75,9 @@ V-shaped schedules with two half-size stages per GPU: DualPipeV (DualPipe cut in
 repository) and ZB-V (Qi et al. 2024, arXiv version; Qi et al. 2024b, "Pipeline Parallelism with Controllable
 Memory"); see
 :mod:`atscale.pipeline`. New names go at the end: a schedule's index is its code in vectorised arrays."""
+SCHEDULE_NAMES = {"gpipe": "GPipe", "1f1b": "1F1B", "interleaved": "interleaved 1F1B", "zb-h1": "ZB-H1",
+                  "zb-h2": "ZB-H2", "dualpipe": "DualPipe", "dualpipev": "DualPipeV", "zb-v": "ZB-V"}
+"""Each schedule as the book writes it (labels, descriptions, explorers): one spelling everywhere."""
 
 RECOMPUTE = ("none", "selective", "full")
 """Activation recomputation: none; selective (attention scores only; Korthikanti et al. 2022,
@@ -257,7 +261,7 @@ class Plan:
         extras = [f"micro-batch {self.micro_batch}"]
         if self.global_batch is not None:
             extras.append(f"global batch {self.global_batch:,} ({self.micro_batches} micro-batches per replica)")
-        extras.append(self.schedule + (f" (v={self.virtual_stages})" if self.virtual_stages > 1 else ""))
+        extras.append(SCHEDULE_NAMES[self.schedule] + (f" (v={self.virtual_stages})" if self.virtual_stages > 1 else ""))
         if self.sequence_parallel:
             extras.append("sequence parallel")
         if self.recompute != "none":
@@ -268,7 +272,7 @@ class Plan:
             extras.append("no reshard after forward")
         if self.shard_group is not None:
             extras.append(f"sharded over groups of {self.shard_group}")
-        if self.expert_tp is not None and self.expert_tp != self.tp:
+        if self.ep > 1 and self.expert_tp is not None and self.expert_tp != self.tp:  # no experts: no expert TP
             extras.append(f"expert TP={self.expert_tp}")
         if self.a2a_overlap:
             extras.append("all-to-all overlapped")
@@ -280,6 +284,7 @@ class Plan:
 # --------------------------------------------------------------------------------------
 # How a pipeline splits the layers (here, below memory, so that memory and parallelism share one split)
 # --------------------------------------------------------------------------------------
+@readable("Layers per stage", lambda s: f"first stage {s.first}, fullest middle stage {s.middle}, last stage {s.last}")
 @dataclass(frozen=True)
 class StageLayers:
     """Transformer layers held by the first stage, the fullest middle stage and the last stage (counts,

@@ -24,6 +24,7 @@ import numpy as np
 from . import units as u
 from . import _validate as v
 from ._numeric import as_scalar
+from .tables import readable
 
 __all__ = [
     "series_mttf", "fleet_mtbf", "Component", "FailureProfile", "TEXTBOOK_PROFILE", "LLAMA3_INTERRUPTIONS",
@@ -558,6 +559,7 @@ def _check_goodput_inputs(interval, checkpoint_time, mtbf, restart_time):
     return interval, checkpoint_time, mtbf, restart_time
 
 
+@readable("Waste", lambda w: repr(w)[len("Waste("):-1].replace("=", " "))
 @dataclass(frozen=True)
 class Waste:
     """Where the wall-clock time of a checkpointed run goes, as fractions of wall-clock time.
@@ -659,6 +661,7 @@ def checkpoint_time(checkpoint_bytes, bandwidth):
 # --------------------------------------------------------------------------------------
 # Monte Carlo
 # --------------------------------------------------------------------------------------
+@readable("Simulation")
 @dataclass(frozen=True)
 class Simulation:
     """Results of :func:`simulate`: per-trial wall-clock time, failures and goodput.

@@ -22,6 +22,7 @@ import numpy as np
 from . import hardware, models
 from . import _validate as v
 from ._numeric import as_scalar
+from .tables import readable
 
 __all__ = [
     "Roof", "roof", "ridge_point", "attainable_flops", "Op", "matmul", "elementwise",
@@ -354,6 +355,7 @@ def critical_tokens(k, n, ridge, bytes_per_element: float = 2.0):
 # --------------------------------------------------------------------------------------
 # Time bounds
 # --------------------------------------------------------------------------------------
+@readable("Time bound")
 @dataclass(frozen=True)
 class TimeBound:
     """Lower bounds on an operation's run time (seconds).
@@ -446,6 +448,7 @@ def place(op: Op, accelerator, dtype: str = "bf16") -> Placement:
     return Placement(op, dtype, peak_roof, measured, time_bound(op, peak_roof))
 
 
+@readable("Layer time")
 @dataclass(frozen=True)
 class LayerTime:
     """Time bounds of a sequence of operations (one layer), each run as its own kernel.
@@ -501,6 +504,7 @@ per timed repetition; ``.json``: provenance). Written by the book's measurement 
 later, is stored as ``<stem>-repeat`` (:func:`measured_roofline` with ``repeat=True``)."""
 
 
+@readable("Measured roofline")
 @dataclass(frozen=True, eq=False)
 class MeasuredRoofline:
     """One GPU's measured roofline: calibration ceilings and a validation sweep (SI units).
@@ -693,6 +697,7 @@ def _load_measurement(accelerator: str, stem: str) -> MeasuredRoofline:
     )
 
 
+@readable("Roofline check")
 @dataclass(frozen=True, eq=False)
 class RooflineCheck:
     """The roofline model's prediction for each GEMM of a measured sweep, against the measurement.

@@ -8,12 +8,14 @@ from . import answer
 
 
 @answer("coll-ring-bytes-1024", unit="B", rtol=0.02,
+        idea="In a ring all-reduce every rank sends nearly twice the message: once to reduce, once to share.", slips=('twice',),
         hint="A ring all-reduce sends 2(n-1)/n of the message from every rank: c.bytes_sent_per_rank.")
 def _():
     return c.bytes_sent_per_rank("all-reduce", 140e9, 1024)
 
 
 @answer("coll-h100-ring-busbw", unit="B/s", rtol=0.02,
+        idea="Bus bandwidth rescales the algorithm bandwidth by what each rank really moves.", slips=('twice',),
         hint="Time the 1 GiB all-reduce with c.collective_time on 'NVLink 4', then c.bus_bandwidth.")
 def _():
     t = c.collective_time("all-reduce", u.GiB, 8, "NVLink 4")
@@ -21,18 +23,21 @@ def _():
 
 
 @answer("coll-knee-1024-ndr", unit="B", rtol=0.02,
+        idea="The knee is the size where the latency term and the bandwidth term are equal.",
         hint="c.latency_bound_size('all-reduce', 1024, 'InfiniBand NDR').")
 def _():
     return c.latency_bound_size("all-reduce", 1024, "InfiniBand NDR")
 
 
 @answer("coll-running-sync-fp32", unit="s", rtol=0.02,
+        idea="The time to synchronise gradients grows with the bytes per gradient.", slips=('twice',),
         hint="c.gradient_sync(RUNNING_EXAMPLE, grad_dtype='fp32').seconds: twice the bytes of BF16.")
 def _():
     return c.gradient_sync(RUNNING_EXAMPLE, grad_dtype="fp32").seconds
 
 
 @answer("coll-hier-xdr", unit="s", rtol=0.02,
+        idea="A hierarchical all-reduce has three phases; only the one that crosses the network feels a faster fabric.",
         hint="hardware.Cluster.of_gpus(hardware.DGX_H100, 1024, hardware.FABRICS['InfiniBand XDR']) with "
              "c.hierarchical_time('all-reduce', 140e9, cluster). Only the middle phase changes.")
 def _():
@@ -41,6 +46,7 @@ def _():
 
 
 @answer("coll-moe-a2a", unit="s", rtol=0.02,
+        idea="In an all-to-all each rank keeps its own share of its data and sends the rest to the others.",
         hint="c.collective_time('all-to-all', size, 64, 'InfiniBand NDR') for size = 256 MB.")
 def _():
     return c.collective_time("all-to-all", 256e6, 64, "InfiniBand NDR")

@@ -12,12 +12,14 @@ _EPS = (1, 2, 4, 8, 16, 32, 64, 128)
 
 
 @answer("experts-mixtral-total", unit="", rtol=0.01,
+        idea="Only the feed-forward blocks are replicated per expert; the rest of the model is shared.",
         hint="models.MIXTRAL_8X7B.num_params: attention, embeddings and norms are shared by the 8 experts.")
 def _():
     return models.MIXTRAL_8X7B.num_params
 
 
 @answer("experts-deepseek-dense-flops", unit="", rtol=0.01,
+        idea="Compare the work per token with every expert active against the work with only the routed ones.",
         hint="The FLOPs per token with every expert active over those with 8 routed experts: "
              "1 / experts.moe_summary(models.DEEPSEEK_V3).flops_ratio.")
 def _():
@@ -25,6 +27,7 @@ def _():
 
 
 @answer("experts-cross-node-bytes", unit="B", rtol=0.01,
+        idea="Count the copies of a token that leave its node, then the bytes of one copy.", slips=('twice',),
         hint="M (1 - 1/N) copies cross the network with M = 4 nodes per token and N = 8 nodes; each copy is h = 7,168 "
              "values of 2 bytes.")
 def _():
@@ -34,12 +37,14 @@ def _():
 
 
 @answer("experts-dropped-fraction", unit="", rtol=0.02,
+        idea="Tokens beyond an expert's capacity are dropped; average that over the experts' loads.",
         hint="experts.dropped_fraction(mean_load, capacity_factor), as a fraction (not a percentage).")
 def _():
     return experts.dropped_fraction(16, 1.25)
 
 
 @answer("experts-a2a-over-all-reduce", unit="", rtol=0.02,
+        idea="Compare the time of the two collectives on the same message and ranks.",
         hint="experts.all_to_all_vs_all_reduce(256e6, 64, cluster).ratio on 1,024 H100 (DGX H100, InfiniBand NDR).")
 def _():
     cluster = hardware.Cluster.of_gpus(hardware.DGX_H100, 1024, hardware.FABRICS["InfiniBand NDR"])
@@ -47,6 +52,7 @@ def _():
 
 
 @answer("experts-no-node-limit-hours", unit="", rtol=0.02,
+        idea="Without the node limit each token's copies can reach every node, so the all-to-all grows.",
         hint="experts.deepseek_v3_estimate(model=dataclasses.replace(models.DEEPSEEK_V3, max_routed_nodes=None))"
              ".gpu_hours_per_trillion (GPU-hours, a plain number); the dispatch still sends one copy per node.")
 def _():
@@ -64,6 +70,7 @@ def _():
 
 
 @answer("experts-smallest-ep", unit="", rtol=0.0, atol=0.5,
+        idea="More expert parallelism spreads the experts' weights over more GPUs; find where the memory first fits.",
         hint="experts.ep_sweep(...) of the published layout with recompute='full' and the memory check on; the first "
              "feasible degree (sweep.eps[sweep.feasible][0]).")
 def _():

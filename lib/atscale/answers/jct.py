@@ -13,6 +13,7 @@ _GPUS = (64, 128, 256, 512, 1024, 2048, 4096, 8192, 16_384, 32_768, 65_536, 131_
 
 
 @answer("jct-70b-1024-wallclock", unit="s", rtol=0.02,
+        idea="The wall clock is the training time plus what checkpoints and failures add.",
         hint="jct.estimate(ex.model, ex.token_budget, ex.cluster).total: the best layout, synchronous checkpoints, "
              "textbook failures, 10-minute restarts.")
 def _():
@@ -20,6 +21,7 @@ def _():
 
 
 @answer("jct-hot-spare-month", unit="s", rtol=0.03,
+        idea="A hot spare shortens the restart: recompute the reliability loss with the shorter restart.",
         hint="restart_time=rel.RestartTime(detect=15 s, replace=30 s, relaunch=30 s, load=checkpoint at 100 GB/s); "
              "then Estimate.loss_over(30 * units.day)['reliability'].")
 def _():
@@ -29,6 +31,7 @@ def _():
 
 
 @answer("jct-b200-speedup", unit="", rtol=0.02,
+        idea="Compare the two whole jobs, each with its own best layout.",
         hint="The H100 job's total over the B200 job's total, both with plan=None (best layouts).")
 def _():
     h = jct.estimate(EX.model, EX.token_budget, EX.cluster)
@@ -37,6 +40,7 @@ def _():
 
 
 @answer("jct-crossover-quarter-mttf", unit="", rtol=0.05,
+        idea="Worse hardware makes failures cost more at scale: find where more GPUs stop helping.",
         hint="jct.sweep(..., plan=jct.tutorial_plan, global_batch=lambda n: max(64, n), dp_overlap=1.0, "
              "failures=jct.scaled_profile(rel.TEXTBOOK_PROFILE, 0.25)), then jct.crossover.")
 def _():
@@ -46,14 +50,16 @@ def _():
 
 
 @answer("jct-405b-gpus-200-days", unit="", rtol=0.0, atol=0.5,
+        idea="Look for the smallest cluster whose job finishes within the deadline.",
         hint="jct.gpus_for_deadline('Llama 3 405B', 15.6e12, 200 * units.day, global_batch=2048)[0].")
 def _():
     return jct.gpus_for_deadline("Llama 3 405B", 15.6e12, 200 * u.day, global_batch=2048)[0]
 
 
 @answer("jct-hourly-2tb-share", unit="", rtol=0.01,
+        idea="A synchronous checkpoint stops training while it writes: compare the write with the whole cycle.",
         hint="Checkpoint(interval=3600, size=2e12, write_bandwidth=2e12/300), failures=None: "
-             "checkpoint / total = 5 min / 65 min.")
+             "the time the checkpoints take over the total (estimate(...).checkpoint / .total).")
 def _():
     ck = jct.Checkpoint(interval=u.hour, size=2e12, write_bandwidth=2e12 / 300)
     e = jct.estimate(EX.model, EX.token_budget, EX.cluster, EX.plan, checkpoint=ck, failures=None)

@@ -10,13 +10,15 @@ from ..scenario import RUNNING_EXAMPLE
 from . import answer
 
 
-@answer("parallelism-bubble-interleaved", unit="", rtol=0.0, atol=1e-9,
+@answer("parallelism-bubble-interleaved", unit="", rtol=0.01,
+        idea="Interleaving gives each GPU several smaller stages, which shrinks the idle time at the ends of a step.",
         hint="(p - 1) / (v m) with p = 8 stages, m = 32 micro-batches, v = 2 chunks per GPU.")
 def _():
     return parallelism.bubble_fraction(8, 32, 2)
 
 
 @answer("parallelism-micro-batches-90", unit="", rtol=0.0, atol=0.5,
+        idea="More micro-batches amortise the pipeline's fill and drain.",
         hint="Pipeline efficiency is 1 / (1 + (p - 1)/m); solve 1 / (1 + 3/m) >= 0.9 for the smallest whole m.")
 def _():
     m = 1
@@ -26,12 +28,14 @@ def _():
 
 
 @answer("parallelism-deepiix-dp", unit="", rtol=0.0, atol=0.5,
+        idea="Every GPU belongs to exactly one tensor-, pipeline- and data-parallel group.",
         hint="256 nodes of 8 GPUs, divided by TP x PP = 8 x 4.")
 def _():
     return 256 * 8 // (8 * 4)
 
 
 @answer("parallelism-running-mfu", unit="", rtol=0.01,
+        idea="MFU is the model's useful FLOP/s over the GPUs' peak.",
         hint="parallelism.step_time(ex.model, ex.cluster, ex.plan, seq_length=ex.seq_length).mfu")
 def _():
     ex = RUNNING_EXAMPLE
@@ -39,6 +43,7 @@ def _():
 
 
 @answer("parallelism-zero3-exposed", unit="s", rtol=0.02,
+        idea="ZeRO-3 adds weight all-gathers to the data-parallel traffic; what is not hidden behind compute is exposed.",
         hint="dataclasses.replace(ex.plan, zero_stage=3), then step_time(...).dp_comm (seconds).")
 def _():
     ex = RUNNING_EXAMPLE
@@ -47,6 +52,7 @@ def _():
 
 
 @answer("parallelism-search-noflash-mfu", unit="", rtol=0.01,
+        idea="Without a fused attention kernel the attention scores are written to memory, which changes the best layout.",
         hint="parallelism.search(..., flash_attention=False) for the running example; the MFU of row 0 "
              "(result.table['mfu'][0]).")
 def _():
@@ -57,6 +63,7 @@ def _():
 
 
 @answer("parallelism-uneven-first-stage", unit="", rtol=0.0, atol=0.5,
+        idea="Count the embedding and the loss as layers, then spread all of them over the stages.",
         hint="parallelism.stage_layers(126, 16, account_for_embedding=True, account_for_loss=True).first: "
              "128 slots over 16 stages, one slot of the first stage taken by the embedding.")
 def _():
@@ -64,6 +71,7 @@ def _():
 
 
 @answer("parallelism-tp-overlap-saved", unit="s", rtol=0.02,
+        idea="Compare the exposed tensor-parallel time with and without overlap.",
         hint="step_time(...).tp_comm with dataclasses.replace(ex.plan, tp_overlap=False), minus the same with "
              "the running example's plan (seconds per step).")
 def _():
@@ -74,6 +82,7 @@ def _():
 
 
 @answer("parallelism-fp8-speedup", unit="", rtol=0.01,
+        idea="FP8 speeds up the matrix multiplications only; the rest of the step stays.",
         hint="The BF16 step's total over the FP8 step's total: step_time(..., dtype='fp8') for the running example.")
 def _():
     ex = RUNNING_EXAMPLE
@@ -83,6 +92,7 @@ def _():
 
 
 @answer("parallelism-cp-kv-bytes", unit="B", rtol=0.01,
+        idea="Each context-parallel rank holds keys and values for its share of the sequence and its tensor-parallel heads.", slips=('twice',),
         hint="Keys and values of the tokens one rank holds: (s / c) tokens x 2 x (KV heads x head dimension) / t "
              "values, 2 bytes each, with s = 131,072, c = 16, t = 8, 8 KV heads of dimension 128.")
 def _():
@@ -91,6 +101,7 @@ def _():
 
 
 @answer("parallelism-hsdp-exposed", unit="s", rtol=0.02,
+        idea="HSDP shards within a group and all-reduces across groups; compare what it exposes with ZeRO-3.",
         hint="dataclasses.replace(ex.plan, zero_stage=3, shard_group=8), then step_time(...).dp_comm (seconds).")
 def _():
     ex = RUNNING_EXAMPLE
@@ -99,6 +110,7 @@ def _():
 
 
 @answer("parallelism-dualpipe-bubble", unit="s", rtol=0.01,
+        idea="DualPipe feeds micro-batches from both ends, so its bubble depends on half the stages.",
         hint="(p/2 - 1)(t_f + 2 t_b - t_w) with p = 16, t_f = t_b = 1 ms, t_w = 0.5 ms: "
              "pipeline.bubble_time('dualpipe', 16, 64, 1e-3, 1e-3, 0.5e-3).")
 def _():

@@ -274,13 +274,13 @@ class ExpertStepFigure(LiveFigure):
     red when over it). An infeasible layout shows its reason in red in place of the step, and its memory where the
     model computed one. Results are :class:`atscale.parallelism.StepTime` of one plan."""
 
-    def __init__(self, figsize=(7.0, 4.0)):
+    def __init__(self, figsize=(7.0, 4.6)):
         super().__init__(figsize)
         from matplotlib.patches import Patch
 
         with mpl.rc_context(STYLE):
-            self.time_ax = t = self.fig.add_axes((0.05, 0.66, 0.9, 0.2))
-            self.mem_ax = m = self.fig.add_axes((0.05, 0.14, 0.9, 0.12))
+            self.time_ax = t = self.fig.add_axes((0.05, 0.7, 0.9, 0.17))
+            self.mem_ax = m = self.fig.add_axes((0.05, 0.12, 0.9, 0.1))
             for ax in (t, m):
                 ax.grid(False)
                 ax.set_yticks([])
@@ -290,7 +290,8 @@ class ExpertStepFigure(LiveFigure):
             self.bars = [self.dynamic(b) for b in t.barh(np.zeros(len(P.PARTS)), np.ones(len(P.PARTS)), height=0.6,
                                                           color=[_PART_COLOURS[n] for n in P.PARTS])]
             self.legend = t.legend(handles=[Patch(color=_PART_COLOURS[n], label=P.PART_LABELS[n]) for n in P.PARTS],
-                                   loc="upper center", bbox_to_anchor=(0.5, -0.62), ncol=3, fontsize=7)
+                                   loc="upper center", bbox_to_anchor=(0.5, -0.75), ncol=2, columnspacing=1.5,
+                                   handlelength=1.2)
             self.memory = self.dynamic(m.barh([0], [1.0], height=0.6, color=_MEMORY)[0])
             self.capacity = self.dynamic(m.axvline(1.0, color=INK, lw=1.2, ls="--"))
             self.title = self.dynamic(t.text(0.0, 1.12, "", transform=t.transAxes, fontsize=10, weight="bold"))

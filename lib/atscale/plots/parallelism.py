@@ -179,7 +179,7 @@ def step_breakdown_chart(step: P.StepTime, *, ax=None):
     if not isinstance(step, P.StepTime) or np.ndim(step.total):
         raise ValueError(f"step={_v.show(step)} must be one atscale.parallelism.StepTime (as step_time returns); "
                          "for a memory.Breakdown use plots.memory_breakdown_chart")
-    ax = new_axes(ax, figsize=(7.0, 3.0))
+    ax = new_axes(ax, figsize=(7.0, 3.8))
     ax.grid(False)
     label = step.plan.describe() if step.plan is not None else ""
     if not bool(step.feasible):
@@ -199,8 +199,8 @@ def step_breakdown_chart(step: P.StepTime, *, ax=None):
     ax.set_xlim(0, left * 1.02)
     ax.set_xlabel("Seconds per optimizer step, per GPU")
     ax.set_title(f"{label}: {float(step.total):.2f} s per step, MFU {float(step.mfu):.1%}")
-    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.3), ncol=4, fontsize=8)
-    ax.figure.subplots_adjust(bottom=0.45, left=0.04, right=0.97)
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.3), ncol=2, columnspacing=1.5, handlelength=1.2)
+    ax.figure.subplots_adjust(bottom=0.55, left=0.04, right=0.97)
     return ax.figure
 
 
@@ -278,14 +278,20 @@ def cp_exposure_chart(seq_lengths, exposed, *, ax=None):
         share = np.asarray(_v.number(f"exposed[{label!r}]", share, low=0, high=1), dtype=float)
         if share.shape != seq.shape:
             raise ValueError(f"exposed[{label!r}] has {share.size} values for {seq.size} sequence lengths")
-        ax.plot(seq, share * 100, marker="o", color=PALETTE[i % len(PALETTE)], label=label)
+        # Several series end on zero (fully hidden): each earlier one is drawn on top, dashed, with a smaller
+        # marker, so where they coincide every colour still shows; the axis starts a little below zero so
+        # that none hides in the spine.
+        ax.plot(seq, share * 100, marker="osD^v"[i % 5], markersize=5 + 1.5 * (i % 5), color=PALETTE[i % len(PALETTE)],
+                ls=("-", "--", "-.", (0, (1, 1)), "-")[i % 5], label=label, clip_on=False, zorder=12 - i)
     ax.set_xscale("log", base=2)
     ax.set_xticks(seq, [f"{int(x) // 1024}k" for x in seq])
     ax.set_xlabel("Sequence length (tokens)")
     ax.set_ylabel("Exposed CP communication (% of step)")
     ax.set_title("The ring exchange hides behind attention as sequences grow")
-    ax.set_ylim(bottom=0)
-    ax.legend(fontsize=8)
+    top = ax.get_ylim()[1]
+    ax.set_ylim(-0.04 * top, top)
+    ax.axhline(0, color=MUTED, lw=0.8, zorder=1)
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2)
     return ax.figure
 
 
@@ -352,12 +358,19 @@ def mfu_scaling_chart(gpus, best_mfu, running_mfu=None, *, ax=None):
 
 
 @house_style
-def search_scatter_chart(result: P.SearchResult, *, ax=None):
+def search_scatter_chart(result: P.SearchResult, *, capacity: float | None = None, ax=None):
     """Every feasible layout of a search: tokens per second against per-GPU memory, coloured by TP; the
-    winner circled."""
+    winner circled. With ``capacity`` (bytes, the accelerator's usable memory) the capacity is drawn as a
+    line and the memory model's margin (:data:`atscale.parallelism.MEMORY_MARGIN`) as a band around it:
+    a layout in the band is *tight* (feasible, to be confirmed on the machine), beyond it infeasible."""
     t = result.table
     ok = t["feasible"]
-    ax = new_axes(ax)
+    ax = new_axes(ax, figsize=(6.4, 4.0))
+    if capacity is not None:
+        capacity = _v.number("capacity", capacity, low=0, low_open=True, scalar=True, unit="bytes") / 1e9
+        ax.axvspan(capacity * (1 - P.MEMORY_MARGIN), capacity * (1 + P.MEMORY_MARGIN), color=MUTED, alpha=0.15,
+                   lw=0, label=f"tight: within ±{P.MEMORY_MARGIN:.0%} of capacity")
+        ax.axvline(capacity, color=INK, lw=1.2, ls="--", label=f"usable memory ({capacity:.1f} GB)")
     for k, tp in enumerate(sorted(set(t["tp"][ok]))):
         sel = ok & (t["tp"] == tp)
         ax.scatter(t["memory"][sel] / 1e9, t["tokens_per_second"][sel] / 1e6, s=8, alpha=0.6, color=PALETTE[k],
@@ -367,7 +380,8 @@ def search_scatter_chart(result: P.SearchResult, *, ax=None):
     ax.set_xlabel("Memory per GPU (GB)")
     ax.set_ylabel("Throughput (million tokens/s)")
     ax.set_title(f"{ok.sum():,} feasible layouts of {len(ok):,}")
-    ax.legend(loc="lower right", markerscale=2)
+    legend = ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=3, markerscale=2)
+    legend.legend_handles[-1].set_sizes([60])  # the winner's ring, not scaled with the dots
     return ax.figure
 
 
@@ -394,14 +408,14 @@ class StepBreakdownFigure(LiveFigure):
     axis, no bar, "Infeasible layout" and its reason in red. Results are :class:`atscale.parallelism.StepTime`
     of one plan."""
 
-    def __init__(self, figsize=(7.0, 3.0)):
+    def __init__(self, figsize=(7.0, 3.8)):
         super().__init__(figsize)
         from matplotlib.patches import Patch
         from matplotlib.ticker import MaxNLocator
 
         with mpl.rc_context(STYLE):
             ax = self.ax = self.fig.add_subplot()
-            self.fig.subplots_adjust(left=0.04, right=0.97, bottom=0.45, top=0.91)
+            self.fig.subplots_adjust(left=0.04, right=0.97, bottom=0.55, top=0.89)
             ax.grid(False)
             ax.set_yticks([])
             ax.set_ylim(-0.3, 0.3)
@@ -410,7 +424,8 @@ class StepBreakdownFigure(LiveFigure):
             self.bars = [self.dynamic(b) for b in ax.barh(np.zeros(len(P.PARTS)), np.ones(len(P.PARTS)),
                                                            height=0.5, color=[_PART_COLOURS[n] for n in P.PARTS])]
             self.legend = ax.legend(handles=[Patch(color=_PART_COLOURS[n], label=P.PART_LABELS[n]) for n in P.PARTS],
-                                    loc="upper center", bbox_to_anchor=(0.5, -0.3), ncol=4, fontsize=8)
+                                    loc="upper center", bbox_to_anchor=(0.5, -0.3), ncol=2, columnspacing=1.5,
+                                    handlelength=1.2)
             self.title = self.dynamic(ax.title)
             self.heading = self.dynamic(ax.text(0.5, 0.6, "Infeasible layout", ha="center", va="center", fontsize=13,
                                                 color="#b00020", weight="bold", transform=ax.transAxes))

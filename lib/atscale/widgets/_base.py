@@ -84,6 +84,13 @@ class Explorer:
         summary: optional ``summary(**values) -> str`` (or ``summary(result)``), shown under the
             figure (plain text), e.g. "memory-bound: 412 TFLOP/s attainable".
         fixed: keyword arguments passed to ``plot`` or ``compute`` (and ``summary``) unchanged.
+        advanced: names of controls folded into a closed "More settings" accordion under the main ones,
+            so that the figure stays near the top of the page.
+        snapshot: whether the static page shows the default figure (False where the chapter prints that
+            same figure just before: the page then says where the live version is, without a duplicate).
+        links: optional ``links(values, changed) -> {name: value}``: when the control ``changed`` is moved
+            by the reader, other controls follow (e.g. DP so that the GPU count stays that of the
+            cluster); the figure is redrawn once, for the settled values.
         **controls: name -> ipywidgets control; the name is the keyword argument of ``plot``.
 
     Attributes:
@@ -95,7 +102,8 @@ class Explorer:
     """
 
     def __init__(self, plot: Callable, *, figsize=(6.4, 4.0), compute: Callable | None = None,
-                 summary: Callable | None = None, fixed: dict | None = None, **controls: W.Widget):
+                 summary: Callable | None = None, fixed: dict | None = None, advanced=(),
+                 links: Callable | None = None, snapshot: bool = True, **controls: W.Widget):
         if not controls:
             raise ValueError("an Explorer needs at least one control")
         self.plot, self.figsize, self.compute, self.summary = plot, figsize, compute, summary
@@ -104,6 +112,7 @@ class Explorer:
             if compute is None:
                 raise ValueError(f"{plot.__name__} is a LiveFigure: it draws a computed result, so compute= is needed")
             self._live = plot(figsize)
+            plots.finish_live(self._live.fig)
         self.summary_text = ""
         self.fixed = dict(fixed or {})
         self.controls = controls
@@ -111,9 +120,22 @@ class Explorer:
         self.message = W.HTML()
         self.caption = W.HTML()
         self.error: str | None = None
+        unknown = set(advanced) - set(controls)
+        if unknown:
+            raise ValueError(f"advanced={sorted(advanced)} names no control: {sorted(unknown)}")
+        self.links, self._linking = links, False
+        if not isinstance(snapshot, bool):
+            raise ValueError(f"snapshot={snapshot!r} must be True or False")
+        self.snapshot = snapshot
         for control in controls.values():
             control.observe(self._on_change, names="value")
-        self.ui = W.VBox([W.VBox(list(controls.values())), self.message, self.image, self.caption])
+        main = W.VBox([c for n, c in controls.items() if n not in advanced])
+        boxes = [main]
+        if advanced:
+            more = W.Accordion(children=[W.VBox([controls[n] for n in advanced])], selected_index=None)
+            more.set_title(0, "More settings")
+            boxes.append(more)
+        self.ui = W.VBox([*boxes, self.message, self.image, self.caption])
         self.redraw()
 
     # --- behaviour -----------------------------------------------------------------------
@@ -122,7 +144,18 @@ class Explorer:
         """Current control values, as keyword arguments for the plot function."""
         return {name: control.value for name, control in self.controls.items()}
 
-    def _on_change(self, _change=None):
+    def _on_change(self, change=None):
+        if self._linking:
+            return
+        if self.links is not None and change is not None:
+            changed = next((n for n, c in self.controls.items() if c is change.get("owner")), None)
+            follow = self.links(self.values, changed) if changed else {}
+            self._linking = True
+            try:
+                for name, value in follow.items():
+                    self.controls[name].value = value
+            finally:
+                self._linking = False
         self.redraw()
 
     def _arguments(self, values: dict) -> tuple[tuple, dict]:
@@ -175,6 +208,10 @@ class Explorer:
 
     # --- display ---------------------------------------------------------------------------
     def _static_html(self) -> str:
+        if not self.snapshot and not self.error:
+            names = ", ".join(getattr(c, "description", n) for n, c in self.controls.items())
+            return (f'<p class="atscale-explorer atscale-live-note"><em>▶ Explorer: {html.escape(names)}. '
+                    f"{html.escape(LIVE_NOTE.split(';')[0])}; its default view is the figure above.</em></p>")
         if self.error:
             body = f'<p class="atscale-error">⚠ {html.escape(self.error)}</p>'
         else:

@@ -32,7 +32,10 @@ def moe_view(experts_: int = 256, top_k: int = 8, ep: int = 64, expert_tp: int =
     sent to at most ``max_nodes`` nodes, 0 for no limit) on DeepSeek's 2,048 H800 in FP8, its published layout
     (:data:`atscale.experts.DEEPSEEK_V3_PLAN`) with the expert-parallel degree ``ep``, expert tensor parallelism
     ``expert_tp``, the all-to-all overlapped or not, the busiest expert's load ``imbalance`` times the mean, a
-    ``capacity_factor`` (0: dropless) and the recomputation mode; the memory check on."""
+    ``capacity_factor`` (0: dropless) and the recomputation mode; the memory check on. The run's other settings
+    (optimizer layout, data-parallel overlap, sequence length, attention kernel) are those of
+    :data:`atscale.experts.DEEPSEEK_V3_RUN`, as in :func:`atscale.experts.deepseek_v3_estimate`, so the explorer's
+    default and the chapter's figure agree for the same layout."""
     experts_, top_k = _v.count("experts_", experts_), _v.count("top_k", top_k)
     max_nodes = _v.count("max_nodes", max_nodes, low=0, unit="0 for no limit")
     most = max(1.0, experts_ / top_k)  # every token on the busiest expert
@@ -43,7 +46,10 @@ def moe_view(experts_: int = 256, top_k: int = 8, ep: int = 64, expert_tp: int =
     plan = dataclasses.replace(experts.DEEPSEEK_V3_PLAN, ep=ep, expert_tp=expert_tp, a2a_overlap=a2a_overlap,
                                expert_imbalance=imbalance, capacity_factor=capacity_factor or None,
                                recompute=recompute)
-    return parallelism.step_time(model, experts.DEEPSEEK_V3_CLUSTER, plan, dtype="fp8")
+    run = experts.DEEPSEEK_V3_RUN
+    return parallelism.step_time(model, experts.DEEPSEEK_V3_CLUSTER, plan, dtype="fp8",
+                                 optimizer_name=run.optimizer_name, dp_overlap=run.dp_overlap,
+                                 seq_length=run.seq_length, flash_attention=run.flash_attention)
 
 
 def _summary(st: parallelism.StepTime) -> str:
@@ -62,7 +68,7 @@ def moe_explorer() -> Explorer:
     the reason the layout cannot run."""
     on_off = {"on": True, "off": False}
     return Explorer(
-        plots.ExpertStepFigure, figsize=(7.0, 4.0), compute=moe_view, summary=_summary,
+        plots.ExpertStepFigure, figsize=(7.0, 4.6), compute=moe_view, summary=_summary,
         experts_=dropdown([8, 16, 32, 64, 128, 256], 256, "Routed experts per layer (E)"),
         top_k=dropdown([1, 2, 4, 8], 8, "Experts per token (k)"),
         ep=dropdown([1, 2, 4, 8, 16, 32, 64, 128], 64, "Expert parallel (EP)"),
@@ -72,5 +78,5 @@ def moe_explorer() -> Explorer:
         imbalance=slider(1.0, 2.0, 1.0, "Busiest expert / mean load", step=0.05),
         capacity_factor=dropdown({"none (dropless)": 0.0, "1.0": 1.0, "1.25": 1.25, "1.5": 1.5}, 0.0,
                                  "Capacity factor"),
-        recompute=dropdown(list(RECOMPUTE), "full", "Recomputation"),
+        recompute=dropdown({"none": "none", "selective": "selective", "full": "full"}, "full", "Recomputation"),
     )

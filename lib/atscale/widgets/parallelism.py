@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .. import models, parallelism, pipeline, plots
-from ..plan import RECOMPUTE, Plan
+from ..plan import RECOMPUTE, SCHEDULE_NAMES, Plan
 from ..scenario import RUNNING_EXAMPLE
 from ._base import Explorer, dropdown, slider
 
@@ -18,11 +18,12 @@ def rank_map_view(tp: int = 8, pp: int = 4, dp: int = 32, colour_by: str = "pp",
     return plan, colour_by, parallelism.rank_groups(plan, gpus_per_node), gpus_per_node
 
 
-def rank_map_explorer() -> Explorer:
-    """TP, PP and DP degrees: which GPU is in which group, on the node grid (the running example's layout)."""
+def rank_map_explorer(snapshot: bool = True) -> Explorer:
+    """TP, PP and DP degrees: which GPU is in which group, on the node grid (the running example's layout).
+    ``snapshot=False``: the static page shows no copy of the default figure (the chapter prints it above)."""
     plan = RUNNING_EXAMPLE.plan
     return Explorer(
-        plots.RankMapFigure, figsize=(7.0, 4.2), compute=rank_map_view,
+        plots.RankMapFigure, figsize=(7.0, 4.2), compute=rank_map_view, snapshot=snapshot,
         tp=dropdown([1, 2, 4, 8], plan.tp, "Tensor parallel (TP)"),
         pp=dropdown([1, 2, 4, 8, 16], plan.pp, "Pipeline parallel (PP)"),
         dp=dropdown([1, 2, 4, 8, 16, 32, 64, 128], plan.dp, "Data parallel (DP)"),
@@ -39,23 +40,50 @@ def pipeline_view(pp: int = 4, micro_batches: int = 8, schedule: str = "1f1b", v
     return pipeline.pipeline_timeline(pp, micro_batches, schedule, virtual_stages, weight_ratio=weight_ratio)
 
 
-def pipeline_explorer() -> Explorer:
+def pipeline_explorer(snapshot: bool = True) -> Explorer:
     """Schedule, stages and micro-batches: the pipeline's timeline with its bubble measured. The zero-bubble
-    schedules and DualPipe split the backward; the weight-gradient share sets how long their ``W`` passes are."""
+    schedules and DualPipe split the backward; the weight-gradient share sets how long their ``W`` passes are.
+    ``snapshot=False``: the static page shows no copy of the default figure (the chapter prints it above)."""
     return Explorer(
-        plots.PipelineScheduleFigure, figsize=(7.2, 3.4), compute=pipeline_view,
+        plots.PipelineScheduleFigure, figsize=(7.2, 3.4), compute=pipeline_view, snapshot=snapshot,
         pp=slider(2, 8, 4, "Stages (PP)", integer=True),
         micro_batches=slider(1, 32, 8, "Micro-batches (m)", integer=True),
-        schedule=dropdown({"GPipe": "gpipe", "1F1B": "1f1b", "interleaved 1F1B": "interleaved", "ZB-H1": "zb-h1",
-                           "ZB-H2": "zb-h2", "DualPipe": "dualpipe", "DualPipeV": "dualpipev"}, "1f1b", "Schedule"),
+        schedule=dropdown({SCHEDULE_NAMES[s]: s for s in ("gpipe", "1f1b", "interleaved", "zb-h1", "zb-h2", "dualpipe",
+                                              "dualpipev")},
+                          "1f1b", "Schedule"),
         virtual_stages=dropdown([1, 2, 3, 4], 1, "Chunks per GPU (v, interleaved only)"),
-        weight_ratio=dropdown({"0.5 (W half a forward)": 0.5, "1.0 (W = F = B)": 1.0, "1.5 (W longer than F)": 1.5},
-                              1.0, "Weight-gradient pass W / forward (split schedules)"),
+        weight_ratio=dropdown({"0.5: W half a forward": 0.5, "1.0: W as long as F": 1.0, "1.5: W longer than F": 1.5},
+                              1.0, "W pass / forward (split schedules)"),
     )
 
 
+_DP_OPTIONS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
+_FOLLOWERS = {"DP": "dp", "PP": "pp", "nothing (set all four)": "none"}
+
+
+def follow_gpus(values: dict, changed: str) -> dict:
+    """The plan explorer's link: when TP, CP, PP or DP moves, the dimension chosen in ``follows`` (DP by
+    default) takes the value that keeps TP x CP x PP x DP at the cluster's GPU count, when the others
+    divide it and that value is one of its options; otherwise nothing moves (and the explorer says why
+    the layout cannot run)."""
+    follower = values.get("follows", "dp")
+    dims = ("tp", "cp", "pp", "dp")
+    if follower not in dims or changed not in dims or changed == follower:
+        return {}
+    others = 1
+    for d in dims:
+        if d != follower:
+            others *= values[d]
+    gpus = RUNNING_EXAMPLE.cluster.num_gpus
+    if gpus % others:
+        return {}
+    value = gpus // others
+    options = _DP_OPTIONS if follower == "dp" else (1, 2, 4, 8, 16)
+    return {follower: value} if value in options else {}
+
+
 def _step(model, tp, cp, pp, dp, micro_batch, global_batch, zero_stage, schedule, virtual_stages, recompute,
-          sequence_parallel, tp_overlap, balanced, dtype, cp_algorithm="ring"):
+          sequence_parallel, tp_overlap, balanced, dtype, cp_algorithm="ring", follows="dp"):
     plan = Plan(tp=tp, cp=cp, pp=pp, dp=dp, micro_batch=micro_batch, global_batch=global_batch,
                 zero_stage=zero_stage, schedule=schedule, virtual_stages=virtual_stages, recompute=recompute,
                 sequence_parallel=sequence_parallel, tp_overlap=tp_overlap, account_for_embedding=balanced,
@@ -76,12 +104,15 @@ def _summary(st: parallelism.StepTime) -> str:
 
 def plan_explorer() -> Explorer:
     """Every field of a plan on the running example's 1,024 H100s, with the precision: the step-time breakdown
-    and MFU, or the reason the layout cannot run (a plan that does not use exactly the cluster's GPUs is one
-    of them). TP x CP x PP x DP must make 1,024."""
+    and MFU, or the reason the layout cannot run. TP x CP x PP x DP must make 1,024: when one of them moves,
+    DP follows (or PP, or nothing: the "GPU count kept by" control, :func:`follow_gpus`). The model, the
+    four degrees and the schedule are on top; the other fields are folded under "More settings"."""
     plan = RUNNING_EXAMPLE.plan
     on_off = {"on": True, "off": False}
     return Explorer(
-        plots.StepBreakdownFigure, figsize=(7.0, 3.0), compute=_step, summary=_summary,
+        plots.StepBreakdownFigure, figsize=(7.0, 3.8), compute=_step, summary=_summary, links=follow_gpus,
+        advanced=("follows", "cp_algorithm", "micro_batch", "global_batch", "zero_stage", "virtual_stages",
+                  "recompute", "sequence_parallel", "tp_overlap", "balanced", "dtype"),
         model=dropdown(["Llama 3 8B", "Llama 3 70B", "Llama 3 405B", "GPT-3 175B", "Nemotron-4 340B"],
                        RUNNING_EXAMPLE.model.name, "Model"),
         tp=dropdown([1, 2, 4, 8, 16], plan.tp, "Tensor parallel (TP)"),
@@ -90,11 +121,13 @@ def plan_explorer() -> Explorer:
                                "all-to-all (DeepSpeed-Ulysses)": "ulysses"}, plan.cp_algorithm,
                               "Context-parallel exchange"),
         pp=dropdown([1, 2, 4, 8, 16], plan.pp, "Pipeline parallel (PP)"),
-        dp=dropdown([1, 2, 4, 8, 16, 32, 64, 128, 256], plan.dp, "Data parallel (DP)"),
+        dp=dropdown(list(_DP_OPTIONS), plan.dp, "Data parallel (DP)"),
         micro_batch=dropdown([1, 2, 4, 8], plan.micro_batch, "Micro-batch (sequences)"),
         global_batch=dropdown([256, 512, 1024, 2048, 4096], plan.global_batch, "Global batch (sequences)"),
         zero_stage=dropdown([0, 1, 2, 3], plan.zero_stage, "ZeRO stage"),
-        schedule=dropdown(["gpipe", "1f1b", "interleaved"], plan.schedule, "Schedule"),
+        schedule=dropdown({SCHEDULE_NAMES[s]: s for s in ("gpipe", "1f1b", "interleaved")}, plan.schedule,
+                          "Schedule"),
+        follows=dropdown(_FOLLOWERS, "dp", "GPU count kept at 1,024 by"),
         virtual_stages=dropdown([1, 2, 4], plan.virtual_stages, "Chunks per GPU (interleaved)"),
         recompute=dropdown(list(RECOMPUTE), plan.recompute, "Recomputation"),
         sequence_parallel=dropdown(on_off, plan.sequence_parallel, "Sequence parallel"),
