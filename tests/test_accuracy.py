@@ -113,7 +113,8 @@ def test_summary_statistics_calibration_and_validation_apart():
     assert cal.count == 22 and val.count == 49
     assert cal.median_abs_error == pytest.approx(0.014, abs=0.002)
     assert cal.worst_abs_error == pytest.approx(0.048, abs=0.002) and cal.worst == "8 B ring, 2 GPUs"
-    assert val.median_abs_error == pytest.approx(0.048, abs=0.002)
+    # 0.051 with both errata merged: the Llama 3 rows at v = 8 (known misses) and the three reliability rows
+    assert val.median_abs_error == pytest.approx(0.051, abs=0.002)
     assert val.worst_abs_error == pytest.approx(5.264, abs=0.002)
     assert val.worst == "fitted profile (Llama 3), research-cluster jobs (1,024 A100)"
     dense = A.summary("validation", group="Step time")

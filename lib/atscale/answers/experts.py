@@ -61,6 +61,8 @@ def _():
 
 
 @answer("experts-no-node-limit-a2a", unit="s", rtol=0.02,
+        idea="Without the limit a token's experts can sit on more nodes, so more copies cross the network; leave "
+             "the all-to-all exposed to see its full time.",
         hint="experts.a2a_compute_ratio(model, experts.DEEPSEEK_V3_CLUSTER, experts.DEEPSEEK_V3_PLAN, dtype='fp8', "
              "memory_check=False).all_to_all with the node limit removed (max_routed_nodes=None).")
 def _():

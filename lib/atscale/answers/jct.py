@@ -67,6 +67,8 @@ def _():
 
 
 @answer("jct-opt-fleet-month", unit="s", rtol=0.03,
+        idea="Swap the failure profile and the restart time for the published fleet's, then read the reliability "
+             "share of a month's loss.",
         hint="jct.estimate(ex.model, ex.token_budget, ex.cluster, failures=rel.OPT175B_PROFILE, "
              "restart_time=rel.OPT175B_RESTART_TIME).loss_over(30 * units.day)['reliability'].")
 def _():
