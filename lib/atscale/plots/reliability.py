@@ -94,9 +94,13 @@ def u_curve_chart(gpus: int = 1024, checkpoint_time: float = 60.0, restart_time:
     # The two parts are labelled on the curves (a legend entry each would cost ~10 ms of redraw).
     ax.plot(h, 100 * w.checkpoint, color=PALETTE[0], lw=1.2)
     ax.plot(h, 100 * (w.rework + w.restart), color=PALETTE[1], lw=1.2)
-    ax.text(h[6], 100 * w.checkpoint[6], " writes", color=PALETTE[0], fontsize=8, va="top")
-    ax.text(h[-12], 100 * (w.rework + w.restart)[-12], "rework + restarts ", color=PALETTE[1], fontsize=8,
-            ha="right", va="bottom")
+    # A curve's label sits on the curve where that lies on the axis (at most 100% wasted): a restart of many MTBFs
+    # puts the rework curve astronomically high, where a label would be off the figure (and too far to draw).
+    for x, y, text, kw in ((h[6], 100 * w.checkpoint[6], " writes", dict(color=PALETTE[0], va="top")),
+                           (h[-12], 100 * (w.rework + w.restart)[-12], "rework + restarts ",
+                            dict(color=PALETTE[1], ha="right", va="bottom"))):
+        if 0 <= y <= 100:
+            ax.text(x, y, text, fontsize=8, **kw)
     feasible = w.total < 1  # the first-order model says no progress at all where the waste reaches 100%
     if feasible.any():
         ax.plot(h, 100 * np.where(feasible, w.total, np.nan), color=INK, label="total, first order")
