@@ -708,3 +708,40 @@ def test_missing_glyph_check_can_fail(browser, tmp_path):
         page.close()
     assert _notdef_glyphs(tmp_path / "tofu.pdf") == 2
 
+
+
+_CONTRAST_JS = """() => {
+  const rgb = s => (s.match(/[\\d.]+/g) || []).map(Number);
+  const lum = ([r, g, b]) => {
+    const f = c => { c /= 255; return c <= 0.03928 ? c / 12.92 : Math.pow((c + 0.055) / 1.055, 2.4); };
+    return 0.2126 * f(r) + 0.7152 * f(g) + 0.0722 * f(b);
+  };
+  const background = el => {  // the first opaque background at or above el
+    for (let e = el; e; e = e.parentElement) {
+      const c = rgb(getComputedStyle(e).backgroundColor);
+      if (c.length === 3 || (c.length === 4 && c[3] > 0.5)) return c.slice(0, 3);
+    }
+    return [255, 255, 255];
+  };
+  return Array.from(document.querySelectorAll('table.atscale-table td, .atscale-result')).map(el => {
+    const a = lum(rgb(getComputedStyle(el).color).slice(0, 3)), b = lum(background(el));
+    return [el.textContent.trim().slice(0, 30), (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05)];
+  });
+}"""
+
+
+@pytest.mark.parametrize("theme", ["light", "dark"])
+def test_library_tables_read_in_both_themes(server, browser, theme):
+    """Every cell of the library's tables keeps a readable contrast (WCAG's 4.5:1) in the light and the dark theme
+    (in the dark theme its stripes were once dark on the theme's light output paper)."""
+    context, page, log = _open(browser, "about:blank")
+    try:
+        page.add_init_script(f"localStorage.setItem('mode', '{theme}'); localStorage.setItem('theme', '{theme}');")
+        page.goto(f"{server}/book/experts.html", wait_until="networkidle")
+        assert page.evaluate("document.documentElement.dataset.theme") == theme
+        cells = page.evaluate(_CONTRAST_JS)
+        assert cells, "no library table on the page"
+        poor = [(text, round(ratio, 2)) for text, ratio in cells if ratio < 4.5]
+        assert not poor, f"{len(poor)} of {len(cells)} table cells below 4.5:1 in the {theme} theme: {poor[:5]}"
+    finally:
+        context.close()
