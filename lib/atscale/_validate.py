@@ -21,7 +21,7 @@ import numbers
 import numpy as np
 
 __all__ = ["number", "positive", "nonnegative", "count", "choice", "broadcast", "catalog_arg", "is_scalar",
-           "show", "seed", "known", "sequence"]
+           "show", "seed", "known", "closest", "sequence"]
 
 
 def show(value) -> str:
@@ -224,18 +224,25 @@ def catalog_arg(name: str, value, kind, table, what: str):
                      f"{kind.__name__} or a catalog {what} name; {known(value, table)}")
 
 
-def known(value, names) -> str:
-    """The valid names for an error message, short: all of them when they are few, else the closest to ``value``
-    (a typo, a wrong case) and how many there are."""
+def closest(value, names, *, n: int = 3, cutoff: float = 0.5) -> list[str]:
+    """Up to ``n`` of ``names`` closest to ``value`` (a typo, a wrong case; ``difflib``'s ratio at least
+    ``cutoff``), best first; none when ``value`` is not a string."""
     import difflib
 
+    if not isinstance(value, str):
+        return []
+    lower = {str(name).lower(): str(name) for name in names}
+    return [lower[c] for c in difflib.get_close_matches(value.lower(), list(lower), n=n, cutoff=cutoff)]
+
+
+def known(value, names) -> str:
+    """The valid names for an error message, short: all of them when they are few, else the closest to ``value``
+    (:func:`closest`) and how many there are."""
     names = [str(n) for n in names]
     listing = ", ".join(names)
     if len(listing) <= 110:
         return f"known: {listing}"
-    text = str(value) if isinstance(value, str) else ""
-    lower = {n.lower(): n for n in names}
-    close = [lower[c] for c in difflib.get_close_matches(text.lower(), list(lower), n=3, cutoff=0.5)]
+    close = closest(value, names, cutoff=0.5)
     if close:
         return f"did you mean {', '.join(close)}? ({len(names)} known)"
     return f"{len(names)} known, e.g. {', '.join(names[:4])}"

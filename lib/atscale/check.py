@@ -28,6 +28,7 @@ import math
 import pkgutil
 from dataclasses import dataclass
 
+from . import _validate as _v
 from .answers import ANSWERS, Answer
 
 __all__ = [
@@ -132,11 +133,9 @@ def _hint(key: Answer, misses: int) -> str:
 
 
 def _unknown(exercise) -> str:
-    import difflib
-
     ids = sorted(ANSWERS)
     shown = repr(exercise) if len(repr(exercise)) <= 60 else repr(exercise)[:57] + "..."
-    close = difflib.get_close_matches(exercise, ids, n=3, cutoff=0.6) if isinstance(exercise, str) else []
+    close = _v.closest(exercise, ids, cutoff=0.6)
     if not close and isinstance(exercise, str):  # a prefix or a word of an id, e.g. 'ridge'
         close = [i for i in ids if exercise and exercise.lower() in i][:3]
     suggestion = f" Did you mean {' or '.join(repr(c) for c in close)}?" if close else ""

@@ -446,6 +446,14 @@ class A2ARatio:
         return self.all_to_all / self.computation
 
 
+def _refuse_infeasible(st: parallelism.StepTime, memory_check) -> None:
+    """A ``ValueError`` naming ``plan`` with the step-time model's reason when the layout ``st`` cannot run (the
+    reason cut to keep the message short; ``memory_check=True`` said where the memory check refused it)."""
+    if not st.feasible:
+        raise ValueError(f"plan: the layout cannot run: {st.reason}"[:220] + (" (memory_check=True)" if memory_check
+                                                                              else ""))
+
+
 def a2a_compute_ratio(model, cluster: hardware.Cluster, plan: Plan, *, seq_length=None, dtype: str = "bf16",
                       memory_check: bool = True) -> A2ARatio:
     """How long the expert all-to-alls of a step take against its computation, with the all-to-all *not*
@@ -456,9 +464,7 @@ def a2a_compute_ratio(model, cluster: hardware.Cluster, plan: Plan, *, seq_lengt
         raise ValueError(f"plan={_v.show(plan)} must be an atscale.plan.Plan")
     st = parallelism.step_time(_moe_model("model", model), cluster, dataclasses.replace(plan, a2a_overlap=False),
                                seq_length=seq_length, dtype=dtype, memory_check=memory_check)
-    if not st.feasible:
-        raise ValueError(f"plan: the layout cannot run: {st.reason}"[:220] + (" (memory_check=True)" if memory_check
-                                                                              else ""))
+    _refuse_infeasible(st, memory_check)
     return A2ARatio(float(st.ep_comm), float(st.compute + st.recompute), st)
 
 
@@ -564,9 +570,7 @@ def deepseek_v3_estimate(*, model=models.DEEPSEEK_V3, plan: Plan = DEEPSEEK_V3_P
                                memory_check=_v.flag("memory_check", memory_check), optimizer_name=run.optimizer_name,
                                dp_overlap=run.dp_overlap, seq_length=run.seq_length,
                                flash_attention=run.flash_attention)
-    if not st.feasible:
-        raise ValueError(f"plan: the layout cannot run: {st.reason}"[:220] + (" (memory_check=True)" if memory_check
-                                                                              else ""))
+    _refuse_infeasible(st, memory_check)
     return DeepSeekEstimate(st, gpu_seconds_per_trillion(st))
 
 

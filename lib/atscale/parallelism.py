@@ -51,7 +51,6 @@ from typing import Mapping
 
 import numpy as np
 
-from .tables import readable
 from . import _validate as _v
 from . import collectives, hardware, memory, models
 from . import units as u
@@ -217,6 +216,7 @@ step-time model slows the layer's compute by this share whenever ``a2a_overlap``
 _SCHEDULE_CODE = {name: i for i, name in enumerate(SCHEDULES)}
 _RECOMPUTE_CODE = {name: i for i, name in enumerate(RECOMPUTE)}
 _CP_CODE = {name: i for i, name in enumerate(CP_ALGORITHMS)}
+_V_SHAPED_CODES = tuple(_SCHEDULE_CODE[name] for name in _pipeline.V_SHAPED)
 
 
 # --------------------------------------------------------------------------------------
@@ -892,9 +892,7 @@ def _memory(L, c: _Context, sl: StageLayers, shards):
     act_layer = xp.where(L.reco == _RECOMPUTE_CODE["full"], 2 * K.h / sp_div, per_token) * tokens
     k, k_e = shards
     gpipe, inter = L.sched == _SCHEDULE_CODE["gpipe"], L.sched == _SCHEDULE_CODE["interleaved"]
-    zb2, dual = L.sched == _SCHEDULE_CODE["zb-h2"], L.sched == _SCHEDULE_CODE["dualpipe"]
-    flat = xp.where(zb2, 2 * L.pp - 1, xp.where(dual, L.pp + 1, xp.where(
-        L.sched == _SCHEDULE_CODE["dualpipev"], L.pp + 0.5, xp.where(L.sched == _SCHEDULE_CODE["zb-v"], L.pp, 0.0))))
+    flat = _pipeline._flat_in_flight(L.sched, L.pp, xp)
     opt = c.opt
     totals = []
     for layers, extra, from_end, last in ((sl.first, K.emb_params, L.pp - 1, L.pp == 1),
@@ -941,7 +939,7 @@ def _derived(L):
     L.copies = 1.0 + (L.sched == _SCHEDULE_CODE["dualpipe"])
     # DualPipeV and ZB-V hold two half-size stages in a V: each micro-batch crosses every GPU twice, so twice the
     # point-to-point sends (:data:`atscale.pipeline.V_SHAPED`)
-    L.hops = 1.0 + ((L.sched == _SCHEDULE_CODE["dualpipev"]) | (L.sched == _SCHEDULE_CODE["zb-v"]))
+    L.hops = 1.0 + sum(L.sched == code for code in _V_SHAPED_CODES)
     return L
 
 

@@ -234,18 +234,22 @@ def bubble_time(schedule, pp, micro_batches, t_f, t_b, t_w, virtual_stages=1):
     return float(result) if np.ndim(result) == 0 else result
 
 
+def _flat_in_flight(code, p, xp=np):
+    """Micro-batches in flight on *every* stage of the schedules that hold the same on each (ZB-H2 ``2p - 1``,
+    DualPipe ``p + 1``, DualPipeV ``p + 1/2``, ZB-V ``p``; :func:`activation_in_flight`), 0 for the others, whose
+    count falls from the first stage to the last. Unchecked (see :func:`_bubble_time` for ``code`` and ``xp``);
+    the step-time model's memory reads it too."""
+    return xp.where(code == _ZB_H2, 2 * p - 1.0,
+                    xp.where(code == _DUALPIPE, p + 1.0,
+                             xp.where(code == _DUALPIPEV, p + 0.5, xp.where(code == _ZB_V, p + 0.0, 0.0))))
+
+
 def _activation_in_flight(code, p, m, v, xp=np):
     """:func:`activation_in_flight` without any checking (see :func:`_bubble_time` for ``code`` and ``xp``)."""
-    one_f_one_b = xp.minimum(p, m)
-    interleaved = xp.minimum(p + (p - 1) / v, m)
-    zb_h2 = xp.minimum(2 * p - 1, m)
-    dualpipe = xp.minimum(p + 1, m)
-    dualpipev = xp.minimum(p + 0.5, m)
+    flat = _flat_in_flight(code, p, xp)
     return xp.where(code == _GPIPE, m + 0.0,
-                    xp.where(code == _INTERLEAVED, interleaved,
-                             xp.where(code == _ZB_H2, zb_h2,
-                                      xp.where(code == _DUALPIPE, dualpipe,
-                                               xp.where(code == _DUALPIPEV, dualpipev, one_f_one_b + 0.0)))))
+                    xp.where(code == _INTERLEAVED, xp.minimum(p + (p - 1) / v, m),
+                             xp.minimum(xp.where(flat > 0, flat, p), m) + 0.0))
 
 
 def activation_in_flight(schedule, pp, micro_batches, virtual_stages=1):

@@ -94,7 +94,6 @@ def data_points(ax, renderer=None) -> np.ndarray:
     them, so that a key crossed by a line counts as covering it), its scatter points, and the corners
     and centre of its bars and other patches. An ``(n, 2)`` array."""
     from matplotlib.collections import PathCollection
-    from matplotlib.lines import Line2D
     from matplotlib.patches import Rectangle
 
     points = [np.empty((0, 2))]
