@@ -1,0 +1,265 @@
+"""Published training runs, as data: :class:`Run` (one run, what it measured, and the model's prediction of it) and
+the runs the book compares the step-time model with, read from the JSON records of ``atscale/data/runs/`` (one
+file per source group, one record per run; :func:`load`).
+
+A record names its model (a catalog name of :data:`atscale.models.MODELS`, or the keyword arguments of a
+:class:`~atscale.models.TransformerConfig`), its cluster (a node of :data:`atscale.hardware.NODES`, a GPU count and
+a fabric of :data:`atscale.hardware.FABRICS`), its layout (the keywords of an :class:`~atscale.plan.Plan`), the
+published figure in SI units (``published``, with ``published_as``: the figure as the source prints it and the
+arithmetic that converts it), the metric, its role (``"calibration"``: a constant of
+:class:`~atscale.calibration.Calibration` was fitted on it; ``"validation"``: none was), the source, the training
+stack, and what the source leaves unstated and the record assumes. The step time the runs are compared with is
+:mod:`atscale.parallelism`'s; the fit on the calibration runs is :mod:`atscale.fitting`'s. The old names
+(``atscale.parallelism.Run``, ``atscale.parallelism.H100_RUNS``, ...) still work.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import json
+from dataclasses import dataclass
+from importlib.resources import files
+from types import MappingProxyType
+from typing import Mapping
+
+from . import _validate as _v
+from . import hardware, memory, models
+from .calibration import CALIBRATION, Calibration
+from .parallelism import StepTime, step_time
+from .plan import Plan
+
+__all__ = ["Run", "METRICS", "load", "ALL_RUNS", "MEGATRON_TABLE1_RUNS", "KORTHIKANTI_TABLE5_RUNS", "OTHER_RUNS",
+           "H100_RUNS", "MEGASCALE_RUNS", "MOE_RUNS", "CALIBRATION_RUNS", "VALIDATION_RUNS"]
+
+METRICS = ("hardware_flops_per_gpu", "model_flops_per_gpu", "mfu", "mfu_causal", "hfu", "step_seconds")
+"""What a :class:`Run` may have published (see :attr:`Run.metric`)."""
+
+
+@dataclass(frozen=True)
+class Run:
+    """A published training run and what it measured.
+
+    ``metric`` is ``"hardware_flops_per_gpu"`` (FLOP/s per GPU counting recomputation, as Narayanan et al.
+    2021 report), ``"mfu"``, ``"mfu_causal"`` (MFU with attention counted for its causal half, for sources
+    that count FLOPs that way), ``"model_flops_per_gpu"``, ``"hfu"`` or ``"step_seconds"`` (seconds per
+    optimizer step, where the source prints the step time itself); ``published`` its value (FLOP/s, a
+    fraction or seconds). ``role`` is
+    ``"calibration"`` (the constants were fitted on it) or ``"validation"`` (they were not). ``source``:
+    paper, table, row. ``assumed``: what the paper does not print and the model had to assume.
+    ``optimizer_name``: a layout of :data:`atscale.memory.OPTIMIZERS` by name, or an
+    :class:`~atscale.memory.Optimizer` where the source states one of its own (DeepSeek-V3's BF16 moments).
+    ``stack``: the training stack as the source names it (e.g. ``"Megatron-LM (2021)"``); ``group``: the set of
+    runs it belongs to (one data file, one table of the accuracy appendix); ``details``: what its record holds that
+    the model does not read yet (``published_as``, the figure as printed with its conversion; ``stack_preset``;
+    ``url``; stack options such as ``compile`` or ``float8_recipe``), read-only.
+    """
+
+    label: str
+    model: models.TransformerConfig
+    cluster: hardware.Cluster
+    plan: Plan
+    metric: str
+    published: float
+    role: str
+    source: str
+    assumed: str = ""
+    optimizer_name: str = "megatron-fp16"
+    dp_overlap: float = 0.0
+    seq_length: int | None = None
+    flash_attention: bool = False
+    memory_check: bool = True
+    dtype: str = "bf16"
+    stack: str = ""
+    group: str = ""
+    details: Mapping = dataclasses.field(default_factory=lambda: MappingProxyType({}), hash=False)
+
+    def __post_init__(self):
+        _v.choice("role", self.role, ("calibration", "validation"))
+        _v.choice("metric", self.metric, METRICS)
+        self.cluster.accelerator.peak(self.dtype) if isinstance(self.cluster, hardware.Cluster) else None
+        if not isinstance(self.model, models.TransformerConfig):
+            raise ValueError(f"model={_v.show(self.model)} must be an atscale.models.TransformerConfig")
+        if not isinstance(self.cluster, hardware.Cluster):
+            raise ValueError(f"cluster={_v.show(self.cluster)} must be an atscale.hardware.Cluster")
+        if not isinstance(self.plan, Plan) or self.plan.global_batch is None:
+            raise ValueError(f"plan={_v.show(self.plan)} must be an atscale.plan.Plan with a global_batch")
+        object.__setattr__(self, "published", _v.positive("published", self.published, scalar=True))
+        if self.metric in ("mfu", "mfu_causal", "hfu") and self.published > 1:
+            raise ValueError(f"published={_v.show(self.published)} must be a fraction in (0, 1] for metric="
+                             f"{self.metric!r} (an MFU of {self.published:g} % is {self.published / 100:g})")
+        object.__setattr__(self, "dp_overlap", _v.number("dp_overlap", self.dp_overlap, low=0, high=1, scalar=True))
+        if self.seq_length is not None:
+            object.__setattr__(self, "seq_length", _v.count("seq_length", self.seq_length))
+        memory.optimizer(self.optimizer_name)  # a ValueError naming the known layouts
+        for name in ("flash_attention", "memory_check"):
+            object.__setattr__(self, name, _v.flag(name, getattr(self, name)))
+        for name in ("stack", "group"):
+            if not isinstance(getattr(self, name), str):
+                raise ValueError(f"{name}={_v.show(getattr(self, name))} must be a string")
+        if not isinstance(self.details, Mapping):
+            raise ValueError(f"details={_v.show(self.details)} must be a mapping")
+        object.__setattr__(self, "details", MappingProxyType(dict(self.details)))
+
+    def step(self, calibration: Calibration = CALIBRATION) -> StepTime:
+        """The model's step for this run (with ``calibration``'s constants)."""
+        return step_time(self.model, self.cluster, self.plan, optimizer_name=self.optimizer_name,
+                         dp_overlap=self.dp_overlap, seq_length=self.seq_length, dtype=self.dtype,
+                         flash_attention=self.flash_attention, memory_check=self.memory_check,
+                         calibration=calibration)
+
+    def predict(self, calibration: Calibration = CALIBRATION) -> float:
+        """The model's value of :attr:`metric` with ``calibration``'s constants."""
+        st = self.step(calibration)
+        return float(st.total if self.metric == "step_seconds" else getattr(st, self.metric))
+
+    def mfu_pair(self, calibration: Calibration = CALIBRATION) -> tuple[float, float]:
+        """``(published, predicted)`` as MFU (fractions) in one convention for this run: the MFU the published
+        value implies for the model's FLOPs, and the model's own (see :meth:`points` for the convention)."""
+        st = self.step(calibration)
+        mfu = float(st.mfu_causal if self.metric == "mfu_causal" else st.mfu_at_dtype_peak)
+        if self.metric == "step_seconds":
+            return mfu * float(st.total) / self.published, mfu
+        return mfu * self.published / float(getattr(st, self.metric)), mfu
+
+    def points(self, calibration: Calibration = CALIBRATION) -> float:
+        """The model's error in MFU points (0.01 = one point; positive: optimistic), whatever the metric: the
+        predicted MFU (:attr:`StepTime.mfu_causal` for an ``"mfu_causal"`` run, else
+        :attr:`StepTime.mfu_at_dtype_peak`: against the FP8 peak for an FP8 run, as NVIDIA's tables report
+        it, so an FP8 point is worth twice a BF16 one in throughput) minus the MFU the published value implies for the same FLOPs (a rate scales MFU, a step time divides
+        it). A relative error of 10 % is 5 points at 50 % MFU."""
+        published, predicted = self.mfu_pair(calibration)
+        return predicted - published
+
+    def memory_verdict(self) -> str:
+        """The memory model's verdict on the published layout (even where ``memory_check`` is off)."""
+        st = dataclasses.replace(self, memory_check=True).step()
+        return "fits" if st.feasible else st.reason
+
+    @property
+    def predicted(self) -> float:
+        """The model's value of :attr:`metric` for this run (:data:`CALIBRATION`)."""
+        return self.predict()
+
+    @property
+    def error(self) -> float:
+        """``predicted / published - 1`` (positive: the model is optimistic)."""
+        return self.predicted / self.published - 1
+
+
+# --------------------------------------------------------------------------------------
+# The records (atscale/data/runs/*.json)
+# --------------------------------------------------------------------------------------
+_REQUIRED = ("label", "group", "role", "model", "node", "gpus", "fabric", "plan", "metric", "published", "source")
+_USED = (*_REQUIRED, "stack", "seq_length", "dtype", "assumed", "options")
+_OPTIONS = ("optimizer_name", "dp_overlap", "flash_attention", "memory_check")
+"""The keys of a record (and of its ``options``) that :func:`load` builds the :class:`Run` from; every other key
+is kept in :attr:`Run.details`."""
+
+
+def _model(entry) -> models.TransformerConfig:
+    """A catalog name, or the keyword arguments of a :class:`~atscale.models.TransformerConfig`."""
+    if isinstance(entry, Mapping):
+        return models.TransformerConfig(**entry)
+    return models.model(entry)
+
+
+def _run(rec: Mapping, where: str) -> Run:
+    """One record as a :class:`Run` (``where``: the file, for the message of a bad record)."""
+    if not isinstance(rec, Mapping):
+        raise ValueError(f"{where}: a record must be a JSON object (got {_v.show(rec)})")
+    missing = [k for k in _REQUIRED if k not in rec]
+    if missing:
+        raise ValueError(f"{where}: the record {rec.get('label', '(no label)')!r} lacks {', '.join(missing)}")
+    node = hardware.NODES[_v.choice("node", rec["node"], tuple(hardware.NODES))]
+    fabric = hardware.FABRICS[_v.choice("fabric", rec["fabric"], tuple(hardware.FABRICS))]  # a node has no default
+    options = dict(rec.get("options", {}))
+    optimizer = options.get("optimizer_name", "megatron-fp16")
+    if isinstance(optimizer, Mapping):  # a layout the source states itself (DeepSeek-V3's BF16 moments)
+        optimizer = memory.Optimizer(**optimizer)
+    details = {k: v for k, v in rec.items() if k not in _USED}
+    details |= {k: v for k, v in options.items() if k not in _OPTIONS}
+    return Run(rec["label"], _model(rec["model"]), hardware.Cluster.of_gpus(node, rec["gpus"], fabric),
+               Plan(**rec["plan"]), rec["metric"], rec["published"], rec["role"], rec["source"],
+               rec.get("assumed", ""), optimizer_name=optimizer, dp_overlap=options.get("dp_overlap", 0.0),
+               seq_length=rec.get("seq_length"), flash_attention=options.get("flash_attention", False),
+               memory_check=options.get("memory_check", True), dtype=rec.get("dtype", "bf16"),
+               stack=rec.get("stack", ""), group=rec["group"], details=details)
+
+
+def load(path=None) -> tuple[Run, ...]:
+    """The runs of one JSON file of records (``path``), or of every file of ``atscale/data/runs/`` (``None``, in
+    the order of their names), as :class:`Run` objects in the order of the records."""
+    if path is not None:
+        with open(path, encoding="utf-8") as f:
+            records = json.load(f)
+        return tuple(_run(rec, str(path)) for rec in records)
+    return _all()
+
+
+@functools.cache
+def _all() -> tuple[Run, ...]:
+    folder = files("atscale") / "data" / "runs"
+    out = []
+    for entry in sorted((e for e in folder.iterdir() if e.name.endswith(".json")), key=lambda e: e.name):
+        out += [_run(rec, f"atscale/data/runs/{entry.name}") for rec in json.loads(entry.read_text("utf-8"))]
+    labels = [r.label for r in out]
+    twice = sorted({x for x in labels if labels.count(x) > 1})
+    if twice:
+        raise ValueError(f"atscale/data/runs: labels must be unique; {twice} appear more than once")
+    return tuple(out)
+
+
+def _group(name: str) -> tuple[Run, ...]:
+    return tuple(r for r in _all() if r.group == name)
+
+
+ALL_RUNS: tuple[Run, ...] = _all()
+"""Every published run of ``atscale/data/runs/``, the groups below and any other (files in the order of their
+names)."""
+
+MEGATRON_TABLE1_RUNS: tuple[Run, ...] = _group("Megatron-LM Table 1")
+"""The ten weak-scaling runs of Megatron-LM's Table 1 (A100 80GB, Selene: DGX A100, HDR InfiniBand), as
+published: achieved TFLOP/s per GPU *including* recomputation (their eq. 3), compared with the model's
+:attr:`StepTime.hardware_flops_per_gpu` for full recomputation. Three (the smallest model, the narrowest per-GPU width, the largest) are calibration runs, the other seven
+validation."""
+
+KORTHIKANTI_TABLE5_RUNS: tuple[Run, ...] = _group("Korthikanti et al. Table 5")
+"""The four runs of Korthikanti et al.'s Table 5 (sequence parallelism + selective recomputation, no data
+parallelism, A100 80GB), MFU and HFU each. The MFUs are in :data:`CALIBRATION_RUNS`."""
+
+OTHER_RUNS: tuple[Run, ...] = _group("Other runs")
+"""Published runs outside both tables above; no constant was fitted on them."""
+
+H100_RUNS: tuple[Run, ...] = _group("H100 recipes")
+"""Twenty H100 runs of five models in BF16 and FP8, each at the smallest and the largest scale NVIDIA's
+performance tables print, with the published layouts (context parallelism, interleaved pipelines: 405B's 126
+layers in 9 x 7 = 63 chunks of exactly two layers each). Four are calibration runs (:data:`CALIBRATION_RUNS`), sixteen
+validation."""
+
+MEGASCALE_RUNS: tuple[Run, ...] = _group("MegaScale")
+"""The Megatron-LM baseline of MegaScale's Table 2 (175B on 3,072-12,288 A100, fixed batch): validation."""
+
+MOE_RUNS: tuple[Run, ...] = _group("Mixture of experts")
+"""Published mixture-of-experts training runs with their layouts, all validation (no constant was fitted on them):
+DeepSeek-V3 on H100 (NVIDIA's DGX Cloud recipes) and on DeepSeek's own 2,048 H800, Qwen3-235B-A22B with and without
+the all-to-all overlapped, gpt-oss-120b, and Qwen3-30B-A3B under FSDP. Shown apart in the accuracy appendix: the
+expert terms of the step-time model are new, and these runs judge them."""
+
+CALIBRATION_RUNS: tuple[Run, ...] = tuple(r for group in (KORTHIKANTI_TABLE5_RUNS, MEGATRON_TABLE1_RUNS, H100_RUNS)
+                                          for r in group if r.role == "calibration")
+"""The runs the constants of :class:`Calibration` were fitted on (:func:`calibrate`): the four MFUs of
+Korthikanti et al. (2022), Table 5, and three rows of Narayanan et al. (2021), Table 1 (the smallest model, the
+narrowest per-GPU width, the largest), so that the fit spans model widths 2,304-25,600 on A100 (and fixes
+:attr:`Calibration.efficiency_max`, with the half-widths shared); three BF16 H100
+runs of NVIDIA's tables (Llama 3.1 8B on 8 GPUs, 70B on 64, GPT-3 175B on 128: GQA, SwiGLU, 128k vocabularies,
+context parallelism, 8k sequences; :attr:`Calibration.efficiency_max_h100`); and one FP8 run (Llama 3.1 70B on
+64) for :attr:`Calibration.fp8_matmul_speedup`."""
+
+VALIDATION_RUNS: tuple[Run, ...] = tuple(r for group in (MEGATRON_TABLE1_RUNS, KORTHIKANTI_TABLE5_RUNS, OTHER_RUNS,
+                                                         MEGASCALE_RUNS, H100_RUNS)
+                                         for r in group if r.role == "validation")
+"""Everything no constant was fitted on: seven rows of Megatron-LM's Table 1, Korthikanti et al.'s HFUs
+(the same runs as the calibration MFUs, so only a check of the recomputation FLOPs, not an independent
+validation), the 530B run with data parallelism, Llama 3's Table 4, MegaScale's Megatron-LM baseline and
+sixteen of NVIDIA's H100 runs (:data:`H100_RUNS`)."""
