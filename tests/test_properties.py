@@ -739,6 +739,9 @@ EXEMPT = {  # (callable, argument) -> why a class the probe would refuse is legi
     ("check.check", "answer"): "check() answers any answer with feedback (a wrong answer is not an error)",
     ("hardware.Accelerator", "scale_up_fabric"): "resolved when used (Accelerator.fabric names the catalog); the "
                                                  "fabrics are defined after the accelerators",
+    ("parallelism.Run", "stack"): "free text: the training stack as the source names it (any string)",
+    ("parallelism.Run", "group"): "free text: the set of runs a record belongs to (a data file's own name for it)",
+    ("accuracy.Comparison", "stack"): "free text: a published run's training stack (empty for other comparisons)",
 }
 EMPTY_OK = {"ridge_lines", "mark"}  # an empty list of guide lines (or marks) draws none
 NEGATIVE_OK = {"accuracy.Gap", "accuracy.comparisons", "accuracy.summary", "accuracy.megascale_against_selene",

@@ -10,8 +10,8 @@ sources, and compare the library with them:
 * the collectives chapter: nccl-tests latencies and bus bandwidths
   (:data:`atscale.collectives.CALIBRATION`, :data:`atscale.collectives.VALIDATION`);
 * the 3D-parallelism chapter: Megatron-LM's Table 1, Korthikanti et al.'s Table 5, the 530B run with data
-  parallelism and Llama 3's Table 4 (:data:`atscale.parallelism.CALIBRATION_RUNS`,
-  :data:`atscale.parallelism.VALIDATION_RUNS`);
+  parallelism and Llama 3's Table 4 (:data:`atscale.runs.CALIBRATION_RUNS`,
+  :data:`atscale.runs.VALIDATION_RUNS`);
 * the reliability chapter: Llama 3's fleet MTBF (:data:`atscale.reliability.LLAMA3_OBSERVED`), and the fleets
   measured at the running example's scale: the research clusters' 1,024-GPU job MTTF
   (:data:`atscale.reliability.RSC_JOB_MTTF`) and OPT-175B's (:data:`atscale.reliability.OPT175B_OBSERVED`).
@@ -77,6 +77,8 @@ class Comparison:
             tests pin the error instead of asserting the band.
         claim: the stated accuracy in words where the band is not a round relative error (the step-time
             model's "±3 MFU points"); empty: :attr:`tolerance_text` words the band.
+        stack: the training stack of a published run (:attr:`atscale.runs.Run.stack`); empty for the other
+            comparisons.
     """
 
     group: str
@@ -91,12 +93,13 @@ class Comparison:
     source: str
     known_miss: bool = False
     claim: str = ""
+    stack: str = ""
 
     def __post_init__(self):
         _v.choice("group", self.group, GROUPS)
         _v.choice("role", self.role, ("calibration", "validation"))
         _v.choice("kind", self.kind, ("estimate", "upper bound"))
-        for name in ("what", "quantity", "leaves_out", "source"):
+        for name in ("what", "quantity", "leaves_out", "source", "stack"):
             if not isinstance(getattr(self, name), str):
                 raise ValueError(f"{name}={_v.show(getattr(self, name))} must be a string")
         for name in ("model", "published"):
@@ -246,10 +249,10 @@ class Gap:
 def megascale_drops() -> Gap:
     """MFU lost from MegaScale's smallest to its largest cluster (175B, Megatron-LM baseline, 3,072 to 12,288
     A100 at a fixed batch; Jiang et al. 2024, Table 2), as published and as modelled (fractions of MFU)."""
-    from . import parallelism
+    from . import runs
 
-    (pub_a, mod_a), (pub_b, mod_b) = (r.mfu_pair() for r in (parallelism.MEGASCALE_RUNS[0],
-                                                             parallelism.MEGASCALE_RUNS[-1]))
+    (pub_a, mod_a), (pub_b, mod_b) = (r.mfu_pair() for r in (runs.MEGASCALE_RUNS[0],
+                                                             runs.MEGASCALE_RUNS[-1]))
     return Gap(pub_a - pub_b, mod_a - mod_b)
 
 
@@ -261,21 +264,21 @@ def megascale_against_selene() -> Gap:
     GPUs without data parallelism; the model charges those differences (its records configure each as
     published). The two sources disagree by ``model - published``, almost whatever the compute efficiency: both
     runs share it (same GPU, hidden size and tensor-parallel width), so it scales both MFUs alike."""
-    from . import parallelism
+    from . import runs
 
-    selene = next(r for r in parallelism.CALIBRATION_RUNS if r.label == "GPT-3 175B (MFU)")
-    (pub_s, mod_s), (pub_m, mod_m) = selene.mfu_pair(), parallelism.MEGASCALE_RUNS[0].mfu_pair()
+    selene = next(r for r in runs.CALIBRATION_RUNS if r.label == "GPT-3 175B (MFU)")
+    (pub_s, mod_s), (pub_m, mod_m) = selene.mfu_pair(), runs.MEGASCALE_RUNS[0].mfu_pair()
     return Gap(pub_m - pub_s, mod_m - mod_s)
 
 
 def _step_time():
-    from . import parallelism
+    from . import runs
 
     drops, sel = megascale_drops(), megascale_against_selene()
     gaps = dict(ms_published=100 * drops.published, ms_model=100 * drops.model, sel_published=100 * sel.published,
                 sel_model=100 * sel.model)  # the MegaScale text's figures, computed once
     out = []
-    for r in parallelism.CALIBRATION_RUNS + parallelism.VALIDATION_RUNS:
+    for r in runs.CALIBRATION_RUNS + runs.VALIDATION_RUNS:
         published, predicted = r.mfu_pair()
         leaves = "kernel-level detail (one compute efficiency curve of the per-GPU width), overlap beyond the " \
                  "modelled terms; assumed where the source is silent: " + r.assumed
@@ -301,7 +304,7 @@ def _run_comparison(group: str, r, published: float, predicted: float, leaves: s
     band = _pm(STEP_TIME_MISS_POINTS / published)  # 3 points of MFU, as a relative error of this run's MFU
     return Comparison(group, r.label, quantity, predicted, published, r.role, "estimate", band, leaves, r.source,
                       known_miss=_missed(published, predicted),
-                      claim=f"±{STEP_TIME_MISS_POINTS * 100:.0f} MFU points")
+                      claim=f"±{STEP_TIME_MISS_POINTS * 100:.0f} MFU points", stack=r.stack)
 
 
 _EXPERT_LEAVES_OUT = ("the cost of routing and of permuting tokens into expert order, grouped-GEMM kernels slower than "
@@ -310,12 +313,12 @@ _EXPERT_LEAVES_OUT = ("the cost of routing and of permuting tokens into expert o
 
 
 def _experts():
-    """The published mixture-of-experts runs (:data:`atscale.parallelism.MOE_RUNS`), all validation, held to the same
+    """The published mixture-of-experts runs (:data:`atscale.runs.MOE_RUNS`), all validation, held to the same
     3 MFU points as the dense runs."""
-    from . import parallelism
+    from . import runs
 
     out = []
-    for r in parallelism.MOE_RUNS:
+    for r in runs.MOE_RUNS:
         published, predicted = r.mfu_pair()
         verdict = r.memory_verdict()
         leaves = _EXPERT_LEAVES_OUT + "; assumed: " + r.assumed
@@ -440,20 +443,22 @@ def _fmt(value: float, quantity: str) -> str:
 
 def table(group: str, *, detail: bool = False):
     """The comparisons of one group as a :class:`~atscale.tables.Table`: model, published, error, role,
-    and the tolerance the book claims; with ``detail=True`` what the model leaves out and the source."""
+    and the tolerance the book claims, and, where the group's comparisons are published runs, each run's training
+    stack; with ``detail=True`` what the model leaves out and the source instead of the stack."""
     from .tables import Table
 
     _v.choice("group", group, GROUPS)
     detail = _v.flag("detail", detail)
     rows = []
-    for c in comparisons():
-        if c.group != group:
-            continue
+    items = [c for c in comparisons() if c.group == group]
+    stacks = not detail and any(c.stack for c in items)  # the detailed table's source names the stack
+    for c in items:
         claim = c.tolerance_text + (" (missed)" if c.known_miss else "")
         row = (c.what, _fmt(c.model, c.quantity), _fmt(c.published, c.quantity), c.error_text(), c.role, claim)
-        rows.append(row + ((c.leaves_out, c.source) if detail else ()))
+        rows.append(row + ((c.leaves_out, c.source) if detail else (c.stack,) if stacks else ()))
     headers = ("Compared", "Model", "Published", "Error", "Role", "Stated accuracy")
-    return Table(headers + (("Model leaves out", "Source") if detail else ()), tuple(rows), caption=ERROR_CONVENTION)
+    headers += ("Model leaves out", "Source") if detail else ("Stack",) if stacks else ()
+    return Table(headers, tuple(rows), caption=ERROR_CONVENTION)
 
 
 def summary_table():

@@ -32,7 +32,7 @@ import numpy as np
 
 from .tables import readable
 from . import _validate as _v
-from . import collectives, hardware, models, parallelism
+from . import collectives, hardware, models, parallelism, runs
 from ._numeric import as_scalar
 from .plan import Plan
 
@@ -471,8 +471,8 @@ def a2a_compute_ratio(model, cluster: hardware.Cluster, plan: Plan, *, seq_lengt
 # --------------------------------------------------------------------------------------
 # The worked example: DeepSeek-V3 on 2,048 H800
 # --------------------------------------------------------------------------------------
-DEEPSEEK_V3_RUN = next(r for r in parallelism.MOE_RUNS if r.label == "DeepSeek-V3, 2,048 H800, FP8")
-"""The step-time model's validation run of DeepSeek-V3 (:data:`atscale.parallelism.MOE_RUNS`): the worked example's
+DEEPSEEK_V3_RUN = next(r for r in runs.MOE_RUNS if r.label == "DeepSeek-V3, 2,048 H800, FP8")
+"""The step-time model's validation run of DeepSeek-V3 (:data:`atscale.runs.MOE_RUNS`): the worked example's
 cluster and layout are its own, so the chapter and the accuracy appendix price the same run."""
 
 DEEPSEEK_V3_CLUSTER = DEEPSEEK_V3_RUN.cluster

@@ -29,7 +29,7 @@ time**. The terms, in order (:data:`TERMS`):
     restarts after failures (including restarts interrupted by another failure).
 
 The first six are the failure-free training time, ``steps x`` :attr:`atscale.parallelism.StepTime.total`
-(from :func:`atscale.parallelism.step_time`; :func:`atscale.parallelism.search` chooses the plan when none
+(from :func:`atscale.parallelism.step_time`; :func:`atscale.search.search` chooses the plan when none
 is given). The last three come from Daly's exact expectation (:func:`atscale.reliability.goodput_exact`),
 with the failure rate of :mod:`atscale.reliability`'s profiles and the checkpoint size of
 :func:`atscale.memory.checkpoint_bytes`. The terms add up to :attr:`Estimate.total` exactly (it is their
@@ -54,6 +54,8 @@ import numpy as np
 
 from . import _validate as _v
 from . import hardware, memory, models, parallelism
+from .calibration import CALIBRATION, Calibration
+from .search import search as _search
 from . import reliability as rel
 from . import units as u
 from .plan import Plan
@@ -211,18 +213,18 @@ def tutorial_plan(gpus: int, global_batch: int | None = None) -> Plan:
 
 
 class NoFeasibleLayout(ValueError):
-    """No layout :func:`atscale.parallelism.search` enumerates fits the job (a ``ValueError``, so a layout
+    """No layout :func:`atscale.search.search` enumerates fits the job (a ``ValueError``, so a layout
     function of :func:`sweep` that raises it is reported as infeasible at that count)."""
 
 
 def best_plan(model, cluster: hardware.Cluster, global_batch: int = DEFAULT_GLOBAL_BATCH, *,
               seq_length: int | None = None, dtype: str = "bf16",
               dp_overlap: float = parallelism.DP_OVERLAP,
-              calibration: parallelism.Calibration = parallelism.CALIBRATION) -> Plan:
-    """The layout with the shortest step of :func:`atscale.parallelism.search` for ``global_batch`` sequences
+              calibration: Calibration = CALIBRATION) -> Plan:
+    """The layout with the shortest step of :func:`atscale.search.search` for ``global_batch`` sequences
     on ``cluster``: what :func:`estimate` uses when no plan is given. Raises :class:`NoFeasibleLayout`, naming
     the commonest reason, when none fits."""
-    res = parallelism.search(model, cluster, global_batch, seq_length=seq_length, dtypes=(dtype,),
+    res = _search(model, cluster, global_batch, seq_length=seq_length, dtypes=(dtype,),
                              dp_overlap=dp_overlap, calibration=calibration)
     if not res.feasible_count:
         raise NoFeasibleLayout(f"no feasible layout ({next(iter(res.reasons()), 'no layout')})")
@@ -440,7 +442,7 @@ def estimate(model, tokens, cluster: hardware.Cluster, plan: Plan | None = None,
              checkpoint: Checkpoint = SYNC, failures=rel.TEXTBOOK_PROFILE, restart_time=DEFAULT_RESTART_TIME,
              global_batch: int | None = None, dp_overlap: float = parallelism.DP_OVERLAP,
              seq_length: int | None = None, dtype: str = "bf16",
-             calibration: parallelism.Calibration = parallelism.CALIBRATION) -> Estimate:
+             calibration: Calibration = CALIBRATION) -> Estimate:
     """Predicted wall-clock time of training ``model`` on ``tokens`` tokens on ``cluster``, term by term.
 
     Args:
@@ -448,15 +450,15 @@ def estimate(model, tokens, cluster: hardware.Cluster, plan: Plan | None = None,
         tokens: training tokens (> 0).
         cluster: an :class:`atscale.hardware.Cluster`.
         plan: the layout (:class:`atscale.plan.Plan` with a ``global_batch``); ``None``: the best layout of
-            :func:`atscale.parallelism.search` for ``global_batch`` sequences (:data:`DEFAULT_GLOBAL_BATCH`).
+            :func:`atscale.search.search` for ``global_batch`` sequences (:data:`DEFAULT_GLOBAL_BATCH`).
         checkpoint: a :class:`Checkpoint` (sync or async, bandwidths, interval, size).
         failures: a :class:`atscale.reliability.FailureProfile` (or ``"textbook"``, ``"llama3"``), or ``None``
             for a job that never fails (then no checkpoints unless ``checkpoint.interval`` is given).
         restart_time: seconds per restart, or a :class:`atscale.reliability.RestartTime`.
         dp_overlap: fraction of the last micro-batch's backward pass the gradient reduction may hide behind
             (1: overlapped, 0: not), passed to the step-time model.
-        calibration: the step-time model's constants (:class:`atscale.parallelism.Calibration`; default the
-            fitted :data:`atscale.parallelism.CALIBRATION`).
+        calibration: the step-time model's constants (:class:`atscale.calibration.Calibration`; default the
+            fitted :data:`atscale.calibration.CALIBRATION`).
 
     Failure-free time: ``steps x step_time(...).total`` with ``steps = tokens / (global_batch x seq_length)``
     (Narayanan et al. 2021; see :mod:`atscale.parallelism`). Wall-clock time: ``failure-free / G`` with ``G``
@@ -729,8 +731,8 @@ def sensitivity(model, tokens, cluster: hardware.Cluster, *, checkpoint: Checkpo
 
     The base case takes the best layout for ``global_batch``; every perturbation keeps that layout except
     the global batch's, which is searched again. The factors multiply: the calibrated
-    :attr:`atscale.parallelism.Calibration.efficiency_max` (capped at 1; passed down as a new
-    :class:`atscale.parallelism.Calibration`, nothing patched), the
+    :attr:`atscale.calibration.Calibration.efficiency_max` (capped at 1; passed down as a new
+    :class:`atscale.calibration.Calibration`, nothing patched), the
     failure profile's MTTFs, the restart time, the checkpoint write bandwidth and the global batch; the
     data-parallel overlap is moved between 0 and 1. Each factor argument is a pair ``(low, high)`` of
     positive numbers.
@@ -755,7 +757,7 @@ def sensitivity(model, tokens, cluster: hardware.Cluster, *, checkpoint: Checkpo
     rows = []
     lo_hi = []
     for f in efficiency:
-        lo_hi.append(run(calibration=parallelism.CALIBRATION.scaled(f)))
+        lo_hi.append(run(calibration=CALIBRATION.scaled(f)))
     rows.append(("compute efficiency (calibrated E_max)", f"x{efficiency[0]:g}", f"x{efficiency[1]:g}", *lo_hi))
     if profile is not None:
         rows.append(("MTBF (failure profile)", f"x{mtbf[0]:g}", f"x{mtbf[1]:g}",

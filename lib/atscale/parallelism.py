@@ -31,10 +31,26 @@ chapter's section:
 from :mod:`atscale.memory`, FLOPs from :mod:`atscale.models`. A layout that cannot run (wrong GPU
 count, ``tp`` beyond a node or not dividing the heads, more chunks than layers, memory overflow beyond the
 stated margin) is an explicit *infeasible* result with its reason, and NaN times: never normal-looking
-numbers. The three calibrated constants travel as a :class:`Calibration` argument; nothing is patched.
+numbers. The calibrated constants travel as a :class:`~atscale.calibration.Calibration` argument; nothing is
+patched.
 
 Everything is vectorised: :func:`evaluate` broadcasts over arrays of plan fields, and
-:func:`search` evaluates every layout of a cluster at once.
+:func:`atscale.search.search` evaluates every layout of a cluster at once.
+
+This module is the plan-level step time. Its neighbours:
+
+* :mod:`atscale.calibration`: the calibrated constants (:class:`~atscale.calibration.Calibration`,
+  :data:`~atscale.calibration.CALIBRATION`);
+* :mod:`atscale.search`: every layout of a cluster, evaluated and ranked (:func:`~atscale.search.search`);
+* :mod:`atscale.runs`: the published runs the model is compared with, read from JSON records
+  (:class:`~atscale.runs.Run`, :data:`~atscale.runs.CALIBRATION_RUNS`, :data:`~atscale.runs.VALIDATION_RUNS`);
+* :mod:`atscale.fitting`: the fit of the constants on the calibration runs (:func:`~atscale.fitting.calibrate`);
+* :mod:`atscale._numeric`: the operation namespaces through which the cost terms run on one plan or on arrays;
+* :mod:`atscale.plan` and :mod:`atscale.pipeline`: the layout and the pipeline schedules.
+
+Every name that moved is still named here (``parallelism.search``, ``parallelism.Run``,
+``parallelism.H100_RUNS``, ``parallelism.calibrate``, ...): the modules that import this one are looked up on first
+use, so importing this module reads no published-run data.
 """
 
 from __future__ import annotations

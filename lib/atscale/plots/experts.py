@@ -9,6 +9,7 @@ from .. import _validate as _v
 from .. import experts as X
 from .. import models
 from .. import parallelism as P
+from .. import runs as R
 from ._base import INK, MUTED, PALETTE, STYLE, LiveFigure, house_style, log_axes, new_axes
 from .parallelism import _PART_COLOURS, stack_parts
 
@@ -224,11 +225,11 @@ def deepseek_chart(estimates, *, ax=None):
 
 @house_style
 def moe_validation_chart(runs=None, *, ax=None):
-    """The step-time model against published mixture-of-experts runs (:data:`atscale.parallelism.MOE_RUNS`): the
+    """The step-time model against published mixture-of-experts runs (:data:`atscale.runs.MOE_RUNS`): the
     published step time and the model's, seconds, log scales; points above the diagonal are runs the model finds
     slower than they were."""
-    runs = P.MOE_RUNS if runs is None else tuple(runs)
-    if not runs or not all(isinstance(r, P.Run) and r.metric == "step_seconds" for r in runs):
+    runs = R.MOE_RUNS if runs is None else tuple(runs)
+    if not runs or not all(isinstance(r, R.Run) and r.metric == "step_seconds" for r in runs):
         raise ValueError("runs must be atscale.parallelism.Run objects that publish a step time "
                          "(metric 'step_seconds')")
     ax = new_axes(ax, figsize=(6.6, 4.6))

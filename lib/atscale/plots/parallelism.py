@@ -8,6 +8,8 @@ import numpy as np
 from .. import _validate as _v
 from .. import parallelism as P
 from .. import pipeline as PL
+from .. import runs as R
+from ..search import SearchResult
 from ..plan import Plan
 from ._base import INK, MUTED, PALETTE, STYLE, LiveFigure, house_style, new_axes
 
@@ -298,7 +300,7 @@ def cp_exposure_chart(seq_lengths, exposed, *, ax=None):
 @house_style
 def validation_chart(*, ax=None):
     """The model against published runs: predicted vs published MFU (each run in its source's convention,
-    :meth:`atscale.parallelism.Run.mfu_pair`; FP8 runs against the FP8 peak), calibration runs filled,
+    :meth:`atscale.runs.Run.mfu_pair`; FP8 runs against the FP8 peak), calibration runs filled,
     validation runs hollow."""
     ax = new_axes(ax, figsize=(6.4, 5.4))
     seen = set()
@@ -307,7 +309,7 @@ def validation_chart(*, ax=None):
               "Llama Team": ("^", PALETTE[3], "Llama 3 Table 4"),
               "MegaScale": ("v", PALETTE[4], "MegaScale Table 2"),
               "NVIDIA": ("D", PALETTE[2], "NVIDIA H100 tables")}
-    for run in P.CALIBRATION_RUNS + P.VALIDATION_RUNS:
+    for run in R.CALIBRATION_RUNS + R.VALIDATION_RUNS:
         if run.metric == "hfu":
             continue  # the same runs as the calibration MFUs
         key = next(k for k in styles if k in run.source)
@@ -358,7 +360,7 @@ def mfu_scaling_chart(gpus, best_mfu, running_mfu=None, *, ax=None):
 
 
 @house_style
-def search_scatter_chart(result: P.SearchResult, *, capacity: float | None = None, ax=None):
+def search_scatter_chart(result: SearchResult, *, capacity: float | None = None, ax=None):
     """Every feasible layout of a search: tokens per second against per-GPU memory, coloured by TP; the
     winner circled. With ``capacity`` (bytes, the accelerator's usable memory) the capacity is drawn as a
     line and the memory model's margin (:data:`atscale.parallelism.MEMORY_MARGIN`) as a band around it:
