@@ -186,10 +186,9 @@ def memory_bound_seconds(nbytes, accelerator, *, kernels=1):
     ``B`` is :func:`memory_bandwidth` (measured on the H200, extrapolated elsewhere), ``t_0``
     :data:`KERNEL_GPU_SECONDS` per kernel. Williams, Waterman & Patterson (2009): below the ridge point the
     memory roof binds. Vectorised over ``nbytes`` and ``kernels``."""
-    nbytes = v.nonnegative("nbytes", nbytes, unit="bytes")
-    kernels = v.nonnegative("kernels", kernels, integer=True)
-    return as_scalar(_memory_seconds(np.asarray(nbytes), memory_bandwidth(accelerator), np.asarray(kernels),
-                                     KERNEL_GPU_SECONDS))
+    nbytes, kernels = v.broadcast(nbytes=v.nonnegative("nbytes", nbytes, unit="bytes"),
+                                  kernels=v.nonnegative("kernels", kernels, integer=True))
+    return as_scalar(_memory_seconds(nbytes, memory_bandwidth(accelerator), kernels, KERNEL_GPU_SECONDS))
 
 
 # --------------------------------------------------------------------------------------
@@ -290,10 +289,8 @@ def _gemm_seconds(m, n, k, g: GemmModel, xp, batch=1.0):
 
 
 def _gemm_args(m, n, k, batch):
-    m = v.positive("m", m, unit="rows")
-    n = v.positive("n", n, unit="columns")
-    k = v.positive("k", k, unit="elements")
-    batch = v.count("batch", batch, scalar=False)
+    m, n, k, batch = (np.asarray(v.count(name, value, scalar=False, high=2**40, unit=unit), dtype=float) for name, value, unit in
+                      (("m", m, "rows"), ("n", n, "columns"), ("k", k, "elements"), ("batch", batch, "GEMMs")))
     return v.broadcast(m=m, n=n, k=k, batch=batch)
 
 
@@ -550,15 +547,16 @@ def _attention_seconds(batch, heads, seq_q, seq_kv, head_dim, a: AttentionModel,
 
 
 def _attention_args(batch, heads, seq_length, head_dim, kv_heads, seq_kv):
-    batch = v.positive("batch", batch, unit="sequences")
-    heads = v.positive("heads", heads, unit="query heads")
-    seq_length = v.positive("seq_length", seq_length, unit="tokens")
-    head_dim = v.positive("head_dim", head_dim, unit="elements")
+    def c(name, value, unit):
+        return np.asarray(v.count(name, value, scalar=False, high=2**31, unit=unit), dtype=float)
+
+    batch, heads = c("batch", batch, "sequences"), c("heads", heads, "query heads")
+    seq_length, head_dim = c("seq_length", seq_length, "tokens"), c("head_dim", head_dim, "elements")
     if kv_heads is not None:
-        kv = v.positive("kv_heads", kv_heads, unit="heads")
-        if np.any(np.asarray(kv) > np.asarray(heads)):
+        kv = c("kv_heads", kv_heads, "heads")
+        if np.any(kv > heads):
             raise ValueError(f"kv_heads={v.show(kv_heads)} must not exceed heads={v.show(heads)}")
-    seq_kv = seq_length if seq_kv is None else v.positive("seq_kv", seq_kv, unit="tokens")
+    seq_kv = seq_length if seq_kv is None else c("seq_kv", seq_kv, "tokens")
     return v.broadcast(batch=batch, heads=heads, seq_length=seq_length, head_dim=head_dim, seq_kv=seq_kv)
 
 
