@@ -91,7 +91,7 @@ GEMM_FIT = MappingProxyType({
 })
 """The fitted GEMM constants (:func:`fit_gemm` reproduces them; FLOP/s, elements, s):
 
-* ``bf16_sustained``: BF16 rate of the H200 sweep's large rows (``m`` >= 4096 at ``n = k = 8192``, 0.55-4.4 TFLOP
+* ``bf16_sustained``: BF16 rate of the H200 sweep's large rows (``m`` >= 4096 at ``n = k = 8192``, 0.55-2.2 TFLOP
   each), which run at the 700 W power limit (the sweep's median SM clock 1,545 MHz of 1,980): what a training
   step, a long run of large GEMMs, sees.
 * ``bf16_burst``: the same fit on the sweep's mid rows (``m`` = 512 ... 2048, 69-275 GFLOP), before the clock
