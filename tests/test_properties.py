@@ -557,6 +557,11 @@ CALLS = {  # label -> keyword arguments (a function of nothing: built when probe
     "reliability.RestartTime": lambda: dict(detect=60.0, replace=120.0, relaunch=180.0, load=60.0),
     "reliability.timeline": lambda: dict(work=86_400.0, interval=3600.0, checkpoint_time=60.0, mtbf=36_000.0),
     "roofline.roof": lambda: dict(accelerator="H100 SXM"),
+    "kernels.memory_bound_seconds": lambda: dict(nbytes=1e9, accelerator="H100 SXM"),
+    "kernels.fp8_cast_seconds": lambda: dict(elements=1e6, accelerator="H100 SXM"),
+    "kernels.gemm_model": lambda: dict(accelerator="H100 SXM"),
+    "kernels.attention_model": lambda: dict(accelerator="H100 SXM"),
+    "kernels.memory_bandwidth": lambda: dict(accelerator="H100 SXM"),
     "roofline.attainable_flops": lambda: dict(accelerator="H100 SXM", intensity=100.0),
     "roofline.Roof": lambda: dict(peak=989e12, bandwidth=3.35e12),
     "roofline.Op": lambda: dict(name="x", flops=1e9, bytes=1e6),
@@ -607,7 +612,8 @@ RESULTS = {  # public types the library builds as results or as its own data: no
     "reliability.Simulation",
     "reliability.Event", "reliability.UCurve", "reliability.TimelineRun", "reliability.NodeFailureRate",
     "reliability.JobMTTF", "roofline.TimeBound", "roofline.Placement", "roofline.LayerTime",
-    "roofline.MeasuredRoofline", "roofline.RooflineCheck", "tables.Table",
+    "roofline.MeasuredRoofline", "roofline.RooflineCheck", "tables.Table", "kernels.GemmModel",
+    "kernels.AttentionModel",
 }
 PROBE_SLOW = {  # seconds per call or more: probed by `pytest -m slow`
     "parallelism.search", "parallelism.calibrate", "jct.sweep", "jct.crossover", "jct.sync_wall", "jct.sensitivity",

@@ -1,0 +1,610 @@
+"""Kernel-level time model: a GEMM by shape, a FlashAttention call, a memory-bound kernel, a kernel's fixed cost.
+
+The roofline (:mod:`atscale.roofline`) bounds an operation by its FLOPs and bytes; this module says what a real
+kernel achieves below that bound, from measurements and published benchmarks:
+
+* **GEMM** (:func:`gemm_seconds`): ``t = max(F / (R · E_wave · E_K), Q / B) + t_0``. ``R`` is the sustained
+  large-GEMM rate, ``E_wave`` the tile- and wave-quantisation efficiency (the output is cut into tiles that run
+  one per SM in waves; the last wave is partly idle: NVIDIA, *Matrix Multiplication Background User's Guide*,
+  "Tile Quantization" and "Wave Quantization"), ``E_K = K / (K + K_half)`` the pipeline ramp of a tile's
+  K loop (its prologue and epilogue cost as much as ``K_half`` more elements of K), ``Q / B`` the memory roof
+  (Williams, Waterman & Patterson 2009) and ``t_0`` the per-kernel fixed GPU time. The BF16 constants are fitted
+  on the book's own H200 measurement, the FP8 ones on a published H800 FP8 sweep (:func:`fit_gemm`).
+* **Attention** (:func:`attention_seconds`): FlashAttention-2/3 and cuDNN at their published achieved rates as
+  a function of sequence length, ``R(s) = R_max · s / (s + s_half)`` (fitted on published H100 points,
+  :func:`fit_attention`), or the unfused path (two batched GEMMs and a softmax at the memory roof).
+* **Memory-bound kernels** (:func:`memory_bound_seconds`) at the measured memory roof, and the FP8 cast kernels
+  per scaling recipe (:data:`FP8_RECIPES`, :func:`fp8_cast_bytes`).
+* **Fixed costs**: :data:`KERNEL_GPU_SECONDS` per kernel on the GPU, :data:`HOST_SECONDS_PER_OP` per operator
+  on the host for an eager framework.
+
+The public functions validate and broadcast; the internal ``_gemm_seconds``, ``_attention_seconds`` and
+``_memory_seconds`` are plain arithmetic on floats or arrays, with an ``xp`` namespace providing ``maximum``,
+``minimum``, ``where``, ``ceil`` and ``floor`` (NumPy, or scalar ops), for the step-time model's inner loop.
+"""
+
+from __future__ import annotations
+
+import csv
+from dataclasses import dataclass
+from importlib.resources import files
+from types import MappingProxyType
+
+import numpy as np
+
+from . import _validate as v
+from . import hardware
+from ._numeric import as_scalar
+
+__all__ = [
+    "KERNEL_GPU_SECONDS", "HOST_SECONDS_PER_OP", "SM_COUNT", "TILES", "GemmModel", "gemm_model", "gemm_seconds",
+    "gemm_flops_per_s", "GEMM_FIT", "fit_gemm", "published_gemms", "FP8_RECIPES", "FP8_CAST_BYTES",
+    "FP8_CAST_KERNELS", "fp8_cast_bytes", "fp8_cast_seconds", "ATTENTION_KERNELS", "AttentionModel",
+    "attention_model", "attention_flops", "attention_seconds", "ATTENTION_FIT", "ATTENTION_LONGEST", "fit_attention",
+    "published_attention", "memory_bandwidth", "memory_bound_seconds",
+]
+
+# --------------------------------------------------------------------------------------
+# Fitted and sourced constants (each pinned by tests/test_kernels.py, which re-runs its fit)
+# --------------------------------------------------------------------------------------
+KERNEL_GPU_SECONDS = 4.53e-6
+"""Per-kernel fixed GPU time, s: launch, prologue and epilogue of one kernel beyond its memory or math time.
+
+Fitted (:func:`fit_gemm`) on the book's H200 measurement: the median over the memory-bound rows of the GEMM
+sweep (``m`` = 1 ... 64 rows, ``n = k = 8192``) of ``t − Q / B`` with ``B`` the measured copy bandwidth. Of the
+order of the asynchronous launch rate of empty kernels measured by Boyer (University of Virginia, "CUDA Kernel
+Overhead": about 334,000 launches per second, 3 µs each). Paid once per kernel by every stack; CUDA graphs remove
+the host's launch cost (:data:`HOST_SECONDS_PER_OP`), not this."""
+
+HOST_SECONDS_PER_OP = 20e-6
+"""Host (CPU) time per operator of an eager framework, s: Python, dispatcher and launch call of one PyTorch op.
+
+Source: NVIDIA's Nsight Systems documentation's PyTorch example, which puts the round trip of one element-wise
+PyTorch operator at about 20 µs on a V100 system (as quoted in "Every CUDA Kernel Pays a Launch Tax", groundy,
+a secondary source); the same order as Horace He's "Making Deep Learning Go Brrrr From First Principles"
+(overhead section: an eager operator costs microseconds of host time whatever its size). An eager stack pays it
+per operator and hides it behind the GPU only when each kernel runs longer; CUDA graphs and ``torch.compile``
+with CUDA graphs remove it (CUDA Programming Guide, "CUDA Graphs"). An older-CPU figure: read it as an upper
+estimate."""
+
+SM_COUNT = MappingProxyType({
+    "H100 SXM": 132, "H800 SXM": 132, "H200 SXM": 132, "H100 PCIe": 114, "A100 SXM 40GB": 108,
+    "A100 SXM 80GB": 108, "B200": 148, "MI300X": 304,
+})
+"""Streaming multiprocessors (AMD: compute units) per accelerator, the number of output tiles one wave runs.
+
+Sources: NVIDIA H100 Tensor Core GPU Architecture whitepaper (2022: 132 SMs on the SXM5 board, 114 on PCIe; the
+H800 and H200 are the same GH100 SXM part); NVIDIA A100 Tensor Core GPU Architecture whitepaper (2020: 108 SMs);
+NVIDIA Blackwell architecture technical brief (B200: 148 SMs); AMD CDNA 3 architecture whitepaper (MI300X: 304
+CUs). The book's own H200 measurement reads 132 (``multi_processor_count``)."""
+
+TILES = ((128, 256), (128, 128), (64, 128))
+"""Output tile shapes (rows, columns) the GEMM model may pick, largest first: the best wave efficiency among
+them is used, as cuBLAS's heuristics choose a kernel per shape. The 128x256 tile is the Hopper BF16/FP8 default
+of CUTLASS's warp-specialised kernels; 128x128 and 64x128 are among cuBLASLt's tile configurations
+(``cublasLtMatmulTile_t``: ``TILE_128x256``, ``TILE_128x128``, ``TILE_64x128``). Assumption (stated, not
+measured): a smaller tile runs at the same per-SM rate; split-K and stream-K schedules are not modelled."""
+
+GEMM_FIT = MappingProxyType({
+    "bf16_sustained": 738.9e12, "bf16_burst": 859.6e12, "fp8_burst": 1643.4e12, "fp8_k_half": 571.0,
+    "fixed_seconds": KERNEL_GPU_SECONDS,
+})
+"""The fitted GEMM constants (:func:`fit_gemm` reproduces them; FLOP/s, elements, s):
+
+* ``bf16_sustained``: BF16 rate of the H200 sweep's large rows (``m`` >= 4096 at ``n = k = 8192``, 0.55-2.2 TFLOP
+  each), which run at the 700 W power limit (the sweep's median SM clock 1,545 MHz of 1,980): what a training
+  step, a long run of large GEMMs, sees.
+* ``bf16_burst``: the same fit on the sweep's mid rows (``m`` = 512 ... 2048, 69-275 GFLOP), before the clock
+  falls; the rate short benchmarks report. ``bf16_sustained / bf16_burst`` is the power-limit factor.
+* ``fp8_burst``, ``fp8_k_half``: least squares in log time on TileLang's published H800 FP8 sweep
+  (``m = n = 8192``, ``k`` = 256 ... 16384, both tables), the rate and the K ramp. The source gives no clocks;
+  read as a short benchmark, like the BF16 burst rate.
+* ``fixed_seconds``: :data:`KERNEL_GPU_SECONDS`.
+
+Derived, not fitted: the FP8 sustained rate is ``fp8_burst`` times the BF16 power-limit factor (an assumption: the
+same clock drop at the same power limit); the BF16 K ramp is ``fp8_k_half / 2`` (one K step of a tile's pipeline
+holds the same bytes, twice as many FP8 elements, so the same fixed time per tile is half as many BF16 elements;
+Hopper's FP8 ``wgmma`` takes K = 32 per instruction against 16 for BF16, PTX ISA "wgmma.mma_async")."""
+
+
+def _bf16_k_half() -> float:
+    return GEMM_FIT["fp8_k_half"] / 2.0
+
+
+# --------------------------------------------------------------------------------------
+# Data
+# --------------------------------------------------------------------------------------
+def _read_csv(name: str) -> list[dict]:
+    text = (files("atscale") / "data" / "kernels" / name).read_text()
+    lines = [line for line in text.splitlines() if line and not line.startswith("#")]
+    return list(csv.DictReader(lines))
+
+
+_PUBLISHED: dict = {}
+
+
+def published_gemms() -> dict:
+    """The published GEMM points shipped with the book (``atscale/data/kernels/gemm-published.csv``), as read-only
+    arrays keyed by column: ``accelerator``, ``dtype``, ``library``, ``source``, ``note`` (strings), ``m``,
+    ``n``, ``k``, ``batch`` (elements), ``tflops`` (1e12 FLOP/s achieved). Sources, in the file's header: TileLang's
+    FP8 benchmark on an H800 SXM, and OpenXLA's default matmul table for sm_90 (BF16)."""
+    if "gemm" not in _PUBLISHED:
+        rows = _read_csv("gemm-published.csv")
+        out = {c: np.array([r[c] for r in rows]) for c in ("accelerator", "dtype", "library", "source", "note")}
+        for c in ("m", "n", "k", "tflops"):
+            out[c] = np.array([float(r[c]) for r in rows])
+        out["batch"] = np.array([float(r["note"].split()[1]) if r["note"].startswith("batch") else 1.0
+                                 for r in rows])
+        for a in out.values():
+            a.setflags(write=False)
+        _PUBLISHED["gemm"] = MappingProxyType(out)
+    return _PUBLISHED["gemm"]
+
+
+def published_attention() -> dict:
+    """The published FlashAttention points (``atscale/data/kernels/attention-published.csv``) as read-only arrays:
+    ``kernel``, ``pass``, ``source``, ``figure`` (strings), ``causal`` (bool), ``head_dim``, ``seqlen``,
+    ``batch``, ``heads`` (counts), ``tflops`` (1e12 FLOP/s, the papers' FLOP count). H100 SXM, BF16/FP16."""
+    if "attention" not in _PUBLISHED:
+        rows = _read_csv("attention-published.csv")
+        out = {c: np.array([r[c] for r in rows]) for c in ("kernel", "pass", "source", "figure")}
+        out["causal"] = np.array([r["causal"] == "1" for r in rows])
+        for c in ("head_dim", "seqlen", "batch", "heads", "tflops"):
+            out[c] = np.array([float(r[c]) for r in rows])
+        for a in out.values():
+            a.setflags(write=False)
+        _PUBLISHED["attention"] = MappingProxyType(out)
+    return _PUBLISHED["attention"]
+
+
+# --------------------------------------------------------------------------------------
+# Memory roof
+# --------------------------------------------------------------------------------------
+_H200_COPY_BANDWIDTH = 4.2925e12
+"""The book's H200 measurement: device-to-device copy, bytes read + written per second (best over 1-8 GiB);
+``roofline.measured_roofline().copy_bandwidth`` (pinned by a test)."""
+
+
+def memory_bandwidth(accelerator) -> float:
+    """Achievable HBM bandwidth of ``accelerator``, bytes/s.
+
+    The H200: the book's measured copy bandwidth (4.29e12 of a 4.8e12 datasheet figure, 89 %). Every other
+    accelerator: its datasheet bandwidth times that same measured fraction, an extrapolation (no measurement
+    shipped for it)."""
+    acc = hardware.accelerator_arg("accelerator", accelerator)
+    h200 = hardware.accelerator("H200 SXM")
+    return acc.hbm_bandwidth * (_H200_COPY_BANDWIDTH / h200.hbm_bandwidth)
+
+
+def _memory_seconds(nbytes, bandwidth, kernels, fixed):
+    return nbytes / bandwidth + kernels * fixed
+
+
+def memory_bound_seconds(nbytes, accelerator, *, kernels=1):
+    """Time of a memory-bound kernel moving ``nbytes`` bytes (read + written), s: ``nbytes / B + kernels · t_0``.
+
+    ``B`` is :func:`memory_bandwidth` (measured on the H200, extrapolated elsewhere), ``t_0``
+    :data:`KERNEL_GPU_SECONDS` per kernel. Williams, Waterman & Patterson (2009): below the ridge point the
+    memory roof binds. Vectorised over ``nbytes`` and ``kernels``."""
+    nbytes, kernels = v.broadcast(nbytes=v.nonnegative("nbytes", nbytes, unit="bytes"),
+                                  kernels=v.nonnegative("kernels", kernels, integer=True))
+    return as_scalar(_memory_seconds(nbytes, memory_bandwidth(accelerator), kernels, KERNEL_GPU_SECONDS))
+
+
+# --------------------------------------------------------------------------------------
+# GEMM
+# --------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class GemmModel:
+    """The constants of the GEMM time model for one accelerator and dtype (SI units).
+
+    ``rate``: sustained large-GEMM FLOP/s; ``tiles``: candidate output tiles (rows, columns); ``sms``: SMs (tiles
+    per wave); ``k_half``: K ramp, elements; ``fixed_seconds``: per-kernel GPU time, s; ``bandwidth``: memory
+    roof, bytes/s; ``bytes_in``/``bytes_out``: bytes per element of the operands and of the output;
+    ``source``: where the constants come from, and whether they are fitted or extrapolated."""
+
+    accelerator: str
+    dtype: str
+    rate: float
+    tiles: tuple
+    sms: int
+    k_half: float
+    fixed_seconds: float
+    bandwidth: float
+    bytes_in: float
+    bytes_out: float
+    source: str
+
+
+_GH100 = ("H100 SXM", "H800 SXM", "H200 SXM")
+
+
+def gemm_model(accelerator, dtype: str = "bf16", *, sustained: bool = True) -> GemmModel:
+    """The :class:`GemmModel` of ``accelerator`` (name or :class:`~atscale.hardware.Accelerator`) for ``dtype``
+    (``"bf16"``, ``"fp16"`` or ``"fp8"``).
+
+    ``sustained=True`` (default) gives the power-limited rate a training step sees; ``False`` the short-benchmark
+    ("burst") rate, for comparison with published microbenchmarks. Rules, in order:
+
+    * H100 SXM, H800 SXM, H200 SXM (one GH100 die at 700 W): the fitted rates of :data:`GEMM_FIT`.
+    * Another accelerator with a published best-shape BF16 matmul rate in the catalog (A100: Bekman's table):
+      that rate times the H200's ``bf16_sustained`` (or ``bf16_burst``) over its own best measured rate.
+    * Otherwise, and for FP8 off GH100: its datasheet peak times the GH100 ratio of the fitted rate to the
+      datasheet peak: an **extrapolation**, said in ``source``.
+
+    Tile shapes, the K ramp and the fixed time are the GH100 ones everywhere (an extrapolation off Hopper)."""
+    acc = hardware.accelerator_arg("accelerator", accelerator)
+    v.choice("dtype", dtype, ("bf16", "fp16", "fp8"))
+    v.flag("sustained", sustained)
+    acc.peak(dtype)  # ValueError if the accelerator lacks the dtype (A100: no FP8)
+    h100 = hardware.accelerator("H100 SXM")
+    power = GEMM_FIT["bf16_sustained"] / GEMM_FIT["bf16_burst"]
+    if dtype == "fp8":
+        gh100_rate = GEMM_FIT["fp8_burst"] * (power if sustained else 1.0)
+        k_half = GEMM_FIT["fp8_k_half"]
+        fitted = ("FP8 rate and K ramp fitted on TileLang's H800 FP8 sweep"
+                  + (", times the BF16 power-limit factor measured on the H200 (assumed the same for FP8)"
+                     if sustained else ""))
+    else:
+        gh100_rate = GEMM_FIT["bf16_sustained" if sustained else "bf16_burst"]
+        k_half = _bf16_k_half()
+        fitted = (f"BF16 {'sustained' if sustained else 'burst'} rate fitted on the book's H200 GEMM sweep; "
+                  "K ramp half the FP8 one")
+    if acc.name in _GH100:
+        rate, source = gh100_rate, fitted + f" ({acc.name}: the same GH100 die and power limit)"
+    elif dtype != "fp8" and acc.measured("bf16") is not None:
+        best_h200 = 794.4e12  # roofline.measured_roofline().matmul_flops, pinned by a test
+        rate = acc.measured("bf16") * gh100_rate / best_h200
+        source = (fitted + f"; {acc.name}: its published best-shape BF16 rate ({acc.source('measured_matmul_flops')})"
+                  " times the H200's fitted-over-best ratio")
+    else:
+        rate = acc.peak(dtype) * gh100_rate / h100.peak(dtype)
+        source = (fitted + f"; {acc.name}: EXTRAPOLATED from its datasheet {dtype} peak with the GH100 "
+                  "fitted-over-peak ratio (no published GEMM benchmark used)")
+    return GemmModel(
+        accelerator=acc.name, dtype=dtype, rate=rate, tiles=TILES, sms=SM_COUNT.get(acc.name, 132),
+        k_half=k_half, fixed_seconds=KERNEL_GPU_SECONDS, bandwidth=memory_bandwidth(acc),
+        bytes_in=hardware.bytes_per_element(dtype), bytes_out=2.0, source=source)
+
+
+def _wave_efficiency(m, n, batch, g: GemmModel, xp):
+    """Useful fraction of the tile-slots a GEMM occupies: ``b m n / (waves · SMs · T_m · T_n)``, best over the
+    candidate tiles (NVIDIA, Matrix Multiplication Background User's Guide: tile and wave quantisation)."""
+    best = 0.0
+    for tm, tn in g.tiles:
+        tiles = batch * xp.ceil(m / tm) * xp.ceil(n / tn)
+        waves = xp.ceil(tiles / g.sms)
+        best = xp.maximum(best, batch * m * n / (waves * (g.sms * tm * tn)))
+    return best
+
+
+def _gemm_seconds(m, n, k, g: GemmModel, xp, batch=1.0):
+    """Time of ``batch`` GEMMs ``C[m, n] = A[m, k] B[k, n]``, s (floats or arrays; no validation).
+
+    ``max(2 b m n k / (R · E_wave · K / (K + K_half)), b (m k + k n) bytes_in + b m n bytes_out) / B) + t_0``."""
+    flops = 2.0 * batch * m * n * k
+    compute = flops * (k + g.k_half) / (k * g.rate * _wave_efficiency(m, n, batch, g, xp))
+    memory = batch * ((m * k + k * n) * g.bytes_in + m * n * g.bytes_out) / g.bandwidth
+    return xp.maximum(compute, memory) + g.fixed_seconds
+
+
+def _gemm_args(m, n, k, batch):
+    m, n, k, batch = (np.asarray(v.count(name, value, scalar=False, high=2**40, unit=unit), dtype=float) for name, value, unit in
+                      (("m", m, "rows"), ("n", n, "columns"), ("k", k, "elements"), ("batch", batch, "GEMMs")))
+    return v.broadcast(m=m, n=n, k=k, batch=batch)
+
+
+def gemm_seconds(m, n, k, accelerator, dtype: str = "bf16", *, batch=1, sustained: bool = True):
+    """Time of ``batch`` GEMMs ``C[m, n] = A[m, k] · B[k, n]`` on ``accelerator``, s. Vectorised (broadcasts).
+
+    ``t = max(2 m n k / (R · E_wave · E_K), Q / B) + t_0`` with the constants of :func:`gemm_model` (see the
+    module docstring for the physics and sources). ``Q`` counts each operand once in ``dtype`` and the output in
+    BF16. FP8 inputs must already be cast: add :func:`fp8_cast_seconds` for the casts."""
+    g = gemm_model(accelerator, dtype, sustained=sustained)
+    m, n, k, batch = _gemm_args(m, n, k, batch)
+    return as_scalar(_gemm_seconds(m, n, k, g, np, batch.astype(float)))
+
+
+def gemm_flops_per_s(m, n, k, accelerator, dtype: str = "bf16", *, batch=1, sustained: bool = True):
+    """Achieved FLOP/s of the GEMMs of :func:`gemm_seconds`: ``2 b m n k / t``. Vectorised."""
+    g = gemm_model(accelerator, dtype, sustained=sustained)
+    m, n, k, batch = _gemm_args(m, n, k, batch)
+    b = batch.astype(float)
+    return as_scalar(2.0 * b * m * n * k / _gemm_seconds(m, n, k, g, np, b))
+
+
+def fit_gemm() -> dict:
+    """Re-run the fits behind :data:`GEMM_FIT` from the shipped data; returns the fitted values (same keys).
+
+    1. ``fixed_seconds``: median of ``t − Q / B`` over the H200 sweep's rows ``m`` <= 64 (memory-bound; ``B`` the
+       measured copy bandwidth).
+    2. ``fp8_burst``, ``fp8_k_half``: least squares of ``log t`` over TileLang's H800 FP8 sweep (both tables),
+       with the model above (its memory roof from the H800's datasheet bandwidth times the H200's measured
+       fraction), on a grid of ``K_half`` (1 element steps) with the rate solved per ``K_half``.
+    3. ``bf16_sustained`` / ``bf16_burst``: median over the H200 sweep's rows ``m`` >= 4096 / ``512 <= m <= 2048``
+       of ``F / ((t − t_0) · E_wave · E_K)`` (compute-bound rows)."""
+    from . import roofline
+
+    meas = roofline.measured_roofline("H200 SXM")
+    bw = meas.copy_bandwidth
+    m = meas.sweep_m.astype(float)
+    mem_rows = m <= 64
+    fixed = float(np.median(meas.sweep_time[mem_rows] - meas.sweep_bytes[mem_rows] / bw))
+
+    pub = published_gemms()
+    sel = (pub["dtype"] == "fp8") & (pub["source"] == "tilelang-fp8")
+    pm, pn, pk = pub["m"][sel], pub["n"][sel], pub["k"][sel]
+    t_pub = 2.0 * pm * pn * pk / (pub["tflops"][sel] * 1e12)
+    base = GemmModel("H800 SXM", "fp8", 1.0, TILES, 132, 0.0, fixed, memory_bandwidth("H800 SXM"), 1.0, 2.0, "fit")
+    best = None
+    for k_half in np.arange(0.0, 2001.0, 1.0):
+        g = _replace(base, k_half=float(k_half))
+        eff = _wave_efficiency(pm, pn, 1.0, g, np) * pk / (pk + k_half)
+        flops = 2.0 * pm * pn * pk
+        # rate minimising the log error of the compute-bound model, then the full model's error
+        rate = float(np.exp(np.mean(np.log(flops / (eff * np.maximum(t_pub - fixed, 1e-9))))))
+        err = np.log(_gemm_seconds(pm, pn, pk, _replace(g, rate=rate), np) / t_pub)
+        sse = float(np.sum(err**2))
+        if best is None or sse < best[0]:
+            best = (sse, rate, float(k_half))
+    _, fp8_rate, fp8_k_half = best
+
+    g = GemmModel("H200 SXM", "bf16", 1.0, TILES, 132, fp8_k_half / 2.0, fixed, bw, 2.0, 2.0, "fit")
+    n, k = float(meas.sweep_n), float(meas.sweep_k)
+    eff = _wave_efficiency(m, n, 1.0, g, np) * k / (k + g.k_half)
+    implied = meas.sweep_flops / ((meas.sweep_time - fixed) * eff)
+    return {"bf16_sustained": float(np.median(implied[m >= 4096])),
+            "bf16_burst": float(np.median(implied[(m >= 512) & (m <= 2048)])),
+            "fp8_burst": fp8_rate, "fp8_k_half": fp8_k_half, "fixed_seconds": fixed}
+
+
+def _replace(g: GemmModel, **kw) -> GemmModel:
+    from dataclasses import replace
+    return replace(g, **kw)
+
+
+# --------------------------------------------------------------------------------------
+# FP8 casts
+# --------------------------------------------------------------------------------------
+FP8_RECIPES = ("delayed", "current", "blockwise", "mxfp8")
+"""FP8 scaling recipes: Transformer Engine's delayed scaling (the scale from an amax history of earlier steps)
+and current (per-tensor, this step's amax), DeepSeek-V3's block-wise scaling (1x128 activation tiles, 128x128
+weight blocks; DeepSeek-V3 Technical Report, sec. 3.3.2), and MXFP8 (OCP Microscaling: 32-element blocks with an
+E8M0 scale; Blackwell tensor cores; Transformer Engine's ``MXFP8BlockScaling``)."""
+
+FP8_CAST_BYTES = MappingProxyType({"delayed": 4.0, "current": 6.0, "blockwise": 4.0 + 8.0 / 128.0,
+                                   "mxfp8": 4.0 + 2.0 / 32.0})
+"""HBM bytes per element of a BF16 tensor cast to FP8 for a GEMM, per recipe (the cast writes the tensor and
+its transpose, both needed by the backward GEMMs; Transformer Engine's fused ``cast_transpose``):
+
+* delayed: read BF16 (2) + write FP8 (1) + write FP8 transpose (1) = 4; the amax is reduced inside the cast and
+  goes to the history (Transformer Engine docs, "Using FP8 with Transformer Engine": delayed scaling).
+* current: an amax pass first (read BF16, 2) before the cast can scale: 6 (Transformer Engine's
+  ``Float8CurrentScaling``).
+* blockwise: 4 plus one FP32 scale per 128 elements for each of the two copies (8/128): 4.06 (DeepSeek-V3 sec.
+  3.3.2: the scale of each 1x128 tile is computed online in the cast).
+* mxfp8: 4 plus one E8M0 byte per 32 elements for each copy (2/32): 4.06.
+"""
+
+FP8_CAST_KERNELS = MappingProxyType({"delayed": 1, "current": 2, "blockwise": 1, "mxfp8": 1})
+"""Kernels per cast (each pays :data:`KERNEL_GPU_SECONDS`): current scaling's separate amax pass is the second."""
+
+
+def fp8_cast_bytes(elements, recipe: str = "delayed"):
+    """HBM bytes to cast ``elements`` BF16 values to FP8 (and its transpose) under ``recipe``. Vectorised."""
+    v.choice("recipe", recipe, FP8_RECIPES)
+    elements = v.nonnegative("elements", elements, unit="elements")
+    return as_scalar(np.asarray(elements) * FP8_CAST_BYTES[recipe])
+
+
+def fp8_cast_seconds(elements, accelerator, recipe: str = "delayed"):
+    """Time of the FP8 cast of ``elements`` BF16 values under ``recipe`` at the memory roof, s (bytes of
+    :func:`fp8_cast_bytes` over :func:`memory_bandwidth`, plus :data:`KERNEL_GPU_SECONDS` per kernel of
+    :data:`FP8_CAST_KERNELS`). Vectorised."""
+    nbytes = fp8_cast_bytes(elements, recipe)
+    return as_scalar(_memory_seconds(np.asarray(nbytes), memory_bandwidth(accelerator), FP8_CAST_KERNELS[recipe],
+                                     KERNEL_GPU_SECONDS))
+
+
+# --------------------------------------------------------------------------------------
+# Attention
+# --------------------------------------------------------------------------------------
+ATTENTION_KERNELS = ("flash2", "flash3", "cudnn", "unfused")
+"""Attention implementations: FlashAttention-2 (Dao 2023), FlashAttention-3 (Shah et al. 2024; Hopper only),
+cuDNN's fused attention (as Transformer Engine calls it), and the unfused path (two batched GEMMs and a softmax
+over the materialised score matrix)."""
+
+ATTENTION_FIT = MappingProxyType({
+    ("forward", False): (629.6e12, 234.0),
+    ("forward", True): (830.7e12, 1203.0),
+    ("backward", True): (767.1e12, 3144.0),
+})
+"""FlashAttention-3 on an H100 SXM, head dimension 128, BF16: ``(R_max FLOP/s, s_half tokens)`` of
+``R(s) = R_max · s / (s + s_half)`` per (pass, causal), least squares in log rate on the published points
+(:func:`fit_attention`, data in ``attention-published.csv``): non-causal forward from pytorch/benchmark #2391 (the
+FlashAttention-3 paper's sizes), causal forward and backward from tritonbench #1267. Non-causal backward has no
+published point read here: it takes the causal backward's constants (an assumption; the causal curve is the
+slower one, so this errs slow). The two sources are different FlashAttention-3 releases (2024 and 2026), which is
+why the causal forward's asymptote lies above the non-causal one.
+
+Beyond the longest published sequence of its group (:data:`ATTENTION_LONGEST`) the rate is held at its value
+there: the curve's asymptote is an extrapolation no point supports (at 8,192 tokens the causal forward fit already
+overshoots its published point by 6 %)."""
+
+ATTENTION_LONGEST = MappingProxyType({("forward", False): 16384.0, ("forward", True): 8192.0,
+                                      ("backward", True): 8192.0})
+"""Longest published sequence (tokens) behind each :data:`ATTENTION_FIT` curve; the rate is held beyond it."""
+
+_FA_BACKWARD_KERNELS = 3
+"""FlashAttention's backward launches three kernels: a preprocessing pass (``dot(dO, O)``), the main kernel and a
+dQ conversion (the FlashAttention repository's ``flash_bwd_preprocess``, ``flash_bwd``, ``flash_bwd_convert_dq``)."""
+
+_FA2_H100_UTILISATION = 0.35
+"""FlashAttention-2 on an H100 reaches about 35 % of the BF16 peak (Shah et al. 2024, abstract)."""
+
+_FA2_A100_UTILISATION = 0.73
+"""FlashAttention-2 forward reaches up to 73 % of the A100's peak (Dao 2023, abstract: "50-73 %")."""
+
+
+@dataclass(frozen=True)
+class AttentionModel:
+    """Constants of the attention time model for one accelerator and kernel (SI units).
+
+    ``rates``: ``((R_max, s_half, s_longest), ...)`` for (forward non-causal, forward causal, backward
+    non-causal, backward causal), FLOP/s and tokens (the rate is held beyond ``s_longest``); ``fixed_seconds``: per kernel, s; ``gemm``: the :class:`GemmModel` for the
+    unfused path; ``bandwidth``: bytes/s; ``source``: where the constants come from (fitted or extrapolated)."""
+
+    accelerator: str
+    kernel: str
+    rates: tuple
+    fixed_seconds: float
+    gemm: GemmModel
+    bandwidth: float
+    source: str
+
+
+def attention_model(accelerator, kernel: str = "flash3", *, sustained: bool = True) -> AttentionModel:
+    """The :class:`AttentionModel` of ``kernel`` on ``accelerator``.
+
+    * ``flash3``: :data:`ATTENTION_FIT` on GH100 (H100/H800/H200; the H200 runs the H100's rates, same die).
+      Off Hopper it does not exist: the A100 falls back to ``flash2`` (said in ``source``).
+    * ``flash2``: on GH100 the FlashAttention-3 curves scaled to 35 % of peak for the long-sequence rate (Shah et
+      al. 2024); on the A100 to 73 % of its peak (Dao 2023). The sequence ramp is FlashAttention-3's (an
+      assumption).
+    * ``cudnn``: equal to ``flash3`` (published cuDNN-vs-FlashAttention-3 pairs on Hopper are within about 10 %
+      either way: flash-attention #1075 on an H100 PCIe, #1310 on an H20).
+    * ``unfused``: priced by the GEMM model and the memory roof (:func:`attention_seconds`).
+    * Other accelerators: the GH100 constants times their BF16 datasheet peak over the H100's: an
+      **extrapolation** (on Blackwell, FlashAttention-3 itself does not run: read it as "a Hopper-class kernel").
+
+    ``sustained=True`` (default) multiplies the published (short-benchmark) rates by the BF16 GEMM power-limit
+    factor measured on the H200 (``GEMM_FIT``: sustained over burst), an assumption: attention's tensor-core
+    loops draw the power a GEMM does. ``False`` gives the published rates, for comparison with them."""
+    acc = hardware.accelerator_arg("accelerator", accelerator)
+    v.choice("kernel", kernel, ATTENTION_KERNELS)
+    v.flag("sustained", sustained)
+    h100 = hardware.accelerator("H100 SXM")
+    keys = (("forward", False), ("forward", True), ("backward", True), ("backward", True))
+    fa3 = tuple((*ATTENTION_FIT[key], ATTENTION_LONGEST[key]) for key in keys)
+    hopper = acc.name in _GH100
+    ampere = acc.name.startswith("A100")
+    note = ""
+    effective = kernel
+    if kernel in ("flash3", "cudnn") and ampere:
+        effective, note = "flash2", f"{kernel} needs Hopper: falls back to FlashAttention-2 rates on the A100; "
+    if effective == "flash2":
+        long_fa3 = fa3[0][0]
+        if ampere:
+            scale = _FA2_A100_UTILISATION * acc.peak("bf16") / long_fa3
+            src = "FlashAttention-2 on the A100: 73 % of peak (Dao 2023), FlashAttention-3's shape"
+        else:
+            scale = _FA2_H100_UTILISATION * h100.peak("bf16") / long_fa3 * acc.peak("bf16") / h100.peak("bf16")
+            src = "FlashAttention-2 on Hopper: 35 % of peak (Shah et al. 2024), FlashAttention-3's shape"
+    else:
+        scale = acc.peak("bf16") / h100.peak("bf16")
+        src = ("FlashAttention-3, fitted on published H100 points" + ("" if kernel != "cudnn" else
+               "; cuDNN taken equal to FlashAttention-3"))
+    if kernel == "unfused":
+        src = "unfused: batched GEMMs at the GEMM model, softmax at the memory roof"
+    if not (hopper or ampere):
+        src += f"; {acc.name}: EXTRAPOLATED by its BF16 peak over the H100's"
+    if sustained and kernel != "unfused":
+        scale *= GEMM_FIT["bf16_sustained"] / GEMM_FIT["bf16_burst"]
+        src += "; times the power-limit factor (sustained)"
+    rates = tuple((r * scale, s, cap) for r, s, cap in fa3)
+    return AttentionModel(accelerator=acc.name, kernel=kernel, rates=rates, fixed_seconds=KERNEL_GPU_SECONDS,
+                          gemm=gemm_model(acc, "bf16", sustained=sustained), bandwidth=memory_bandwidth(acc),
+                          source=note + src)
+
+
+def _attention_flops(batch, heads, seq_q, seq_kv, head_dim, causal, backward):
+    """FLOPs as FlashAttention's papers count them: forward ``4 b h s_q s_kv d`` (two matmuls), halved when causal;
+    backward 2.5x the forward (five matmuls against two). Query heads count (GQA shares K/V, not the math)."""
+    flops = 4.0 * batch * heads * seq_q * seq_kv * head_dim
+    if causal:
+        flops = flops * 0.5
+    return flops * 2.5 if backward else flops
+
+
+def _attention_seconds(batch, heads, seq_q, seq_kv, head_dim, a: AttentionModel, causal: bool, backward: bool, xp):
+    """Time of one attention call (forward, or backward), s; floats or arrays, no validation. ``causal`` and
+    ``backward`` are Python bools."""
+    if a.kernel == "unfused":
+        g, bh = a.gemm, batch * heads
+        scores = bh * seq_q * seq_kv
+        if not backward:  # S = Q K^T, P = softmax(mask(S)) (reads S, writes P), O = P V
+            return (_gemm_seconds(seq_q, seq_kv, head_dim, g, xp, bh) + _gemm_seconds(seq_q, head_dim, seq_kv, g, xp, bh)
+                    + _memory_seconds(scores * 4.0, a.bandwidth, 1.0, a.fixed_seconds))
+        # dV = P^T dO, dP = dO V^T, dS = softmax'(P, dP) (reads P, dP, writes dS), dQ = dS K, dK = dS^T Q
+        return (_gemm_seconds(seq_kv, head_dim, seq_q, g, xp, bh) + _gemm_seconds(seq_q, seq_kv, head_dim, g, xp, bh)
+                + _memory_seconds(scores * 6.0, a.bandwidth, 1.0, a.fixed_seconds)
+                + _gemm_seconds(seq_q, head_dim, seq_kv, g, xp, bh) + _gemm_seconds(seq_kv, head_dim, seq_q, g, xp, bh))
+    r_max, s_half, s_longest = a.rates[2 * int(backward) + int(causal)]
+    s = xp.minimum(seq_kv, s_longest)
+    rate = r_max * s / (s + s_half)
+    kernels = _FA_BACKWARD_KERNELS if backward else 1
+    return _attention_flops(batch, heads, seq_q, seq_kv, head_dim, causal, backward) / rate + kernels * a.fixed_seconds
+
+
+def _attention_args(batch, heads, seq_length, head_dim, kv_heads, seq_kv):
+    def c(name, value, unit):
+        return np.asarray(v.count(name, value, scalar=False, high=2**31, unit=unit), dtype=float)
+
+    batch, heads = c("batch", batch, "sequences"), c("heads", heads, "query heads")
+    seq_length, head_dim = c("seq_length", seq_length, "tokens"), c("head_dim", head_dim, "elements")
+    if kv_heads is not None:
+        kv = c("kv_heads", kv_heads, "heads")
+        if np.any(kv > heads):
+            raise ValueError(f"kv_heads={v.show(kv_heads)} must not exceed heads={v.show(heads)}")
+    seq_kv = seq_length if seq_kv is None else c("seq_kv", seq_kv, "tokens")
+    return v.broadcast(batch=batch, heads=heads, seq_length=seq_length, head_dim=head_dim, seq_kv=seq_kv)
+
+
+def attention_flops(batch, heads, seq_length, head_dim, *, causal: bool = True, backward: bool = False, seq_kv=None):
+    """FLOPs of attention's core as FlashAttention's papers count them (Dao 2023, sec. 4.1; Shah et al. 2024,
+    sec. 4.1): forward ``4 b h s s_kv d``, halved when causal, backward 2.5x the forward. Vectorised."""
+    v.flag("causal", causal)
+    v.flag("backward", backward)
+    b, h, s, d, skv = _attention_args(batch, heads, seq_length, head_dim, None, seq_kv)
+    return as_scalar(_attention_flops(b, h, s, skv, d, causal, backward))
+
+
+def attention_seconds(batch, heads, seq_length, head_dim, accelerator, *, kv_heads=None, causal: bool = True,
+                      kernel: str = "flash3", backward: bool = False, dtype: str = "bf16", seq_kv=None,
+                      sustained: bool = True):
+    """Time of attention's core (softmax(Q K^T) V, or its backward) on ``accelerator``, s. Vectorised.
+
+    Fused kernels: :func:`attention_flops` over the kernel's achieved rate ``R_max · s_kv / (s_kv + s_half)``
+    (:func:`attention_model`), plus :data:`KERNEL_GPU_SECONDS` per kernel (three for the backward). Unfused:
+    the two (forward) or four (backward) batched GEMMs at the GEMM model, plus the softmax reading and writing the
+    ``b h s s_kv`` BF16 scores at the memory roof (4 bytes per score forward, 6 backward); causal masking saves
+    no work there. ``kv_heads`` (GQA) is accepted and changes nothing in the time (fewer K/V bytes; no published
+    rate change read). Only ``dtype="bf16"`` (or ``"fp16"``) is modelled: FP8 attention is not. ``sustained``:
+    see :func:`attention_model`."""
+    v.flag("causal", causal)
+    v.flag("backward", backward)
+    v.choice("dtype", dtype, ("bf16", "fp16"))
+    a = attention_model(accelerator, kernel, sustained=sustained)
+    b, h, s, d, skv = _attention_args(batch, heads, seq_length, head_dim, kv_heads, seq_kv)
+    return as_scalar(_attention_seconds(b, h, s, skv, d, a, causal, backward, np))
+
+
+def fit_attention() -> dict:
+    """Re-run the fits behind :data:`ATTENTION_FIT`: per (pass, causal) group of the published FlashAttention-3
+    points, ``R_max`` and ``s_half`` minimising the squared log error of ``R(s) = R_max s / (s + s_half)`` (grid
+    over ``s_half`` in 1-token steps, ``R_max`` solved per step). Returns ``{(pass, causal): (R_max, s_half)}``."""
+    pub = published_attention()
+    out = {}
+    for key in ATTENTION_FIT:
+        sel = (pub["kernel"] == "flash3") & (pub["pass"] == key[0]) & (pub["causal"] == key[1])
+        s, r = pub["seqlen"][sel], pub["tflops"][sel] * 1e12
+        best = None
+        for s_half in np.arange(0.0, 8001.0, 1.0):
+            shape = s / (s + s_half)
+            r_max = float(np.exp(np.mean(np.log(r / shape))))
+            sse = float(np.sum(np.log(r_max * shape / r) ** 2))
+            if best is None or sse < best[0]:
+                best = (sse, r_max, float(s_half))
+        out[key] = (best[1], best[2])
+    return out
+
