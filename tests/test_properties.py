@@ -560,6 +560,8 @@ CALLS = {  # label -> keyword arguments (a function of nothing: built when probe
     "kernels.memory_bound_seconds": lambda: dict(nbytes=1e9, accelerator="H100 SXM"),
     "kernels.fp8_cast_seconds": lambda: dict(elements=1e6, accelerator="H100 SXM"),
     "kernels.gemm_model": lambda: dict(accelerator="H100 SXM"),
+    "operators.stack": lambda: dict(name="fsdp2-eager"),
+    "operators.layer_operators": lambda: dict(model=EX.model, micro_batch=1, seq_length=4096, tp=2),
     "kernels.attention_model": lambda: dict(accelerator="H100 SXM"),
     "kernels.memory_bandwidth": lambda: dict(accelerator="H100 SXM"),
     "roofline.attainable_flops": lambda: dict(accelerator="H100 SXM", intensity=100.0),
@@ -612,7 +614,8 @@ RESULTS = {  # public types the library builds as results or as its own data: no
     "reliability.Simulation",
     "reliability.Event", "reliability.UCurve", "reliability.TimelineRun", "reliability.NodeFailureRate",
     "reliability.JobMTTF", "roofline.TimeBound", "roofline.Placement", "roofline.LayerTime",
-    "roofline.MeasuredRoofline", "roofline.RooflineCheck", "tables.Table", "kernels.GemmModel",
+    "roofline.MeasuredRoofline", "roofline.RooflineCheck", "tables.Table", "kernels.GemmModel", "operators.Stack", "operators.OperatorRow",
+    "operators.LayerOperators", "accuracy.StackSummary",
     "kernels.AttentionModel",
 }
 PROBE_SLOW = {  # seconds per call or more: probed by `pytest -m slow`

@@ -38,7 +38,7 @@ from . import _validate as _v
 
 __all__ = ["Comparison", "Summary", "Gap", "megascale_drops", "megascale_against_selene", "comparisons", "summary",
            "table", "summary_table", "sources_table", "GROUPS", "COLLECTIVES_TOLERANCE", "STEP_TIME_TOLERANCE",
-           "PEAK_OVER_MEASURED_MAX"]
+           "PEAK_OVER_MEASURED_MAX", "StackSummary", "stack_summaries", "stack_table", "operator_table"]
 
 GROUPS = ("Hardware", "Memory", "Collectives", "Step time", "Experts", "Reliability")
 """The groups, in the order of the chapters that make the comparisons."""
@@ -459,6 +459,68 @@ def table(group: str, *, detail: bool = False):
     headers = ("Compared", "Model", "Published", "Error", "Role", "Stated accuracy")
     headers += ("Model leaves out", "Source") if detail else ("Stack",) if stacks else ()
     return Table(headers, tuple(rows), caption=ERROR_CONVENTION)
+
+
+def _operator_rows():
+    from . import runs
+
+    return [(r, r.step_error(), r.step_error(operators=True)) for r in runs.ALL_RUNS if r.group != "Mixture of experts"]
+
+
+@dataclass(frozen=True)
+class StackSummary:
+    """The step-time error of the efficiency curve and of the operator-level compute on the runs of one stack
+    preset and role (fractions: ``predicted / published - 1`` of the step time; medians and worst of its size)."""
+
+    stack: str
+    role: str
+    runs: int
+    curve_median: float
+    curve_worst: float
+    operators_median: float
+    operators_worst: float
+
+
+def stack_summaries() -> tuple[StackSummary, ...]:
+    """:class:`StackSummary` per stack preset and role, over every dense published run (the mixtures of experts
+    are judged in their own section), calibration first, then validation, then all validation runs together."""
+    import statistics
+
+    rows = _operator_rows()
+    out = []
+    keys = sorted({(r.role, r.stack_preset) for r, _, _ in rows}) + [("validation", "all")]
+    for role, stack in keys:
+        group = [(a, b) for r, a, b in rows if r.role == role and stack in ("all", r.stack_preset)]
+        curve, ops = [abs(a) for a, _ in group], [abs(b) for _, b in group]
+        out.append(StackSummary(stack, role, len(group), statistics.median(curve), max(curve),
+                                statistics.median(ops), max(ops)))
+    return tuple(out)
+
+
+def stack_table():
+    """:func:`stack_summaries` as a :class:`~atscale.tables.Table`."""
+    from .tables import Table
+
+    rows = tuple((s.stack, s.role, s.runs, f"{s.curve_median:.1%}", f"{s.curve_worst:.1%}",
+                  f"{s.operators_median:.1%}", f"{s.operators_worst:.1%}") for s in stack_summaries())
+    return Table(("Stack preset", "Role", "Runs", "Curve: median |error|", "Curve: worst", "Operators: median |error|",
+                  "Operators: worst"), rows,
+                 caption="Step-time error, predicted / published - 1 of the seconds per step (a published rate "
+                         "converted); the efficiency curve is the default model, the operator-level compute "
+                         "step_time(..., stack=...) with each run's stack preset.")
+
+
+def operator_table(*, folded: bool = True):
+    """Every dense published run with its stack, role, source group and the step-time error of both models, as a
+    :class:`~atscale.tables.Table` (folded under a summary line by default)."""
+    from .tables import Table
+
+    folded = _v.flag("folded", folded)
+    rows = tuple((r.label, r.stack or r.stack_preset, r.stack_preset, r.role, r.group, f"{a:+.1%}", f"{b:+.1%}")
+                 for r, a, b in _operator_rows())
+    return Table(("Run", "Stack", "Preset", "Role", "Source", "Curve", "Operators"), rows,
+                 caption="Step-time error of each run (positive: the model is slower than published).",
+                 fold=f"All {len(rows)} dense runs, one by one" if folded else "")
 
 
 def summary_table():

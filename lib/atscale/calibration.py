@@ -50,6 +50,13 @@ class Calibration:
     step (:data:`~atscale.runs.CALIBRATION_RUNS`, delayed scaling on H100); the other FP8 runs of :data:`~atscale.runs.VALIDATION_RUNS` check
     it. Other scaling recipes (per-tensor current scaling, DeepSeek-V3's block-wise 1 x 128 / 128 x 128 scales,
     MXFP8's 32-element blocks) take the same constant: for them, and for other GPUs, it is an extrapolation.
+
+    ``kernel_efficiency`` (accelerators before 2022) and ``kernel_efficiency_h100`` (2022 and later): the share of
+    the kernel model's benchmark rates (:mod:`atscale.kernels`: GEMMs by shape, fused attention) that a layer's
+    kernels keep inside a training step, for the operator-level compute (``step_time(..., stack=...)``,
+    :mod:`atscale.operators`). The only fitted constants of that model, one per generation, fitted on the BF16
+    runs of :data:`~atscale.runs.CALIBRATION_RUNS` (:func:`~atscale.fitting.calibrate_operators`); the five
+    constants above belong to the layer-efficiency curve (``stack=None``) and are not read by it.
     """
 
     efficiency_max: float = 0.88
@@ -57,10 +64,15 @@ class Calibration:
     half_hidden: float = 625.0
     fp8_matmul_speedup: float = 1.43
     efficiency_max_h100: float = 0.81
+    kernel_efficiency: float = 1.0
+    kernel_efficiency_h100: float = 1.0
 
     def __post_init__(self):
         for name in ("efficiency_max", "efficiency_max_h100"):
             object.__setattr__(self, name, _v.number(name, getattr(self, name), low=0, low_open=True, high=1,
+                                                     scalar=True))
+        for name in ("kernel_efficiency", "kernel_efficiency_h100"):  # above 1: the kernel model is too slow
+            object.__setattr__(self, name, _v.number(name, getattr(self, name), low=0, low_open=True, high=1.5,
                                                      scalar=True))
         for name in ("half_width", "half_hidden"):
             object.__setattr__(self, name, _v.nonnegative(name, getattr(self, name), scalar=True))
@@ -73,6 +85,12 @@ class Calibration:
         factor = _v.positive("factor", factor, scalar=True)
         return dataclasses.replace(self, efficiency_max=min(1.0, self.efficiency_max * factor),
                                    efficiency_max_h100=min(1.0, self.efficiency_max_h100 * factor))
+
+    def kernel_efficiency_for(self, accelerator: hardware.Accelerator | str) -> float:
+        """:attr:`kernel_efficiency_h100` for an accelerator released in :data:`H100_ERA` or later, else
+        :attr:`kernel_efficiency` (dimensionless)."""
+        accelerator = hardware.accelerator_arg("accelerator", accelerator)
+        return self.kernel_efficiency_h100 if accelerator.year >= H100_ERA else self.kernel_efficiency
 
     def efficiency_max_for(self, accelerator: hardware.Accelerator | str) -> float:
         """:attr:`efficiency_max_h100` for an accelerator (or its catalog name) released in :data:`H100_ERA` or
@@ -91,9 +109,10 @@ H100_ERA = 2022
 
 
 CALIBRATION = Calibration(efficiency_max=0.88, half_width=75.0, half_hidden=625.0, fp8_matmul_speedup=1.43,
-                          efficiency_max_h100=0.81)
-"""The fitted constants (:func:`~atscale.fitting.calibrate` on :data:`~atscale.runs.CALIBRATION_RUNS`); the default of every function
-that takes a ``calibration``."""
+                          efficiency_max_h100=0.81, kernel_efficiency=0.93, kernel_efficiency_h100=0.89)
+"""The fitted constants (:func:`~atscale.fitting.calibrate` on :data:`~atscale.runs.CALIBRATION_RUNS` for the curve's five,
+:func:`~atscale.fitting.calibrate_operators` on its BF16 runs for the two kernel efficiencies); the default of every
+function that takes a ``calibration``."""
 
 COMPUTE_EFFICIENCY_MAX = CALIBRATION.efficiency_max
 """:attr:`Calibration.efficiency_max` of :data:`CALIBRATION`, for reading (dimensionless)."""

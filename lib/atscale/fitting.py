@@ -17,7 +17,7 @@ from . import _validate as _v
 from .calibration import CALIBRATION, H100_ERA, Calibration
 from .runs import CALIBRATION_RUNS, Run
 
-__all__ = ["calibrate"]
+__all__ = ["calibrate", "calibrate_operators"]
 
 
 def _fit(runs, grids: dict, base: Calibration) -> tuple[Calibration, float]:
@@ -112,3 +112,30 @@ def _bf16_twin(run: Run, runs) -> Run:
             return r
     raise ValueError(f"the FP8 run {run.label!r} needs its BF16 twin (same model, cluster and layout) among the "
                      "calibration runs: the FP8 speedup is fitted on the ratio of the two")
+
+
+_K_GRID = np.round(np.arange(0.50, 1.2001, 0.01), 2)
+
+
+def calibrate_operators(runs=None, *, grid=None) -> tuple[Calibration, float]:
+    """Least-squares :attr:`Calibration.kernel_efficiency` and :attr:`Calibration.kernel_efficiency_h100` on the
+    BF16 runs of ``runs`` (default :data:`~atscale.runs.CALIBRATION_RUNS`), each priced by the operator-level
+    compute with its own stack preset (:meth:`~atscale.runs.Run.step` with ``operators=True``):
+    ``(calibration, loss)``. Each generation's constant is a transparent grid search (``grid``, default
+    0.50-1.20 in steps of 0.01) minimising the sum of squared ``log(predicted / published)`` over that generation's
+    runs; a generation without runs keeps :data:`CALIBRATION`'s. The FP8 runs are left out: what FP8 gains
+    follows from the kernel model's FP8 rates and casts, and the FP8 runs validate it."""
+    runs = CALIBRATION_RUNS if runs is None else (tuple(runs) if not isinstance(runs, Run) else (runs,))
+    if not runs or not all(isinstance(r, Run) for r in runs):
+        raise ValueError(f"runs={_v.show(runs)} must be a non-empty sequence of atscale.runs.Run")
+    grid = _K_GRID if grid is None else np.ravel(_v.number("grid", grid, low=0, low_open=True, high=2))
+    cal, total = CALIBRATION, 0.0
+    bf16 = [r for r in runs if r.dtype != "fp8"]
+    for name, group in (("kernel_efficiency", [r for r in bf16 if r.cluster.accelerator.year < H100_ERA]),
+                        ("kernel_efficiency_h100", [r for r in bf16 if r.cluster.accelerator.year >= H100_ERA])):
+        if not group:
+            continue
+        loss, best = min((sum(math.log(r.predict(c, operators=True) / r.published) ** 2 for r in group), float(e))
+                         for e in grid for c in (dataclasses.replace(cal, **{name: float(e)}),))
+        cal, total = dataclasses.replace(cal, **{name: best}), total + loss
+    return cal, total

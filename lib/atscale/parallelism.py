@@ -76,6 +76,7 @@ from .plan import StageLayers, _stage_layers, stage_layers  # re-exported: the s
 from . import pipeline as _pipeline
 from .pipeline import MAX_SIMULATED_PASSES, Timeline, pipeline_timeline  # re-exported: they live in pipeline
 from .roofline import ADAM_BYTES_PER_PARAM
+from . import operators as _operators
 
 __all__ = [
     "Calibration", "CALIBRATION", "H100_ERA", "COMPUTE_EFFICIENCY_MAX", "COMPUTE_EFFICIENCY_MAX_H100",
@@ -415,6 +416,8 @@ class _Context:
     calibration: Calibration
     k: types.SimpleNamespace  # the model's constants (parameter counts, FLOPs per token, activation terms)
     xp: object = _ArrayOps
+    ops: object = None  # the operator-level compute's constants (operators._context), or None: the efficiency curve
+    contention: float = 0.0  # the share of compute an overlapped collective takes (the stack's comm_sm_share)
 
 
 def _ceiling(acc: hardware.Accelerator, dtype: str, cal: Calibration) -> float:
@@ -439,10 +442,34 @@ def _link_time(op, size, ranks, on_node, c: _Context):
     return xp.where(ranks > 1, t, 0.0)
 
 
+def _operator_times(L, c: _Context) -> dict:
+    """:func:`_layer_times` from the layer's operators, timed (:mod:`atscale.operators`): ``gemm`` the matmuls,
+    ``attention`` the fused (or unfused) attention core, ``elementwise`` the memory-bound kernels and the fixed
+    per-kernel costs, each forward plus backward; full recomputation runs the forward of all of them again,
+    selective recomputation the attention core's forward (Korthikanti et al. 2022, sec. 5)."""
+    xp, k = c.xp, c.k
+    r = _operators._layer(L, c.ops, xp)
+    gemm, attention = sum(r["matmul"]), sum(r["attention"])
+    if k.moe:
+        slowed = xp.where(L.a2a & (L.ep > 1), 1 / (1 - A2A_OVERLAP_SM_SHARE), 1.0)  # SMs lent to the all-to-all
+        gemm, attention = gemm * slowed, attention * slowed
+    elementwise = sum(r["memory-bound"]) + sum(r["fixed per kernel"])
+    forward = sum(v[0] for v in r.values())
+    full = L.reco == _RECOMPUTE_CODE["full"]
+    selective = L.reco == _RECOMPUTE_CODE["selective"]
+    recompute = xp.where(full, forward, xp.where(selective, r["attention"][0], 0.0))
+    extra = xp.where(full, 2 * k.layer_matmul + 4 * c.s * k.aw,
+                     xp.where(selective, (4.0 if c.flash else SELECTIVE_RECOMPUTE_FACTOR) * c.s * k.aw, 0.0))
+    return dict(gemm=gemm, attention=attention, elementwise=elementwise, recompute=recompute, extra_flops=extra,
+                tokens=L.b * c.s / L.cp, full=full)
+
+
 def _layer_times(L, c: _Context) -> dict:
     """Seconds per layer per micro-batch on one GPU: ``gemm``, ``attention`` (the core, executed FLOPs),
     ``elementwise`` (HBM-bound kernels), the ``recompute`` extra, and the hardware FLOPs per token that
     recomputation adds (``extra_flops``)."""
+    if c.ops is not None:
+        return _operator_times(L, c)
     xp, k = c.xp, c.k
     h, f, a, s = k.h, k.f, k.a, c.s
     tokens = L.b * s / L.cp  # tokens of one micro-batch on one context-parallel rank
@@ -487,7 +514,7 @@ def _tp_comm(L, c: _Context, layer: dict):
                         lambda: collectives._time("all-reduce", "ring", msg, n, c.up))
     t = xp.where(L.tp > 1, (4.0 + 2.0 * layer["full"]) * one, 0.0)
     cover = layer["gemm"] * xp.where(layer["full"], 4 / 3, 1.0)
-    hidden = xp.maximum(t - cover, t / L.tp)
+    hidden = xp.maximum(t - cover, t / L.tp) + c.contention * xp.minimum(t, cover)
     return xp.where(L.tp_overlap & L.sp, hidden, t)
 
 
@@ -669,7 +696,10 @@ def _pp_comm(L, c: _Context, layer: dict):
 
 def _output_layer(L, c: _Context, layer: dict):
     """Seconds per micro-batch of the output (logit) layer's matmuls on the last stage: ``6 V h`` FLOPs per
-    token, split over TP (vocabulary-parallel; Shoeybi et al. 2019, sec. 3)."""
+    token, split over TP (vocabulary-parallel; Shoeybi et al. 2019, sec. 3); with a stack, the logits GEMM and
+    the loss over the vocabulary as operators (:func:`atscale.operators._output`)."""
+    if c.ops is not None:
+        return _operators._output(L, c.ops, c.xp)
     rate = _efficiency(c.k.h, L.tp, c.calibration)
     return 6 * c.k.vh * layer["tokens"] / L.tp / (rate * c.gemm_rate)
 
@@ -761,8 +791,8 @@ def _dp_comm(L, c: _Context, psi, fwd_mb, bwd_mb, layers, shards, psi_experts=0.
         t = _group_time("all-reduce", grad, k, per_node, c) + replicas
         return t + experts("all-reduce", e_grad) if moe else t
 
-    def behind(t, cover):
-        return xp.maximum(0.0, t - ovl * cover)
+    def behind(t, cover):  # what hides costs the compute it slows (the stack's contention; 0 without a stack)
+        return xp.maximum(0.0, t - ovl * cover) + c.contention * xp.minimum(t, ovl * cover)
 
     def z0():
         return behind(ar(), bwd_mb)
@@ -1024,11 +1054,13 @@ _CONTEXTS: dict = {}
 
 
 def _context(model, cluster, seq_length, dtype, optimizer_name, flash_attention, calibration,
-             xp=_ArrayOps) -> _Context:
+             xp=_ArrayOps, stack=None, fp8_recipe="delayed") -> _Context:
     """The checked :class:`_Context` of these arguments, remembered per argument objects (:func:`_remembered`)."""
-    args = (model, cluster, seq_length, dtype, optimizer_name, flash_attention, calibration, xp)
+    args = (model, cluster, seq_length, dtype, optimizer_name, flash_attention, calibration, xp, stack, fp8_recipe)
     key = (id(model), id(cluster), type(seq_length), seq_length, type(dtype), dtype, type(optimizer_name),
-           optimizer_name, type(flash_attention), flash_attention, id(calibration), xp)  # types: 1 is not True
+           optimizer_name, type(flash_attention), flash_attention, id(calibration), xp,
+           type(stack), stack if isinstance(stack, (str, type(None))) else id(stack), type(fp8_recipe),
+           fp8_recipe)  # types: 1 is not True
     try:
         hash(key)
     except TypeError:  # an unhashable argument (a list): not cacheable, and the checks will say why
@@ -1036,7 +1068,8 @@ def _context(model, cluster, seq_length, dtype, optimizer_name, flash_attention,
     return _remembered(_CONTEXTS, key, (model, cluster, calibration), lambda: _new_context(*args))
 
 
-def _new_context(model, cluster, seq_length, dtype, optimizer_name, flash_attention, calibration, xp) -> _Context:
+def _new_context(model, cluster, seq_length, dtype, optimizer_name, flash_attention, calibration, xp,
+                 stack=None, fp8_recipe="delayed") -> _Context:
     model = models.model(model)
     if not isinstance(cluster, hardware.Cluster):
         raise ValueError(f"cluster must be an atscale.hardware.Cluster (got a {type(cluster).__name__})")
@@ -1048,9 +1081,17 @@ def _new_context(model, cluster, seq_length, dtype, optimizer_name, flash_attent
     flash = _v.flag("flash_attention", flash_attention)
     up, rail = (collectives._link_cost(f, "ring") for f in (collectives._scale_up(cluster.node),
                                                               collectives._rail(cluster)))
+    ops, contention = None, 0.0
+    _v.choice("fp8_recipe", fp8_recipe, _operators.kernels.FP8_RECIPES)
+    if stack is not None:
+        st = _operators._stack_arg("stack", stack)
+        ops = _operators._context(model, acc, float(s), dtype, st, fp8_recipe, flash,
+                                  calibration.kernel_efficiency_for(acc))
+        contention = st.comm_sm_share
     return _Context(model, float(s), _ceiling(acc, dtype, calibration), _ceiling(acc, "bf16", calibration),
                     acc.hbm_bandwidth, up, rail, cluster.node.gpus, memory.optimizer(optimizer_name), flash,
-                    dtype == "fp8", calibration.for_accelerator(acc), _model_constants(model, s, flash), xp)
+                    dtype == "fp8", calibration.for_accelerator(acc), _model_constants(model, s, flash), xp,
+                    ops, contention)
 
 
 def _parts(L, c: _Context) -> dict:
@@ -1105,7 +1146,7 @@ def evaluate(model, cluster: hardware.Cluster, *, tp, pp, dp, micro_batch, globa
              cp_algorithm="ring", seq_length=None, dtype: str = "bf16",
              optimizer_name: str = memory.RUNNING_EXAMPLE_OPTIMIZER, dp_overlap=DP_OVERLAP,
              flash_attention: bool = True, memory_check: bool = True,
-             calibration: Calibration = CALIBRATION) -> StepTime:
+             calibration: Calibration = CALIBRATION, stack=None, fp8_recipe: str = "delayed") -> StepTime:
     """Step time of every layout given by (broadcast) arrays of plan fields; see :func:`step_time`.
 
     ``schedule``, ``recompute`` and ``cp_algorithm`` may be arrays of names, the flags arrays of booleans, the
@@ -1115,7 +1156,8 @@ def evaluate(model, cluster: hardware.Cluster, *, tp, pp, dp, micro_batch, globa
     ``reason`` an array of strings ("" where feasible). ``memory_check=False`` skips the memory verdict (the
     memory is still computed).
     """
-    c = _context(model, cluster, seq_length, dtype, optimizer_name, flash_attention, calibration)
+    c = _context(model, cluster, seq_length, dtype, optimizer_name, flash_attention, calibration, _ArrayOps, stack,
+                 fp8_recipe)
     memory_check = _v.flag("memory_check", memory_check)
     fields = dict(tp=tp, cp=cp, pp=pp, dp=dp, micro_batch=micro_batch, global_batch=global_batch,
                   zero_stage=zero_stage, schedule=schedule, virtual_stages=virtual_stages, recompute=recompute,
@@ -1190,7 +1232,8 @@ def _one(c: _Context, cluster: hardware.Cluster, plan: Plan, dtype: str, dp_over
 def step_time(model, cluster: hardware.Cluster, plan: Plan, *, seq_length=None, dtype: str = "bf16",
               optimizer_name: str = memory.RUNNING_EXAMPLE_OPTIMIZER, dp_overlap: float = DP_OVERLAP,
               flash_attention: bool = True, memory_check: bool = True,
-              calibration: Calibration = CALIBRATION) -> StepTime:
+              calibration: Calibration = CALIBRATION, stack=None,
+              fp8_recipe: str = "delayed") -> StepTime:
     """Seconds per optimizer step of ``model`` on ``cluster`` laid out as ``plan``, part by part.
 
     Per micro-batch, each layer costs its matmuls (``6`` x its weight matrices per token at
@@ -1208,12 +1251,19 @@ def step_time(model, cluster: hardware.Cluster, plan: Plan, *, seq_length=None, 
     terms then run on plain Python numbers (tens of microseconds; :func:`evaluate` runs the same terms on
     arrays). Sources: Narayanan et al. (2021), sec. 2-3; Korthikanti et al. (2022), sec. 4-6; Rajbhandari
     et al. (2020), sec. 7; Dao (2023).
+
+    ``stack`` (a name of :data:`atscale.operators.STACKS` or a :class:`~atscale.operators.Stack`; default ``None``)
+    replaces the layer-efficiency curve by the operator-level compute of :mod:`atscale.operators`: every GEMM at
+    its shape's rate, the attention core at its kernel's, the memory-bound kernels with the bytes and kernels
+    the stack runs, per-kernel fixed costs, FP8 casts by ``fp8_recipe`` (:data:`atscale.kernels.FP8_RECIPES`), and
+    overlapped communication charged for the compute it slows (the stack's ``comm_sm_share``).
     """
     if not isinstance(plan, Plan):
         raise ValueError(f"plan must be an atscale.plan.Plan (got a {type(plan).__name__})")
     if plan.global_batch is None:
         raise ValueError("plan.global_batch is None: a step time needs the global batch (sequences per step)")
-    c = _context(model, cluster, seq_length, dtype, optimizer_name, flash_attention, calibration, _ScalarOps)
+    c = _context(model, cluster, seq_length, dtype, optimizer_name, flash_attention, calibration, _ScalarOps, stack,
+                 fp8_recipe)
     overlap = _v.number("dp_overlap", dp_overlap, low=0, high=1, scalar=True)
     return _one(c, cluster, plan, dtype, overlap, _v.flag("memory_check", memory_check))
 

@@ -30,7 +30,7 @@ from .parallelism import StepTime, step_time
 from .plan import Plan
 
 __all__ = ["Run", "METRICS", "load", "ALL_RUNS", "MEGATRON_TABLE1_RUNS", "KORTHIKANTI_TABLE5_RUNS", "OTHER_RUNS",
-           "H100_RUNS", "MEGASCALE_RUNS", "MOE_RUNS", "CALIBRATION_RUNS", "VALIDATION_RUNS"]
+           "H100_RUNS", "MEGASCALE_RUNS", "MOE_RUNS", "OTHER_STACK_RUNS", "CALIBRATION_RUNS", "VALIDATION_RUNS"]
 
 METRICS = ("hardware_flops_per_gpu", "model_flops_per_gpu", "mfu", "mfu_causal", "hfu", "step_seconds")
 """What a :class:`Run` may have published (see :attr:`Run.metric`)."""
@@ -101,34 +101,62 @@ class Run:
             raise ValueError(f"details={_v.show(self.details)} must be a mapping")
         object.__setattr__(self, "details", MappingProxyType(dict(self.details)))
 
-    def step(self, calibration: Calibration = CALIBRATION) -> StepTime:
-        """The model's step for this run (with ``calibration``'s constants)."""
+    @property
+    def stack_preset(self) -> str:
+        """The :data:`atscale.operators.STACKS` preset this run is priced with by the operator-level compute: the
+        record's ``stack_preset`` (torchtitan's async-TP runs are its compiled preset with ``tp_overlap`` on; the
+        Megatron-LM runs of 2021-22 and the stacks whose sources do not say what they fuse, ``"other"``, take
+        Megatron-Core's fused preset, an assumption)."""
+        preset = self.details.get("stack_preset", "megatron-core")
+        return {"fsdp2-compile-async-tp": "fsdp2-compile", "megatron-lm-2021": "megatron-core",
+                "other": "megatron-core"}.get(preset, preset)
+
+    @property
+    def fp8_recipe(self) -> str:
+        """The FP8 scaling recipe of :data:`atscale.kernels.FP8_RECIPES` the run used: torchao's tensorwise and
+        rowwise Float8 scale from the current amax (``"current"``); otherwise Transformer Engine's ``"delayed"``
+        unless the record names another."""
+        recipe = self.details.get("float8_recipe") or "delayed"
+        return {"tensorwise": "current", "rowwise": "current"}.get(recipe, recipe)
+
+    def step(self, calibration: Calibration = CALIBRATION, *, operators: bool = False) -> StepTime:
+        """The model's step for this run (with ``calibration``'s constants); ``operators=True``: the operator-level
+        compute with the run's :attr:`stack_preset` and :attr:`fp8_recipe` (``step_time(..., stack=...)``)."""
+        extra = dict(stack=self.stack_preset, fp8_recipe=self.fp8_recipe) if operators else {}
         return step_time(self.model, self.cluster, self.plan, optimizer_name=self.optimizer_name,
                          dp_overlap=self.dp_overlap, seq_length=self.seq_length, dtype=self.dtype,
                          flash_attention=self.flash_attention, memory_check=self.memory_check,
-                         calibration=calibration)
+                         calibration=calibration, **extra)
 
-    def predict(self, calibration: Calibration = CALIBRATION) -> float:
-        """The model's value of :attr:`metric` with ``calibration``'s constants."""
-        st = self.step(calibration)
+    def predict(self, calibration: Calibration = CALIBRATION, *, operators: bool = False) -> float:
+        """The model's value of :attr:`metric` with ``calibration``'s constants (``operators``: see :meth:`step`)."""
+        st = self.step(calibration, operators=operators)
         return float(st.total if self.metric == "step_seconds" else getattr(st, self.metric))
 
-    def mfu_pair(self, calibration: Calibration = CALIBRATION) -> tuple[float, float]:
+    def step_error(self, calibration: Calibration = CALIBRATION, *, operators: bool = False) -> float:
+        """The model's error in step time, ``predicted / published - 1`` in seconds per step (positive: the model
+        is *slower*), whatever the metric (a rate is converted: the step time is inversely proportional to it)."""
+        predicted = self.predict(calibration, operators=operators)
+        if self.metric == "step_seconds":
+            return predicted / self.published - 1
+        return self.published / predicted - 1
+
+    def mfu_pair(self, calibration: Calibration = CALIBRATION, *, operators: bool = False) -> tuple[float, float]:
         """``(published, predicted)`` as MFU (fractions) in one convention for this run: the MFU the published
         value implies for the model's FLOPs, and the model's own (see :meth:`points` for the convention)."""
-        st = self.step(calibration)
+        st = self.step(calibration, operators=operators)
         mfu = float(st.mfu_causal if self.metric == "mfu_causal" else st.mfu_at_dtype_peak)
         if self.metric == "step_seconds":
             return mfu * float(st.total) / self.published, mfu
         return mfu * self.published / float(getattr(st, self.metric)), mfu
 
-    def points(self, calibration: Calibration = CALIBRATION) -> float:
+    def points(self, calibration: Calibration = CALIBRATION, *, operators: bool = False) -> float:
         """The model's error in MFU points (0.01 = one point; positive: optimistic), whatever the metric: the
         predicted MFU (:attr:`StepTime.mfu_causal` for an ``"mfu_causal"`` run, else
         :attr:`StepTime.mfu_at_dtype_peak`: against the FP8 peak for an FP8 run, as NVIDIA's tables report
         it, so an FP8 point is worth twice a BF16 one in throughput) minus the MFU the published value implies for the same FLOPs (a rate scales MFU, a step time divides
         it). A relative error of 10 % is 5 points at 50 % MFU."""
-        published, predicted = self.mfu_pair(calibration)
+        published, predicted = self.mfu_pair(calibration, operators=operators)
         return predicted - published
 
     def memory_verdict(self) -> str:
@@ -239,6 +267,13 @@ validation."""
 
 MEGASCALE_RUNS: tuple[Run, ...] = _group("MegaScale")
 """The Megatron-LM baseline of MegaScale's Table 2 (175B on 3,072-12,288 A100, fixed batch): validation."""
+
+OTHER_STACK_RUNS: tuple[Run, ...] = _group("Other stacks")
+"""Published runs of training stacks the model was not fitted on (validation only): torchtitan (PyTorch FSDP2,
+eager, compiled, with async tensor parallelism, Float8, context parallelism to 262,144 tokens), MosaicML's
+llm-foundry (Composer with FSDP, MPT models, A100 and H100, BF16 and FP8, sequences to 65,536), and NVIDIA's
+Megatron-Bridge and NeMo releases not in :data:`H100_RUNS` (FP8, long sequences). Each record states its source
+and what it had to assume (``atscale/data/runs/other-stacks.md`` lists them by source)."""
 
 MOE_RUNS: tuple[Run, ...] = _group("Mixture of experts")
 """Published mixture-of-experts training runs with their layouts, all validation (no constant was fitted on them):

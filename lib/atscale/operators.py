@@ -1,0 +1,402 @@
+"""A layer's operators, timed: the compute of a training step from the roofline chapter's operators.
+
+The roofline chapter lists what one transformer layer runs (:func:`atscale.roofline.layer_ops`): four weight
+GEMMs, the attention core, and a handful of memory-bound kernels. Here each of them is *timed*, for the
+forward pass, the backward pass and what recomputation runs again, with its shape after tensor-, context- and
+sequence-parallel sharding and micro-batching (Shoeybi et al. 2019; Korthikanti et al. 2022):
+
+* **GEMMs** at the shape-dependent rate of :mod:`atscale.kernels` (tile and wave quantisation, a per-kernel
+  fixed cost, the memory roof; BF16 or FP8). The backward pass of ``C[m, n] = A[m, k] B[k, n]`` runs two GEMMs
+  of the same FLOPs at their own shapes: the input gradient ``(m, k, n)`` and the weight gradient ``(k, n, m)``.
+* **The attention core** at a fused kernel's own forward and backward rates (FlashAttention-2/3, cuDNN; the
+  unfused path for comparison), as a function of sequence length, head dimension and causal masking.
+* **Memory-bound operators** (norms, rotary embeddings, the SwiGLU product, residual adds, FP8 casts and their
+  scaling, the loss over the vocabulary with its FP32 logits) at the measured HBM bandwidth, with the bytes and
+  the number of kernels that the training *stack* runs for each (:class:`Stack`: a fused kernel makes one pass;
+  PyTorch's eager composite operators make several).
+* **Per-kernel fixed costs**: every kernel pays a few microseconds on the GPU, and an eager stack's host has to
+  issue it (:data:`atscale.kernels.HOST_SECONDS_PER_OP`): a layer takes the longer of the GPU's work and the
+  host's, so small models and small micro-batches cost what they do.
+
+What a stack fuses and overlaps is a fact of that stack, so it is a named preset (:data:`STACKS`), each entry
+citing the framework's code or documentation. :func:`layer_operators` returns the table of one layer's
+operators (the parallelism chapter's breakdown by operator class); the step-time model
+(:func:`atscale.parallelism.step_time` with ``stack=...``) runs the same arithmetic through ``_layer`` on
+plan fields that may be arrays.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Mapping
+
+import numpy as np
+
+from . import _validate as _v
+from . import hardware, kernels, models
+from ._numeric import _ArrayOps, _ScalarOps
+
+__all__ = ["Stack", "STACKS", "STACK_NAMES", "OPERATOR_CLASSES", "MEMORY_OPS", "COMM_SM_SHARE", "OperatorRow",
+           "LayerOperators", "layer_operators", "stack"]
+
+OPERATOR_CLASSES = ("matmul", "attention", "memory-bound", "fixed per kernel")
+"""How :func:`layer_operators` groups a layer's time (the chapter's figure of where a step's time goes)."""
+
+
+@dataclass(frozen=True)
+class MemoryOp:
+    """One memory-bound operator as a stack runs it: forward ``kernels`` and forward bytes per element
+    (``bytes_fused`` for one fused pass, ``bytes_eager`` and ``kernels_eager`` for PyTorch's composite
+    operators, counted from the reference implementation named in ``source``). The backward pass reads the saved
+    input and the incoming gradient and writes the outgoing one: twice the forward's bytes and kernels."""
+
+    name: str
+    region: str  # "replicated" (outside the tensor-parallel region: split only by sequence parallelism) or "parallel"
+    kernels_fused: float
+    bytes_fused: float
+    kernels_eager: float
+    bytes_eager: float
+    source: str
+
+
+MEMORY_OPS: Mapping[str, MemoryOp] = MappingProxyType({op.name: op for op in (
+    MemoryOp("norms (x2)", "replicated", 1, 4.0, 7, 36.0,
+             "RMSNorm as one fused kernel reads and writes each BF16 element once (Transformer Engine's "
+             "LayerNormLinear; Inductor's generated kernel); the eager composite of the Llama reference code "
+             "(x.float(), pow, mean, rsqrt, mul, type_as, mul by the weight) makes 7 kernels moving 36 bytes"),
+    MemoryOp("RoPE", "parallel", 2, 4.0, 6, 20.0,
+             "one fused kernel per query and key tensor (Megatron-Core's apply_rope_fusion); the complex-number "
+             "composite of the Llama and torchtitan code (float, view_as_complex, mul, view_as_real, type_as) "
+             "3 kernels per tensor, 20 bytes per element"),
+    MemoryOp("SwiGLU product", "parallel", 1, 6.0, 2, 10.0,
+             "silu(gate) x up fused (Megatron-Core's bias_swiglu_fusion): read two, write one; eager: silu, "
+             "then the product, 2 kernels, 10 bytes"),
+    MemoryOp("residual adds (x2)", "replicated", 1, 6.0, 1, 6.0,
+             "x + f(x): read two, write one, one kernel fused or not"),
+)})
+"""A pre-norm layer's memory-bound operators per element (forward), fused and eager. Elements per token:
+``2h`` (two norms), ``(h_q + h_kv)/tp`` (RoPE on queries and keys), ``f/tp`` (SwiGLU), ``2h`` (two residual adds);
+the replicated ones are split by ``tp`` only with sequence parallelism."""
+
+COMM_SM_SHARE = 0.15
+"""Share of a GPU's compute that an overlapped collective takes while it runs (dimensionless): NCCL runs each
+collective as CUDA blocks on the SMs (one block per channel; on H100 NVLink, 16-32 channels of 132 SMs) and
+streams its data through the same HBM; the computation it hides behind slows by about this share for as long as
+they run together. An assumption, not a fit: 20 of 132 SMs (15 %) is what DeepSeek-V3 dedicates to its overlapped
+all-to-all (DeepSeek-AI 2024, sec. 3.2.2), NCCL's ring kernels on NVLink occupy a similar share."""
+
+
+@dataclass(frozen=True)
+class Stack:
+    """A training stack: what it fuses, which attention kernel it runs, and what it overlaps (a preset).
+
+    ``attention``: a kernel of :data:`atscale.kernels.ATTENTION_KERNELS`. ``fused``: memory-bound operators as one
+    fused kernel each (:data:`MEMORY_OPS`), else PyTorch's eager composites. ``host_seconds_per_kernel``: CPU time
+    to issue one kernel (an eager framework's dispatch; a captured CUDA graph replays with none). ``gate_up_apart``:
+    SwiGLU's gate and up projections as two GEMMs (torchtitan, Hugging Face) rather than one of twice the width
+    (Megatron's ``linear_fc1``). ``fused_loss``: a fused cross-entropy over the vocabulary (one pass over the
+    logits) rather than FP32 logits, a log-softmax and its gradient as separate kernels. ``fsdp_copies``: FSDP2's
+    copy-in/copy-out of the flat all-gather and reduce-scatter buffers, memory-bound, per micro-batch.
+    ``comm_sm_share``: what an overlapped collective takes from the computation it hides behind
+    (:data:`COMM_SM_SHARE`). ``source``: the framework's code or documentation."""
+
+    name: str
+    label: str
+    attention: str
+    fused: bool
+    host_seconds_per_kernel: float
+    gate_up_apart: bool
+    fused_loss: bool
+    fsdp_copies: bool
+    comm_sm_share: float
+    source: str
+
+    def __post_init__(self):
+        _v.choice("attention", self.attention, kernels.ATTENTION_KERNELS)
+        _v.nonnegative("host_seconds_per_kernel", self.host_seconds_per_kernel, scalar=True)
+        _v.number("comm_sm_share", self.comm_sm_share, low=0, high=1, high_open=True, scalar=True)
+
+
+_HOST = kernels.HOST_SECONDS_PER_OP
+STACKS: Mapping[str, Stack] = MappingProxyType({s.name: s for s in (
+    Stack("megatron-core", "Megatron-Core with Transformer Engine", "cudnn", True, _HOST, False, True, False,
+          COMM_SM_SHARE,
+          "NVIDIA Megatron-LM (megatron/training/arguments.py: --apply-rope-fusion, --bias-swiglu-fusion, "
+          "--cross-entropy-loss-fusion; Transformer Engine's LayerNormLinear fuses the norm into the next GEMM's "
+          "input; DotProductAttention runs cuDNN's fused attention), eager PyTorch host"),
+    Stack("fsdp2-eager", "PyTorch FSDP2, eager (torchtitan)", "flash2", False, _HOST, True, False, True,
+          COMM_SM_SHARE,
+          "pytorch/torchtitan (models/llama: nn.RMSNorm, complex-number RoPE, F.silu(w1(x)) * w3(x), "
+          "F.scaled_dot_product_attention with the flash backend (FlashAttention-2), cross-entropy on FP32 "
+          "logits); torch.distributed.fsdp.fully_shard's copy-in/copy-out buffers"),
+    Stack("fsdp2-compile", "PyTorch FSDP2 with torch.compile (torchtitan)", "flash2", True, _HOST / 2, True, False,
+          True, COMM_SM_SHARE,
+          "pytorch/torchtitan with --compile: TorchInductor fuses each chain of pointwise and reduction operators "
+          "into one generated kernel (PyTorch 2, Ansel et al. 2024, sec. 5); its wrapper code issues kernels with "
+          "less Python per kernel (an assumption: half of eager's)"),
+)})
+"""The stack presets (:class:`Stack`), by name; ``step_time(..., stack=name)``."""
+
+STACK_NAMES = tuple(STACKS)
+"""The names of :data:`STACKS`, in order."""
+
+
+def stack(name) -> Stack:
+    """The :class:`Stack` of a name in :data:`STACKS` (or a :class:`Stack`, returned as is)."""
+    return _stack_arg("name", name)
+
+
+def _stack_arg(arg: str, value) -> Stack:
+    """``value`` (a name of :data:`STACKS` or a :class:`Stack`) as a :class:`Stack`; a ``ValueError`` naming ``arg``."""
+    if isinstance(value, Stack):
+        return value
+    return STACKS[_v.choice(arg, value, STACK_NAMES)]
+
+
+# --------------------------------------------------------------------------------------
+# The operators of one layer, on plan fields that are Python numbers or arrays (``xp``)
+# --------------------------------------------------------------------------------------
+@functools.lru_cache(maxsize=64)
+def _model_shapes(model: models.TransformerConfig) -> dict:
+    """The widths a layer's operators take from the model (elements per token). ``f``: the MLP width a token goes
+    through (:attr:`~atscale.models.TransformerConfig.active_ffn_size`, what the memory-bound kernels scale
+    with); ``f_gemm``: the width of the MLP GEMMs every token runs (a dense layer's, or a mixture of experts' shared
+    experts, averaged over the layers); ``fe``: one routed expert's width."""
+    l = model.num_layers
+    dense = ((l - model.moe_layers) * model.ffn_size + model.moe_layers * model.shared_experts * model.expert_size) / l
+    return dict(h=float(model.hidden_size), q=float(model.num_heads * model.qk_head_dim),
+                kv=float(model.kv_heads * (model.qk_head_dim + model.v_head_dim)),
+                o=float(model.num_heads * model.v_head_dim), f=float(model.active_ffn_size), f_gemm=float(dense),
+                gated=bool(model.gated_mlp), heads=float(model.num_heads),
+                d=float(model.qk_head_dim + model.v_head_dim) / 2, vocab=float(model.vocab_size),
+                fe=float(model.expert_size), top_k=float(model.experts_per_token),
+                experts=float(max(model.num_experts, 1)), moe_share=model.moe_layers / l)
+
+
+def _context(model: models.TransformerConfig, accelerator: hardware.Accelerator, seq_length: float, dtype: str,
+             stack_: Stack, fp8_recipe: str, flash: bool, efficiency: float):
+    """What the operator terms read for one model, accelerator, dtype and stack (checked by the caller):
+    the GEMM and attention kernel models with their rates times ``efficiency`` (the calibrated share of a
+    benchmark's rate that kernels keep in a training step, :attr:`atscale.calibration.Calibration.kernel_efficiency`)."""
+    import dataclasses
+    import types
+
+    gemm = kernels.gemm_model(accelerator, dtype)
+    gemm16 = kernels.gemm_model(accelerator, "bf16")
+    attn = kernels.attention_model(accelerator, stack_.attention if flash else "unfused")
+    gemm = dataclasses.replace(gemm, rate=gemm.rate * efficiency)
+    gemm16 = dataclasses.replace(gemm16, rate=gemm16.rate * efficiency)
+    attn = dataclasses.replace(attn, gemm=gemm16, rates=tuple((r * efficiency, h, cap) for r, h, cap in attn.rates))
+    return types.SimpleNamespace(w=_model_shapes(model), s=float(seq_length), stack=stack_, gemm=gemm,
+                                 gemm16=gemm16, attn=attn, hbm=kernels.memory_bandwidth(accelerator),
+                                 fp8=dtype == "fp8", recipe=fp8_recipe, causal=True, moe=model.is_moe)
+
+
+def _gemm3(m, n, k, g, xp):
+    """Forward, input-gradient and weight-gradient seconds of ``C[m, n] = A[m, k] B[k, n]``."""
+    return (kernels._gemm_seconds(m, n, k, g, xp), kernels._gemm_seconds(m, k, n, g, xp)
+            + kernels._gemm_seconds(k, n, m, g, xp))
+
+
+def _gemms(w, st, tp):
+    """The layer's weight GEMMs as ``(name, n, k)`` per GPU (``C[tokens, n] = A[tokens, k] W[k, n]``): the
+    column-parallel ones split their output ``n`` over ``tp``, the row-parallel ones their inner ``k``
+    (Shoeybi et al. 2019, sec. 3)."""
+    f = w["f_gemm"]
+    up = [("MLP gate", f / tp, w["h"]), ("MLP up", f / tp, w["h"])] if (w["gated"] and st.gate_up_apart) \
+        else [("MLP up", f * (2.0 if w["gated"] else 1.0) / tp, w["h"])]
+    mlp = [*up, ("MLP down", w["h"], f / tp)] if f > 0 else []
+    return [("QKV projection", (w["q"] + w["kv"]) / tp, w["h"]), ("attention output", w["h"], w["o"] / tp), *mlp]
+
+
+def _rows(L, c, xp) -> list:
+    """One layer's operators on one GPU for one micro-batch: ``(name, class, forward s, backward s, forward
+    kernels, backward kernels)``; a GEMM's or attention kernel's time includes its own fixed GPU time.
+
+    ``c`` carries the model's widths (``c.w``), the GEMM model of the step's dtype (``c.gemm``), the attention
+    kernel's model (``c.attn``), the HBM bandwidth (``c.hbm``), the stack and the FP8 recipe (:func:`_context`)."""
+    w, st = c.w, c.stack
+    b, s, tp, cp, sp = L.b, c.s, L.tp, L.cp, L.sp
+    tokens = b * s / cp  # the micro-batch's tokens on one context-parallel rank (all of them after SP's gather)
+    rows = []
+    for name, n, k in _gemms(w, st, tp):  # the MLP GEMMs at f_gemm (a mixture of experts' routed ones apart)
+        f_, b_ = _gemm3(tokens, n, k, c.gemm, xp)
+        rows.append((name, "matmul", f_, b_, 1.0, 2.0))
+    if c.moe:
+        rows += _experts(L, c, xp)
+    heads = w["heads"] / tp
+    # Context parallelism: each rank runs 1/cp of the causal work, its s/cp queries against the keys before them
+    fwd = kernels._attention_seconds(b, heads, s / cp, s, w["d"], c.attn, c.causal, False, xp)
+    bwd = kernels._attention_seconds(b, heads, s / cp, s, w["d"], c.attn, c.causal, True, xp)
+    rows.append(("attention core", "attention", fwd, bwd, 1.0, 3.0))
+    sp_div = xp.where(sp, tp, 1.0)
+    elems = {"norms (x2)": 2 * w["h"], "RoPE": (w["q"] + w["kv"] / 2) / tp, "SwiGLU product": w["f"] / tp,
+             "residual adds (x2)": 2 * w["h"]}
+    gap = kernels.KERNEL_GPU_SECONDS
+    for name, op in MEMORY_OPS.items():
+        if name == "SwiGLU product" and not w["gated"]:
+            continue
+        e = elems[name] * tokens / (sp_div if op.region == "replicated" else 1.0)
+        nbytes, n_k = (op.bytes_fused, op.kernels_fused) if st.fused else (op.bytes_eager, op.kernels_eager)
+        t = e * nbytes / c.hbm
+        rows.append((name, "memory-bound", t + n_k * gap, 2 * t + 2 * n_k * gap, n_k, 2 * n_k))
+    if c.fp8:  # every matmul input cast to FP8 (and transposed): activations forward, gradients backward
+        n_k = 4.0 * kernels.FP8_CAST_KERNELS[c.recipe]
+        cast = kernels.FP8_CAST_BYTES[c.recipe] * (2 * w["h"] / sp_div + (w["h"] + w["f"]) / tp) * tokens / c.hbm
+        rows.append(("FP8 casts", "memory-bound", cast + n_k * gap, cast + n_k * gap, n_k, n_k))
+    return rows
+
+
+def _experts(L, c, xp) -> list:
+    """The routed experts' GEMMs of a mixture-of-experts layer, averaged over the layers: each GPU holds
+    ``E / ep`` experts (each ``1/expert_tp`` of one) and each receives ``T_e = (tokens / tp) k ep expert_tp / E``
+    tokens, the busiest ``expert_load`` times that; one GEMM per expert and matrix, at the GEMM model's rate
+    for its small ``M = T_e`` (a grouped GEMM runs them as one launch; Gale et al. 2023, MegaBlocks)."""
+    w = c.w
+    tokens = L.b * c.s / L.cp
+    t_e = tokens / L.tp * w["top_k"] * L.ep * L.etp / w["experts"] * L.load
+    local = w["experts"] / L.ep
+    n_up = w["fe"] * (2.0 if w["gated"] else 1.0) / L.etp
+    up_f, up_b = _gemm3(t_e, n_up, w["h"], c.gemm, xp)
+    dn_f, dn_b = _gemm3(t_e, w["h"], w["fe"] / L.etp, c.gemm, xp)
+    share = w["moe_share"]
+    return [("routed experts", "matmul", share * local * (up_f + dn_f), share * local * (up_b + dn_b), 2.0, 4.0)]
+
+
+def _layer(L, c, xp) -> dict:
+    """Seconds per layer per micro-batch on one GPU by operator class, ``[forward, backward]`` each (:func:`_summed`)."""
+    return _summed(_rows(L, c, xp), c, xp)
+
+
+LOSS_BYTES = {True: 6.0, False: 40.0}
+"""HBM bytes per logit of the loss, forward and backward (fused: Megatron-Core's vocabulary-parallel cross-entropy
+reads the BF16 logits, and writes their gradient, in two passes; eager: the logits cast to FP32, a log-softmax,
+the negative log-likelihood and their gradients, each its own kernel over FP32 values, as torchtitan's
+``cross_entropy(pred.float(), labels)``). Kernels: 3 fused, 8 eager."""
+
+
+def _output(L, c, xp):
+    """Seconds per micro-batch of the output layer (the logits GEMM, vocabulary-parallel, in BF16 even in FP8
+    recipes: Transformer Engine's FP8 covers the transformer layers' linear layers) and the loss over the
+    vocabulary, forward plus backward, on the last stage."""
+    w = c.w
+    tokens = L.b * c.s / L.cp
+    f_, b_ = _gemm3(tokens, w["vocab"] / L.tp, w["h"], c.gemm16, xp)
+    loss = tokens * w["vocab"] / L.tp * LOSS_BYTES[c.stack.fused_loss] / c.hbm
+    return f_ + b_ + loss + (3.0 if c.stack.fused_loss else 8.0) * kernels.KERNEL_GPU_SECONDS
+
+
+def _summed(rows, c, xp) -> dict:
+    """Per class ``[forward, backward]`` seconds, the memory-bound kernels' fixed GPU time moved to the class
+    ``"fixed per kernel"``, which also takes what the host needs beyond the GPU: an eager host issues each kernel
+    in ``host_seconds_per_kernel`` and runs ahead of the GPU, so a pass takes the longer of the two (Horace He
+    2022, "Making Deep Learning Go Brrrr From First Principles", on overhead)."""
+    out = {cls: [0.0, 0.0] for cls in OPERATOR_CLASSES}
+    kernels_f = kernels_b = 0.0
+    gap = kernels.KERNEL_GPU_SECONDS
+    for _, cls, f_, b_, n_f, n_b in rows:
+        if cls == "memory-bound":
+            f_, b_ = f_ - n_f * gap, b_ - n_b * gap
+            out["fixed per kernel"][0] += n_f * gap
+            out["fixed per kernel"][1] += n_b * gap
+        out[cls][0] = out[cls][0] + f_
+        out[cls][1] = out[cls][1] + b_
+        kernels_f, kernels_b = kernels_f + n_f, kernels_b + n_b
+    host = c.stack.host_seconds_per_kernel
+    for i, n in ((0, kernels_f), (1, kernels_b)):
+        gpu = sum(v[i] for v in out.values())
+        out["fixed per kernel"][i] = out["fixed per kernel"][i] + xp.maximum(0.0, n * host - gpu)
+    return out
+
+
+
+
+# --------------------------------------------------------------------------------------
+# The public table of one layer's operators
+# --------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class OperatorRow:
+    """One operator of a layer: ``name``, its ``kind`` (one of :data:`OPERATOR_CLASSES`), seconds ``forward`` and
+    ``backward`` for one micro-batch on one GPU, and the kernels it launches in each pass."""
+
+    name: str
+    kind: str
+    forward: float
+    backward: float
+    kernels_forward: float
+    kernels_backward: float
+
+
+@dataclass(frozen=True)
+class LayerOperators:
+    """One transformer layer's operators, timed (:func:`layer_operators`): seconds per micro-batch on one GPU.
+
+    ``rows``: the operators (a GEMM's or an attention kernel's time includes its own fixed GPU time; a
+    memory-bound kernel's is in the ``"fixed per kernel"`` row, with what an eager host needs beyond the GPU);
+    ``output``: the output layer and the loss over the vocabulary (last pipeline stage only), forward plus
+    backward."""
+
+    model: str
+    accelerator: str
+    stack: str
+    dtype: str
+    tokens: float
+    rows: tuple
+    output: float
+
+    def by_kind(self) -> dict:
+        """Seconds (forward plus backward) per class of :data:`OPERATOR_CLASSES`."""
+        out = dict.fromkeys(OPERATOR_CLASSES, 0.0)
+        for r in self.rows:
+            out[r.kind] += r.forward + r.backward
+        return out
+
+    @property
+    def total(self) -> float:
+        """Seconds of the layer, forward plus backward (the output layer not included)."""
+        return sum(r.forward + r.backward for r in self.rows)
+
+    def __repr__(self):
+        parts = ", ".join(f"{k} {v * 1e3:.3g} ms" for k, v in self.by_kind().items())
+        return f"LayerOperators({self.model} on {self.accelerator}, {self.stack}, {self.dtype}: {parts})"
+
+
+def layer_operators(model, accelerator="H100 SXM", *, micro_batch=1, seq_length=None, tp=1, cp=1,
+                    sequence_parallel: bool = False, dtype: str = "bf16", stack: str | Stack = "megatron-core",
+                    fp8_recipe: str = "delayed", flash_attention: bool = True, calibration=None) -> LayerOperators:
+    """The operators of one layer of ``model`` on ``accelerator`` for one micro-batch of ``micro_batch`` sequences
+    of ``seq_length`` tokens, sharded ``tp`` and ``cp`` ways, as ``stack`` runs them (:class:`LayerOperators`;
+    seconds). The same arithmetic the step-time model runs with ``stack=...``; ``calibration`` (default
+    :data:`atscale.calibration.CALIBRATION`) supplies the kernel efficiency of the accelerator's generation."""
+    import types
+
+    from .calibration import CALIBRATION, Calibration
+
+    model = models.model_arg("model", model)
+    acc = hardware.accelerator_arg("accelerator", accelerator)
+    acc.peak(dtype)
+    st = _stack_arg("stack", stack)
+    _v.choice("fp8_recipe", fp8_recipe, kernels.FP8_RECIPES)
+    cal = CALIBRATION if calibration is None else calibration
+    if not isinstance(cal, Calibration):
+        raise ValueError(f"calibration={_v.show(calibration)} must be an atscale.calibration.Calibration")
+    s = model.seq_length if seq_length is None else _v.count("seq_length", seq_length, scalar=True)
+    b, tp, cp = (_v.count(n, x, scalar=True) for n, x in (("micro_batch", micro_batch), ("tp", tp), ("cp", cp)))
+    if model.num_heads % tp or model.kv_heads % tp:
+        raise ValueError(f"tp={tp} must divide num_heads={model.num_heads} and num_kv_heads={model.kv_heads}")
+    sp = _v.flag("sequence_parallel", sequence_parallel)
+    c = _context(model, acc, float(s), dtype, st, fp8_recipe, _v.flag("flash_attention", flash_attention),
+                 cal.kernel_efficiency_for(acc))
+    L = types.SimpleNamespace(b=float(b), tp=float(tp), cp=float(cp), sp=sp, ep=1.0, etp=float(tp), load=1.0)
+    rows = _rows(L, c, _ScalarOps)
+    summed = _summed(rows, c, _ScalarOps)
+    gap = kernels.KERNEL_GPU_SECONDS
+    out = [OperatorRow(name, kind, float(f_ - (n_f * gap if kind == "memory-bound" else 0.0)),
+                       float(b_ - (n_b * gap if kind == "memory-bound" else 0.0)), n_f, n_b)
+           for name, kind, f_, b_, n_f, n_b in rows]
+    fixed = summed["fixed per kernel"]
+    out.append(OperatorRow("fixed per kernel", "fixed per kernel", float(fixed[0]), float(fixed[1]), 0.0, 0.0))
+    return LayerOperators(model.name, acc.name, st.name, dtype, float(b * s / cp), tuple(out),
+                          float(_output(L, c, _ScalarOps)))

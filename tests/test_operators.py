@@ -1,0 +1,122 @@
+"""The operator-level compute (atscale.operators, step_time(..., stack=...)) and its calibration and validation."""
+
+import math
+import statistics
+
+import numpy as np
+import pytest
+
+from atscale import fitting, kernels, models, operators, parallelism as P, runs
+from atscale.calibration import CALIBRATION
+from atscale.plan import Plan
+from atscale.scenario import RUNNING_EXAMPLE as EX
+
+
+def test_every_stack_is_documented_and_checked():
+    for name, st in operators.STACKS.items():
+        assert st.name == name and st.source and st.attention in kernels.ATTENTION_KERNELS
+    with pytest.raises(ValueError, match="name"):
+        operators.stack("deepspeed")
+    with pytest.raises(ValueError, match="stack"):
+        P.step_time(EX.model, EX.cluster, EX.plan, stack="megatron")
+    with pytest.raises(ValueError, match="fp8_recipe"):
+        P.step_time(EX.model, EX.cluster, EX.plan, fp8_recipe="per-block")
+
+
+@pytest.mark.parametrize("stack", operators.STACK_NAMES)
+@pytest.mark.parametrize("dtype", ["bf16", "fp8"])
+def test_scalar_and_array_paths_agree(stack, dtype):
+    rng = np.random.default_rng(7)
+    for _ in range(6):
+        tp = int(rng.choice([1, 2, 4, 8]))
+        pp = int(rng.choice([1, 2, 4]))
+        cp = int(rng.choice([1, 2]))
+        dp = 1024 // (tp * pp * cp)
+        plan = Plan(tp=tp, pp=pp, dp=dp, cp=cp, micro_batch=1, global_batch=4 * dp, zero_stage=int(rng.integers(0, 4)),
+                    recompute=str(rng.choice(["none", "selective", "full"])), sequence_parallel=tp > 1)
+        one = P.step_time(EX.model, EX.cluster, plan, dtype=dtype, stack=stack, memory_check=False)
+        many = P.evaluate(EX.model, EX.cluster, tp=[tp, tp], pp=pp, dp=dp, cp=cp, micro_batch=1,
+                          global_batch=4 * dp, zero_stage=plan.zero_stage, recompute=plan.recompute,
+                          sequence_parallel=plan.sequence_parallel, dtype=dtype, stack=stack, memory_check=False)
+        for part in P.PARTS:
+            assert np.allclose(getattr(many, part), getattr(one, part), rtol=1e-12, atol=0), part
+
+
+def test_the_layer_table_is_the_step_times_compute():
+    """One stage, one micro-batch, no recomputation: the step's compute is the layer table times the layers plus
+    the output layer, and nothing is computed twice."""
+    m = models.LLAMA3_8B
+    plan = Plan(tp=1, pp=1, dp=8, micro_batch=1, global_batch=8)
+    cluster = runs.H100_RUNS[0].cluster
+    for stack in operators.STACK_NAMES:
+        st = P.step_time(m, cluster, plan, stack=stack, memory_check=False)
+        layer = operators.layer_operators(m, cluster.accelerator, stack=stack)
+        kinds = layer.by_kind()
+        assert st.compute == pytest.approx(m.num_layers * layer.total + layer.output, rel=1e-12)
+        assert set(kinds) == set(operators.OPERATOR_CLASSES) and all(v > 0 for v in kinds.values())
+
+
+def test_fused_stack_is_faster_than_eager_and_fixed_costs_weigh_on_small_batches():
+    small = operators.layer_operators("Llama 3 8B", micro_batch=1, seq_length=512, stack="fsdp2-eager")
+    big = operators.layer_operators("Llama 3 8B", micro_batch=1, seq_length=8192, stack="fsdp2-eager")
+    fused = operators.layer_operators("Llama 3 8B", micro_batch=1, seq_length=8192, stack="megatron-core")
+    assert fused.total < big.total
+    share = lambda x: x.by_kind()["fixed per kernel"] / x.total  # noqa: E731
+    assert share(small) > 3 * share(big)
+
+
+def test_fp8_gain_grows_with_width():
+    """FP8 gains more on wider layers (its fixed and memory-bound costs do not halve), as published FP8/BF16 pairs
+    on the same layouts show (1.16x at hidden 2,560 to 1.45x at 8,192; issue 31)."""
+    gains = []
+    for name in ("Llama 3 8B", "Llama 3 70B", "Llama 3 405B"):
+        bf16 = operators.layer_operators(name, stack="megatron-core")
+        fp8 = operators.layer_operators(name, stack="megatron-core", dtype="fp8")
+        gains.append(bf16.total / fp8.total)
+    assert gains == sorted(gains) and gains[0] > 1.2 and gains[-1] < 2.0
+
+
+def test_calibration_is_the_fit_and_no_neighbour_fits_better():
+    cal, loss = fitting.calibrate_operators()
+    assert (cal.kernel_efficiency, cal.kernel_efficiency_h100) == (CALIBRATION.kernel_efficiency,
+                                                                    CALIBRATION.kernel_efficiency_h100)
+    for name in ("kernel_efficiency", "kernel_efficiency_h100"):
+        for d in (-0.01, 0.01):
+            other = fitting.calibrate_operators(grid=[getattr(cal, name) + d])[1]
+            assert other >= loss - 1e-12
+
+
+def _errors(group):
+    return [abs(r.step_error(operators=True)) for r in group]
+
+
+def test_validation_errors_as_measured():
+    """The operator-level compute on every validation run and on the other stacks' runs, as measured when it was
+    introduced (the constants were fitted on the calibration runs only). The issue's targets (median |step-time
+    error| <= 6 %, worst <= 15 %) are NOT met: see the next test. These pins catch an accidental change."""
+    validation = [r for r in runs.VALIDATION_RUNS] + list(runs.OTHER_STACK_RUNS)
+    errors = _errors(validation)
+    assert len(validation) >= 30 and len({r.stack_preset for r in validation}) >= 3
+    assert statistics.median(errors) == pytest.approx(0.125, abs=0.01)
+    curve = [abs(r.step_error()) for r in validation]
+    assert statistics.median(errors) < statistics.median(curve)  # better than the efficiency curve, still short
+    nvidia = _errors([r for r in runs.H100_RUNS if r.role == "validation"])
+    assert statistics.median(nvidia) < 0.06
+
+
+@pytest.mark.xfail(strict=True, reason="issue 31's target is not met yet: median |step-time error| 12.5 % on the "
+                                       "validation and other-stack runs (target 6 %), worst above 50 %")
+def test_issue_31_target_on_every_validation_run():
+    validation = [r for r in runs.VALIDATION_RUNS] + list(runs.OTHER_STACK_RUNS)
+    errors = _errors(validation)
+    assert statistics.median(errors) <= 0.06 and max(errors) <= 0.15
+
+
+def test_run_step_error_follows_the_metric():
+    for r in runs.ALL_RUNS[::9]:
+        e = r.step_error()
+        if r.metric == "step_seconds":
+            assert e == pytest.approx(r.predict() / r.published - 1)
+        else:
+            assert e == pytest.approx(r.published / r.predict() - 1)
+        assert math.isfinite(r.step_error(operators=True))
