@@ -97,15 +97,16 @@ def test_validation_errors_as_measured():
     validation = [r for r in runs.VALIDATION_RUNS] + list(runs.OTHER_STACK_RUNS)
     errors = _errors(validation)
     assert len(validation) >= 30 and len({r.stack_preset for r in validation}) >= 3
-    assert statistics.median(errors) == pytest.approx(0.125, abs=0.01)
+    assert statistics.median(errors) == pytest.approx(0.106, abs=0.01)
     curve = [abs(r.step_error()) for r in validation]
     assert statistics.median(errors) < statistics.median(curve)  # better than the efficiency curve, still short
     nvidia = _errors([r for r in runs.H100_RUNS if r.role == "validation"])
     assert statistics.median(nvidia) < 0.06
 
 
-@pytest.mark.xfail(strict=True, reason="issue 31's target is not met yet: median |step-time error| 12.5 % on the "
-                                       "validation and other-stack runs (target 6 %), worst above 50 %")
+@pytest.mark.xfail(strict=True, reason="issue 31's target is not met yet: median |step-time error| on the "
+                                       "validation and other-stack runs 10.6 % (target 6 %), worst above 50 %; runs of 32k tokens "
+                                       "and more are 15-35 % too fast on every stack")
 def test_issue_31_target_on_every_validation_run():
     validation = [r for r in runs.VALIDATION_RUNS] + list(runs.OTHER_STACK_RUNS)
     errors = _errors(validation)
@@ -120,3 +121,36 @@ def test_run_step_error_follows_the_metric():
         else:
             assert e == pytest.approx(r.published / r.predict() - 1)
         assert math.isfinite(r.step_error(operators=True))
+
+
+def test_fp8_pairs_as_measured():
+    """FP8/BF16 speedups on the same layout (issue 31's target: each within 5 % at three or more widths). Measured
+    when the operator model was introduced: within 5 % at four widths (4,096 to 18,432) on some pairs, but not on
+    every pair (NVIDIA's 70B pairs +10-12 %; see the strict xfail below)."""
+    pairs = runs.fp8_pairs()
+    assert len({p.hidden_size for p in pairs}) >= 4
+    close = {p.hidden_size for p in pairs if abs(p.operators / p.published - 1) <= 0.05}
+    assert len(close) >= 3
+    errors = [abs(p.operators / p.published - 1) for p in pairs]
+    assert statistics.median(errors) == pytest.approx(0.052, abs=0.01)
+    flat = [abs(p.curve / p.published - 1) for p in pairs]
+    assert statistics.median(errors) < statistics.median(flat)  # the gain follows the shapes better than a constant
+
+
+@pytest.mark.xfail(strict=True, reason="not every FP8/BF16 pair is within 5 %: NVIDIA's Llama 3.1 70B pairs +10-12 %, "
+                                       "MPT-3B at 32k tokens +11 %")
+def test_issue_31_fp8_target_on_every_pair():
+    assert all(abs(p.operators / p.published - 1) <= 0.05 for p in runs.fp8_pairs())
+
+
+def test_long_context_as_measured():
+    """Runs of 32k tokens and more: Meta's Llama 3 405B at 131,072 tokens (CP 16) is within the issue's 10 %, but on
+    every stack the long runs are too fast (median about -25 %): the attention kernels' published rates stop at 16k
+    tokens, and the model holds them flat beyond (a known miss, stated in the appendix)."""
+    long = [r for r in runs.ALL_RUNS if (r.seq_length or r.model.seq_length) >= 32_768 and r.role == "validation"
+            and r.group != "Mixture of experts"]
+    assert len(long) >= 15
+    meta = next(r for r in long if r.label.startswith("Llama 3 405B, 16,384 H100, CP 16"))
+    assert abs(meta.step_error(operators=True)) <= 0.10
+    errors = [r.step_error(operators=True) for r in long]
+    assert statistics.median(errors) == pytest.approx(-0.24, abs=0.03)

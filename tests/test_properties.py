@@ -615,7 +615,7 @@ RESULTS = {  # public types the library builds as results or as its own data: no
     "reliability.Event", "reliability.UCurve", "reliability.TimelineRun", "reliability.NodeFailureRate",
     "reliability.JobMTTF", "roofline.TimeBound", "roofline.Placement", "roofline.LayerTime",
     "roofline.MeasuredRoofline", "roofline.RooflineCheck", "tables.Table", "kernels.GemmModel", "operators.Stack", "operators.OperatorRow",
-    "operators.LayerOperators", "accuracy.StackSummary",
+    "operators.LayerOperators", "accuracy.StackSummary", "runs.Fp8Pair",
     "kernels.AttentionModel",
 }
 PROBE_SLOW = {  # seconds per call or more: probed by `pytest -m slow`

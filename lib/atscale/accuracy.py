@@ -506,8 +506,8 @@ def stack_table():
     return Table(("Stack preset", "Role", "Runs", "Curve: median |error|", "Curve: worst", "Operators: median |error|",
                   "Operators: worst"), rows,
                  caption="Step-time error, predicted / published - 1 of the seconds per step (a published rate "
-                         "converted); the efficiency curve is the default model, the operator-level compute "
-                         "step_time(..., stack=...) with each run's stack preset.")
+                         "converted). Curve: the calibrated efficiency curve, the default model. Operators: the "
+                         "operator-level compute, each run priced with its training stack's preset.")
 
 
 def operator_table(*, folded: bool = True):

@@ -39,7 +39,7 @@ from . import hardware, kernels, models
 from ._numeric import _ArrayOps, _ScalarOps
 
 __all__ = ["Stack", "STACKS", "STACK_NAMES", "OPERATOR_CLASSES", "MEMORY_OPS", "COMM_SM_SHARE", "OperatorRow",
-           "LayerOperators", "layer_operators", "stack"]
+           "LayerOperators", "layer_operators", "stack", "FSDP_COPY_BYTES", "LOSS_BYTES"]
 
 OPERATOR_CLASSES = ("matmul", "attention", "memory-bound", "fixed per kernel")
 """How :func:`layer_operators` groups a layer's time (the chapter's figure of where a step's time goes)."""
@@ -63,7 +63,7 @@ class MemoryOp:
 
 MEMORY_OPS: Mapping[str, MemoryOp] = MappingProxyType({op.name: op for op in (
     MemoryOp("norms (x2)", "replicated", 1, 4.0, 7, 36.0,
-             "RMSNorm as one fused kernel reads and writes each BF16 element once (Transformer Engine's "
+             "RMSNorm (the pre-norm of both sublayers) as one fused kernel reads and writes each BF16 element once (Transformer Engine's "
              "LayerNormLinear; Inductor's generated kernel); the eager composite of the Llama reference code "
              "(x.float(), pow, mean, rsqrt, mul, type_as, mul by the weight) makes 7 kernels moving 36 bytes"),
     MemoryOp("RoPE", "parallel", 2, 4.0, 6, 20.0,
@@ -75,6 +75,11 @@ MEMORY_OPS: Mapping[str, MemoryOp] = MappingProxyType({op.name: op for op in (
              "then the product, 2 kernels, 10 bytes"),
     MemoryOp("residual adds (x2)", "replicated", 1, 6.0, 1, 6.0,
              "x + f(x): read two, write one, one kernel fused or not"),
+    MemoryOp("MLP activation", "parallel", 1, 4.0, 1, 4.0,
+             "GELU of an ungated MLP: read one, write one, one kernel fused or not (PyTorch's native gelu)"),
+    MemoryOp("LayerNorm (x2)", "replicated", 1, 4.0, 1, 4.0,
+             "LayerNorm: one kernel in eager PyTorch too (the native layer_norm kernel that torch.nn.LayerNorm "
+             "calls), reads and writes each element once"),
 )})
 """A pre-norm layer's memory-bound operators per element (forward), fused and eager. Elements per token:
 ``2h`` (two norms), ``(h_q + h_kv)/tp`` (RoPE on queries and keys), ``f/tp`` (SwiGLU), ``2h`` (two residual adds);
@@ -165,6 +170,13 @@ def _model_shapes(model: models.TransformerConfig) -> dict:
     with); ``f_gemm``: the width of the MLP GEMMs every token runs (a dense layer's, or a mixture of experts' shared
     experts, averaged over the layers); ``fe``: one routed expert's width."""
     l = model.num_layers
+    h, f = float(model.hidden_size), float(model.active_ffn_size)
+    rotary = (model.kv_heads * model.qk_head_dim + model.num_heads * model.qk_head_dim) / 1.0
+    elements = {"norms (x2)": 2 * h, "LayerNorm (x2)": 2 * h, "RoPE": float(rotary), "SwiGLU product": f,
+                "MLP activation": f, "residual adds (x2)": 2 * h}
+    ops = ("LayerNorm (x2)" if model.norm == "layernorm" else "norms (x2)",)
+    ops += () if model.learned_position_embeddings else ("RoPE",)
+    ops += ("SwiGLU product" if model.gated_mlp else "MLP activation", "residual adds (x2)")
     dense = ((l - model.moe_layers) * model.ffn_size + model.moe_layers * model.shared_experts * model.expert_size) / l
     return dict(h=float(model.hidden_size), q=float(model.num_heads * model.qk_head_dim),
                 kv=float(model.kv_heads * (model.qk_head_dim + model.v_head_dim)),
@@ -172,7 +184,8 @@ def _model_shapes(model: models.TransformerConfig) -> dict:
                 gated=bool(model.gated_mlp), heads=float(model.num_heads),
                 d=float(model.qk_head_dim + model.v_head_dim) / 2, vocab=float(model.vocab_size),
                 fe=float(model.expert_size), top_k=float(model.experts_per_token),
-                experts=float(max(model.num_experts, 1)), moe_share=model.moe_layers / l)
+                experts=float(max(model.num_experts, 1)), moe_share=model.moe_layers / l, memory_ops=ops,
+                elements=elements, layer_params=float(model.block_params) / l)
 
 
 def _context(model: models.TransformerConfig, accelerator: hardware.Accelerator, seq_length: float, dtype: str,
@@ -194,9 +207,12 @@ def _context(model: models.TransformerConfig, accelerator: hardware.Accelerator,
                                  fp8=dtype == "fp8", recipe=fp8_recipe, causal=True, moe=model.is_moe)
 
 
-def _gemm3(m, n, k, g, xp):
-    """Forward, input-gradient and weight-gradient seconds of ``C[m, n] = A[m, k] B[k, n]``."""
-    return (kernels._gemm_seconds(m, n, k, g, xp), kernels._gemm_seconds(m, k, n, g, xp)
+def _gemm3(m, n, k, g, xp, chunks=1.0):
+    """Forward, input-gradient and weight-gradient seconds of ``C[m, n] = A[m, k] B[k, n]``; ``chunks``: the forward
+    and input-gradient GEMMs run as that many GEMMs of ``m / chunks`` rows each (tensor-parallel communication
+    overlapped by decomposition: each chunk's GEMM runs while the next chunk is exchanged; Wang et al. 2023,
+    sec. 3; Transformer Engine's userbuffers and PyTorch's async tensor parallelism work this way)."""
+    return (chunks * kernels._gemm_seconds(m / chunks, n, k, g, xp), chunks * kernels._gemm_seconds(m / chunks, k, n, g, xp)
             + kernels._gemm_seconds(k, n, m, g, xp))
 
 
@@ -221,8 +237,9 @@ def _rows(L, c, xp) -> list:
     b, s, tp, cp, sp = L.b, c.s, L.tp, L.cp, L.sp
     tokens = b * s / cp  # the micro-batch's tokens on one context-parallel rank (all of them after SP's gather)
     rows = []
+    chunks = xp.where(L.tp_overlap & sp & (tp > 1), tp, 1.0)  # overlapped TP: the GEMMs split in tp chunks
     for name, n, k in _gemms(w, st, tp):  # the MLP GEMMs at f_gemm (a mixture of experts' routed ones apart)
-        f_, b_ = _gemm3(tokens, n, k, c.gemm, xp)
+        f_, b_ = _gemm3(tokens, n, k, c.gemm, xp, chunks)
         rows.append((name, "matmul", f_, b_, 1.0, 2.0))
     if c.moe:
         rows += _experts(L, c, xp)
@@ -232,16 +249,22 @@ def _rows(L, c, xp) -> list:
     bwd = kernels._attention_seconds(b, heads, s / cp, s, w["d"], c.attn, c.causal, True, xp)
     rows.append(("attention core", "attention", fwd, bwd, 1.0, 3.0))
     sp_div = xp.where(sp, tp, 1.0)
-    elems = {"norms (x2)": 2 * w["h"], "RoPE": (w["q"] + w["kv"] / 2) / tp, "SwiGLU product": w["f"] / tp,
-             "residual adds (x2)": 2 * w["h"]}
     gap = kernels.KERNEL_GPU_SECONDS
-    for name, op in MEMORY_OPS.items():
-        if name == "SwiGLU product" and not w["gated"]:
-            continue
-        e = elems[name] * tokens / (sp_div if op.region == "replicated" else 1.0)
+    for name in w["memory_ops"]:
+        op = MEMORY_OPS[name]
+        e = w["elements"][name] * tokens / ((sp_div if op.region == "replicated" else 1.0) * (
+            1.0 if op.region == "replicated" else tp))
         nbytes, n_k = (op.bytes_fused, op.kernels_fused) if st.fused else (op.bytes_eager, op.kernels_eager)
         t = e * nbytes / c.hbm
         rows.append((name, "memory-bound", t + n_k * gap, 2 * t + 2 * n_k * gap, n_k, 2 * n_k))
+    if st.fsdp_copies:  # FSDP2 with ZeRO-3: copy-out of each gathered weight, copy-in of each gradient
+        gathers = 1.0 + xp.where(L.reshard, 1.0, 0.0)
+        t_w = FSDP_COPY_BYTES["weights"] * w["layer_params"] / tp / c.hbm
+        t_g = FSDP_COPY_BYTES["gradients"] * w["layer_params"] / tp / c.hbm
+        sharded = L.zs >= 3
+        rows.append(("FSDP copies", "memory-bound", xp.where(sharded, t_w + gap, 0.0),
+                     xp.where(sharded, (gathers - 1.0) * t_w + t_g + 2 * gap, 0.0), xp.where(sharded, 1.0, 0.0),
+                     xp.where(sharded, 2.0, 0.0)))
     if c.fp8:  # every matmul input cast to FP8 (and transposed): activations forward, gradients backward
         n_k = 4.0 * kernels.FP8_CAST_KERNELS[c.recipe]
         cast = kernels.FP8_CAST_BYTES[c.recipe] * (2 * w["h"] / sp_div + (w["h"] + w["f"]) / tp) * tokens / c.hbm
@@ -269,6 +292,13 @@ def _layer(L, c, xp) -> dict:
     """Seconds per layer per micro-batch on one GPU by operator class, ``[forward, backward]`` each (:func:`_summed`)."""
     return _summed(_rows(L, c, xp), c, xp)
 
+
+FSDP_COPY_BYTES = MappingProxyType({"weights": 4.0, "gradients": 8.0})
+"""HBM bytes per parameter of FSDP2's copies around its collectives, per micro-batch (``fsdp_copies`` stacks with
+ZeRO-3): after each all-gather the flat output buffer is copied out into the parameters (read and write the BF16
+weight, 4 bytes), and before each reduce-scatter the gradients are copied into the flat input buffer (read and
+write, in the FP32 reduce dtype torchtitan sets, 8 bytes). PyTorch, ``torch.distributed.fsdp.fully_shard``
+documentation and FSDP2's design notes (copy-in/copy-out of the all-gather and reduce-scatter buffers)."""
 
 LOSS_BYTES = {True: 6.0, False: 40.0}
 """HBM bytes per logit of the loss, forward and backward (fused: Megatron-Core's vocabulary-parallel cross-entropy
@@ -365,10 +395,11 @@ class LayerOperators:
 
 def layer_operators(model, accelerator="H100 SXM", *, micro_batch=1, seq_length=None, tp=1, cp=1,
                     sequence_parallel: bool = False, dtype: str = "bf16", stack: str | Stack = "megatron-core",
-                    fp8_recipe: str = "delayed", flash_attention: bool = True, calibration=None) -> LayerOperators:
+                    fp8_recipe: str = "delayed", flash_attention: bool = True, calibration=None,
+                    zero_stage: int = 0) -> LayerOperators:
     """The operators of one layer of ``model`` on ``accelerator`` for one micro-batch of ``micro_batch`` sequences
     of ``seq_length`` tokens, sharded ``tp`` and ``cp`` ways, as ``stack`` runs them (:class:`LayerOperators`;
-    seconds). The same arithmetic the step-time model runs with ``stack=...``; ``calibration`` (default
+    seconds); ``zero_stage`` 3 adds an FSDP stack's copies around its collectives (:data:`FSDP_COPY_BYTES`). The same arithmetic the step-time model runs with ``stack=...``; ``calibration`` (default
     :data:`atscale.calibration.CALIBRATION`) supplies the kernel efficiency of the accelerator's generation."""
     import types
 
@@ -387,9 +418,11 @@ def layer_operators(model, accelerator="H100 SXM", *, micro_batch=1, seq_length=
     if model.num_heads % tp or model.kv_heads % tp:
         raise ValueError(f"tp={tp} must divide num_heads={model.num_heads} and num_kv_heads={model.kv_heads}")
     sp = _v.flag("sequence_parallel", sequence_parallel)
+    zero_stage = _v.count("zero_stage", zero_stage, low=0, high=3, scalar=True)
     c = _context(model, acc, float(s), dtype, st, fp8_recipe, _v.flag("flash_attention", flash_attention),
                  cal.kernel_efficiency_for(acc))
-    L = types.SimpleNamespace(b=float(b), tp=float(tp), cp=float(cp), sp=sp, ep=1.0, etp=float(tp), load=1.0)
+    L = types.SimpleNamespace(b=float(b), tp=float(tp), cp=float(cp), sp=sp, ep=1.0, etp=float(tp), load=1.0,
+                              zs=float(zero_stage), reshard=True, tp_overlap=False)
     rows = _rows(L, c, _ScalarOps)
     summed = _summed(rows, c, _ScalarOps)
     gap = kernels.KERNEL_GPU_SECONDS

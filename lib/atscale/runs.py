@@ -30,7 +30,8 @@ from .parallelism import StepTime, step_time
 from .plan import Plan
 
 __all__ = ["Run", "METRICS", "load", "ALL_RUNS", "MEGATRON_TABLE1_RUNS", "KORTHIKANTI_TABLE5_RUNS", "OTHER_RUNS",
-           "H100_RUNS", "MEGASCALE_RUNS", "MOE_RUNS", "OTHER_STACK_RUNS", "CALIBRATION_RUNS", "VALIDATION_RUNS"]
+           "H100_RUNS", "MEGASCALE_RUNS", "MOE_RUNS", "OTHER_STACK_RUNS", "CALIBRATION_RUNS", "VALIDATION_RUNS",
+           "Fp8Pair", "fp8_pairs"]
 
 METRICS = ("hardware_flops_per_gpu", "model_flops_per_gpu", "mfu", "mfu_causal", "hfu", "step_seconds")
 """What a :class:`Run` may have published (see :attr:`Run.metric`)."""
@@ -298,3 +299,44 @@ VALIDATION_RUNS: tuple[Run, ...] = tuple(r for group in (MEGATRON_TABLE1_RUNS, K
 (the same runs as the calibration MFUs, so only a check of the recomputation FLOPs, not an independent
 validation), the 530B run with data parallelism, Llama 3's Table 4, MegaScale's Megatron-LM baseline and
 sixteen of NVIDIA's H100 runs (:data:`H100_RUNS`)."""
+
+
+@dataclass(frozen=True)
+class Fp8Pair:
+    """An FP8 run and its BF16 twin (same model, cluster, layout and sequence) with the FP8 speedup, bf16 step over
+    fp8 step (dimensionless): ``published``, and as the efficiency curve (``curve``) and the operator-level compute
+    (``operators``) predict it."""
+
+    fp8: Run
+    bf16: Run
+    published: float
+    curve: float
+    operators: float
+
+    @property
+    def hidden_size(self) -> int:
+        """The model's width (elements)."""
+        return self.fp8.model.hidden_size
+
+
+def _speedup(fp8: Run, bf16: Run, values) -> float:
+    a, b = values(bf16), values(fp8)
+    return a / b if fp8.metric == "step_seconds" else b / a
+
+
+def fp8_pairs(runs=None) -> tuple[Fp8Pair, ...]:
+    """Every FP8 run of ``runs`` (default :data:`ALL_RUNS`) whose BF16 twin is among them, with the published and
+    the modelled speedups (:class:`Fp8Pair`), in the order of the FP8 runs. torchao's row-wise Float8 runs are left
+    out: their source flags them as anomalously slow (slower than BF16; torchtitan issue 1207)."""
+    runs = ALL_RUNS if runs is None else tuple(runs)
+    out = []
+    for r in runs:
+        if r.dtype != "fp8" or r.details.get("float8_recipe") == "rowwise":
+            continue
+        twin = next((t for t in runs if t.dtype != "fp8" and (t.model, t.cluster, t.plan, t.seq_length, t.metric)
+                     == (r.model, r.cluster, r.plan, r.seq_length, r.metric) and t.stack_preset == r.stack_preset),
+                    None)
+        if twin is not None:
+            out.append(Fp8Pair(r, twin, _speedup(r, twin, lambda x: x.published), _speedup(r, twin, Run.predict),
+                               _speedup(r, twin, lambda x: x.predict(operators=True))))
+    return tuple(out)
