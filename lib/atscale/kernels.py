@@ -26,6 +26,7 @@ The public functions validate and broadcast; the internal ``_gemm_seconds``, ``_
 from __future__ import annotations
 
 import csv
+import math
 from dataclasses import dataclass
 from importlib.resources import files
 from types import MappingProxyType
@@ -34,7 +35,7 @@ import numpy as np
 
 from . import _validate as v
 from . import hardware
-from ._numeric import as_scalar
+from ._numeric import _ScalarOps, as_scalar
 
 __all__ = [
     "KERNEL_GPU_SECONDS", "HOST_SECONDS_PER_OP", "SM_COUNT", "TILES", "GemmModel", "gemm_model", "gemm_seconds",
@@ -270,6 +271,12 @@ def gemm_model(accelerator, dtype: str = "bf16", *, sustained: bool = True) -> G
 def _wave_efficiency(m, n, batch, g: GemmModel, xp):
     """Useful fraction of the tile-slots a GEMM occupies: ``b m n / (waves · SMs · T_m · T_n)``, best over the
     candidate tiles (NVIDIA, Matrix Multiplication Background User's Guide: tile and wave quantisation)."""
+    if xp is _ScalarOps:  # one GEMM of Python floats: the same arithmetic without the namespace's calls
+        ceil, sms, best = math.ceil, g.sms, 0.0
+        for tm, tn in g.tiles:
+            waves = ceil(batch * ceil(m / tm) * ceil(n / tn) / sms)
+            best = max(best, batch * m * n / (waves * (sms * tm * tn)))
+        return best
     best = 0.0
     for tm, tn in g.tiles:
         tiles = batch * xp.ceil(m / tm) * xp.ceil(n / tn)
@@ -278,13 +285,35 @@ def _wave_efficiency(m, n, batch, g: GemmModel, xp):
     return best
 
 
+_SCALAR_GEMMS: dict = {}
+
+
 def _gemm_seconds(m, n, k, g: GemmModel, xp, batch=1.0):
     """Time of ``batch`` GEMMs ``C[m, n] = A[m, k] B[k, n]``, s (floats or arrays; no validation).
 
-    ``max(2 b m n k / (R · E_wave · K / (K + K_half)), b (m k + k n) bytes_in + b m n bytes_out) / B) + t_0``."""
+    ``max(2 b m n k / (R · E_wave · K / (K + K_half)), b (m k + k n) bytes_in + b m n bytes_out) / B) + t_0``.
+    One GEMM of Python floats is remembered per shape and model object (the entry keeps the model, so its id is
+    not reused while cached; at most 4,096 entries): a plan's step time asks for the same shapes again."""
+    if xp is _ScalarOps:
+        key = (m, n, k, batch, id(g))
+        entry = _SCALAR_GEMMS.get(key)
+        if entry is not None and entry[0] is g:
+            return entry[1]
+        if len(_SCALAR_GEMMS) >= 4096:
+            _SCALAR_GEMMS.clear()
+        value = _gemm_time(m, n, k, g, xp, batch)
+        _SCALAR_GEMMS[key] = (g, value)
+        return value
+    return _gemm_time(m, n, k, g, xp, batch)
+
+
+def _gemm_time(m, n, k, g: GemmModel, xp, batch=1.0):
+    """:func:`_gemm_seconds`, computed."""
     flops = 2.0 * batch * m * n * k
     compute = flops * (k + g.k_half) / (k * g.rate * _wave_efficiency(m, n, batch, g, xp))
     memory = batch * ((m * k + k * n) * g.bytes_in + m * n * g.bytes_out) / g.bandwidth
+    if xp is _ScalarOps:
+        return (compute if compute > memory else memory) + g.fixed_seconds
     return xp.maximum(compute, memory) + g.fixed_seconds
 
 
