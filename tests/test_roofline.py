@@ -383,15 +383,16 @@ def test_measured_figures_draw_with_labelled_axes():
 
 
 def test_measurement_data_ships_with_the_package():
-    """Every file in atscale/data matches a package-data pattern of pyproject.toml."""
+    """Every file in atscale/data (its sub-folders too) matches a package-data pattern of pyproject.toml."""
     import fnmatch
     import pathlib
     import tomllib
 
     root = pathlib.Path(__file__).resolve().parents[1]
     patterns = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]["atscale"]
-    files = sorted((root / "lib" / "atscale" / "data").iterdir())
-    assert files and all(any(fnmatch.fnmatch(f"data/{f.name}", p) for p in patterns) for f in files)
+    data = root / "lib" / "atscale" / "data"
+    files = sorted(f.relative_to(data).as_posix() for f in data.rglob("*") if f.is_file())
+    assert files and [f for f in files if not any(fnmatch.fnmatch(f"data/{f}", p) for p in patterns)] == []
 
 
 def test_roofline_check_takes_a_what_if_roof_and_reports_the_serial_bound():
