@@ -400,3 +400,116 @@ def layer_operators(model, accelerator="H100 SXM", *, micro_batch=1, seq_length=
     out.append(OperatorRow("fixed per kernel", "fixed per kernel", float(fixed[0]), float(fixed[1]), 0.0, 0.0))
     return LayerOperators(model.name, acc.name, st.name, dtype, float(b * s / cp), tuple(out),
                           float(_output(L, c, _ScalarOps)))
+
+
+# ======================================================================================
+# For the book (issue 31, item 7): FP8's gain by width, and the published same-layout pairs.
+# Appended as one section; it reads the functions above and the published runs, and changes nothing.
+# ======================================================================================
+__all__ += ["llama_shaped", "fp8_layer_speedup", "FP8Pair", "fp8_pairs"]
+
+
+def llama_shaped(hidden_size: int) -> models.TransformerConfig:
+    """A Llama 3-shaped model of width ``hidden_size`` (elements; a multiple of 128, at least 1,024): heads of 128
+    elements (``h / 128`` query heads, 8 key-value heads, or the largest divisor of the heads below 8), a SwiGLU MLP of ``3.5 h`` (rounded to 256; Llama 3 8B
+    and 70B have exactly 3.5 h), vocabulary 128,256, sequences of 8,192 tokens, 32 layers (one layer's operators
+    do not depend on the depth). Llama Team (2024), *The Llama 3 Herd of Models*, Table 3. For sweeping one
+    layer's cost against the width with everything else held to one family's shape."""
+    import math
+
+    h = _v.count("hidden_size", hidden_size, scalar=True, low=1024)
+    if h % 128:
+        raise ValueError(f"hidden_size={_v.show(hidden_size)} must be a multiple of 128 (heads of 128 elements)")
+    ffn = int(round(3.5 * h / 256)) * 256
+    return models.TransformerConfig(f"Llama-shaped, h = {h:,}", num_layers=32, hidden_size=h, num_heads=h // 128,
+                                    num_kv_heads=math.gcd(h // 128, 8), ffn_hidden_size=ffn, gated_mlp=True, vocab_size=128_256,
+                                    seq_length=8192, norm="rmsnorm",
+                                    source="Llama 3's shape (Llama Team 2024, Table 3) at another width")
+
+
+def fp8_layer_speedup(model, accelerator="H100 SXM", *, micro_batch=1, seq_length=None, tp=1,
+                      sequence_parallel: bool = False, stack: str | Stack = "megatron-core",
+                      fp8_recipe: str = "delayed") -> float:
+    """FP8's speedup of one layer (dimensionless): :attr:`LayerOperators.total` in BF16 over the same in FP8,
+    both from :func:`layer_operators` with the same arguments (the output layer, which stays in BF16, left out).
+
+    Nothing here is an FP8 constant: the gain follows from the GEMMs' shapes (a GEMM with a short K or few tiles
+    gains less than the FP8/BF16 rate ratio of :data:`atscale.kernels.GEMM_FIT`), from what stays in BF16 (the
+    attention core, the memory-bound operators) and from the casts the recipe adds
+    (:data:`atscale.kernels.FP8_CAST_BYTES`). The classic misreading: the datasheet's 2x, which is the ratio of
+    the peaks of one large GEMM."""
+    kw = dict(micro_batch=micro_batch, seq_length=seq_length, tp=tp, sequence_parallel=sequence_parallel,
+              stack=stack)
+    bf16 = layer_operators(model, accelerator, dtype="bf16", **kw)
+    fp8 = layer_operators(model, accelerator, dtype="fp8", fp8_recipe=fp8_recipe, **kw)
+    return bf16.total / fp8.total
+
+
+@dataclass(frozen=True)
+class FP8Pair:
+    """A published FP8 run and its BF16 twin (same model, cluster, layout, sequence length and stack).
+
+    ``label``: the FP8 run's label; ``model``: the model's name; ``hidden_size``: its width, elements;
+    ``stack``: the training stack as the source names it; ``source``: the publisher in a few words (``"NVIDIA
+    NeMo"``, ``"torchtitan"``, ``"llm-foundry"``); ``recipe``: the FP8 recipe as the record names it;
+    ``seq_length``: tokens; ``published``: the BF16 step time over the FP8 one, as published (a rate's ratio
+    inverted); ``operators``: the same ratio from the operator-level step time (``step_time(..., stack=...)``
+    with each run's preset and recipe); ``curve``: from the default step time (the calibrated curve with its
+    flat FP8 factor)."""
+
+    label: str
+    model: str
+    hidden_size: int
+    stack: str
+    source: str
+    recipe: str
+    seq_length: int
+    published: float
+    operators: float
+    curve: float
+
+
+def _publisher(stack_name: str) -> str:
+    for key, short in (("torchtitan", "torchtitan"), ("llm-foundry", "llm-foundry")):
+        if key in stack_name:
+            return short
+    return "NVIDIA NeMo"
+
+
+@functools.lru_cache(maxsize=1)
+def fp8_pairs() -> tuple:
+    """Every published FP8 run of :data:`atscale.runs.ALL_RUNS` whose BF16 twin is published too, as
+    :class:`FP8Pair` records, narrowest model first.
+
+    The twin is the run whose label is the FP8 run's with its closing "FP8" (and the recipe after it) replaced
+    by "BF16", from the same published table, with the same model, cluster, layout, sequence length and stack
+    preset. Left out: torchtitan's rowwise-scaled FP8 rows,
+    whose source says its vanilla tensor-parallel rowwise baseline is anomalously slow (torchtitan's async-TP
+    benchmark, issue 1207), and the mixture-of-experts runs (no BF16 twin published). The published ratio of
+    step times is read from each run's published figure whatever its metric (:meth:`atscale.runs.Run.step_error`:
+    the published step is the model's over one plus its error)."""
+    import re
+
+    from . import runs
+
+    by_label = {r.label: r for r in runs.ALL_RUNS}
+
+    def published_step(r):
+        return float(r.step().total) / (1.0 + r.step_error())
+
+    out = []
+    for r in runs.ALL_RUNS:
+        if r.dtype != "fp8" or r.details.get("float8_recipe") == "rowwise":
+            continue
+        twin = by_label.get(re.sub(r"FP8( \w+)?$", "BF16", r.label))
+        if twin is None or twin.dtype != "bf16" or (twin.model, twin.cluster, twin.plan, twin.seq_length,
+                                                    twin.stack_preset, twin.details.get("url")) != (
+                r.model, r.cluster, r.plan, r.seq_length, r.stack_preset, r.details.get("url")):
+            continue
+        out.append(FP8Pair(
+            label=r.label, model=r.model.name, hidden_size=r.model.hidden_size, stack=r.stack,
+            source=_publisher(r.stack), recipe=str(r.details.get("float8_recipe") or "delayed"),
+            seq_length=int(r.seq_length or r.model.seq_length), published=published_step(twin) / published_step(r),
+            operators=float(twin.step(operators=True).total / r.step(operators=True).total),
+            curve=float(twin.step().total / r.step().total)))
+    return tuple(sorted(out, key=lambda p: (p.hidden_size, p.label)))
