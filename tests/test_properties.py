@@ -21,7 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from atscale import check as chk
-from atscale import collectives, hardware, jct, memory, models, parallelism, reliability, roofline
+from atscale import collectives, hardware, jct, memory, models, operators, parallelism, reliability, roofline
 from atscale.plan import Plan
 from atscale.scenario import RUNNING_EXAMPLE as EX
 
@@ -562,6 +562,12 @@ CALLS = {  # label -> keyword arguments (a function of nothing: built when probe
     "kernels.gemm_model": lambda: dict(accelerator="H100 SXM"),
     "operators.stack": lambda: dict(name="fsdp2-eager"),
     "operators.layer_operators": lambda: dict(model=EX.model, micro_batch=1, seq_length=4096, tp=2),
+    "operators.llama_shaped": lambda: dict(hidden_size=4096),
+    "operators.fp8_layer_speedup": lambda: dict(model=models.LLAMA3_8B, seq_length=4096),
+    "plots.parallelism.operator_breakdown_chart": lambda: dict(layers=[operators.layer_operators(models.LLAMA3_8B)]),
+    "plots.parallelism.fp8_width_chart": lambda: dict(hidden_sizes=[2048, 4096], modelled=[1.2, 1.4], pairs=[]),
+    "plots.parallelism.attention_share_chart": lambda: dict(seq_lengths=[8192, 16384], layers={"8B": [
+        operators.layer_operators(models.LLAMA3_8B, seq_length=s) for s in (8192, 16384)]}),
     "kernels.attention_model": lambda: dict(accelerator="H100 SXM"),
     "kernels.memory_bandwidth": lambda: dict(accelerator="H100 SXM"),
     "roofline.attainable_flops": lambda: dict(accelerator="H100 SXM", intensity=100.0),
@@ -615,7 +621,7 @@ RESULTS = {  # public types the library builds as results or as its own data: no
     "reliability.Event", "reliability.UCurve", "reliability.TimelineRun", "reliability.NodeFailureRate",
     "reliability.JobMTTF", "roofline.TimeBound", "roofline.Placement", "roofline.LayerTime",
     "roofline.MeasuredRoofline", "roofline.RooflineCheck", "tables.Table", "kernels.GemmModel", "operators.Stack", "operators.OperatorRow",
-    "operators.LayerOperators", "accuracy.StackSummary", "runs.Fp8Pair",
+    "operators.LayerOperators", "accuracy.StackSummary", "runs.FP8Pair",
     "kernels.AttentionModel",
 }
 PROBE_SLOW = {  # seconds per call or more: probed by `pytest -m slow`

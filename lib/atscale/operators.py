@@ -433,3 +433,46 @@ def layer_operators(model, accelerator="H100 SXM", *, micro_batch=1, seq_length=
     out.append(OperatorRow("fixed per kernel", "fixed per kernel", float(fixed[0]), float(fixed[1]), 0.0, 0.0))
     return LayerOperators(model.name, acc.name, st.name, dtype, float(b * s / cp), tuple(out),
                           float(_output(L, c, _ScalarOps)))
+
+
+# ======================================================================================
+# For the book (issue 31, item 7): FP8's gain by width (the published same-layout pairs: atscale.runs.fp8_pairs).
+# Appended as one section; it reads the functions above and the published runs, and changes nothing.
+# ======================================================================================
+__all__ += ["llama_shaped", "fp8_layer_speedup"]
+
+
+def llama_shaped(hidden_size: int) -> models.TransformerConfig:
+    """A Llama 3-shaped model of width ``hidden_size`` (elements; a multiple of 128, at least 1,024): heads of 128
+    elements (``h / 128`` query heads, 8 key-value heads, or the largest divisor of the heads below 8), a SwiGLU MLP of ``3.5 h`` (rounded to 256; Llama 3 8B
+    and 70B have exactly 3.5 h), vocabulary 128,256, sequences of 8,192 tokens, 32 layers (one layer's operators
+    do not depend on the depth). Llama Team (2024), *The Llama 3 Herd of Models*, Table 3. For sweeping one
+    layer's cost against the width with everything else held to one family's shape."""
+    import math
+
+    h = _v.count("hidden_size", hidden_size, scalar=True, low=1024)
+    if h % 128:
+        raise ValueError(f"hidden_size={_v.show(hidden_size)} must be a multiple of 128 (heads of 128 elements)")
+    ffn = int(round(3.5 * h / 256)) * 256
+    return models.TransformerConfig(f"Llama-shaped, h = {h:,}", num_layers=32, hidden_size=h, num_heads=h // 128,
+                                    num_kv_heads=math.gcd(h // 128, 8), ffn_hidden_size=ffn, gated_mlp=True, vocab_size=128_256,
+                                    seq_length=8192, norm="rmsnorm",
+                                    source="Llama 3's shape (Llama Team 2024, Table 3) at another width")
+
+
+def fp8_layer_speedup(model, accelerator="H100 SXM", *, micro_batch=1, seq_length=None, tp=1,
+                      sequence_parallel: bool = False, stack: str | Stack = "megatron-core",
+                      fp8_recipe: str = "delayed") -> float:
+    """FP8's speedup of one layer (dimensionless): :attr:`LayerOperators.total` in BF16 over the same in FP8,
+    both from :func:`layer_operators` with the same arguments (the output layer, which stays in BF16, left out).
+
+    Nothing here is an FP8 constant: the gain follows from the GEMMs' shapes (a GEMM with a short K or few tiles
+    gains less than the FP8/BF16 rate ratio of :data:`atscale.kernels.GEMM_FIT`), from what stays in BF16 (the
+    attention core, the memory-bound operators) and from the casts the recipe adds
+    (:data:`atscale.kernels.FP8_CAST_BYTES`). The classic misreading: the datasheet's 2x, which is the ratio of
+    the peaks of one large GEMM."""
+    kw = dict(micro_batch=micro_batch, seq_length=seq_length, tp=tp, sequence_parallel=sequence_parallel,
+              stack=stack)
+    bf16 = layer_operators(model, accelerator, dtype="bf16", **kw)
+    fp8 = layer_operators(model, accelerator, dtype="fp8", fp8_recipe=fp8_recipe, **kw)
+    return bf16.total / fp8.total

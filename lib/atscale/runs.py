@@ -18,6 +18,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import json
+import re
 from dataclasses import dataclass
 from importlib.resources import files
 from types import MappingProxyType
@@ -31,7 +32,7 @@ from .plan import Plan
 
 __all__ = ["Run", "METRICS", "load", "ALL_RUNS", "MEGATRON_TABLE1_RUNS", "KORTHIKANTI_TABLE5_RUNS", "OTHER_RUNS",
            "H100_RUNS", "MEGASCALE_RUNS", "MOE_RUNS", "OTHER_STACK_RUNS", "CALIBRATION_RUNS", "VALIDATION_RUNS",
-           "Fp8Pair", "fp8_pairs"]
+           "FP8Pair", "fp8_pairs"]
 
 METRICS = ("hardware_flops_per_gpu", "model_flops_per_gpu", "mfu", "mfu_causal", "hfu", "step_seconds")
 """What a :class:`Run` may have published (see :attr:`Run.metric`)."""
@@ -302,41 +303,66 @@ sixteen of NVIDIA's H100 runs (:data:`H100_RUNS`)."""
 
 
 @dataclass(frozen=True)
-class Fp8Pair:
-    """An FP8 run and its BF16 twin (same model, cluster, layout and sequence) with the FP8 speedup, bf16 step over
-    fp8 step (dimensionless): ``published``, and as the efficiency curve (``curve``) and the operator-level compute
-    (``operators``) predict it."""
+class FP8Pair:
+    """A published FP8 run and its BF16 twin (same model, cluster, layout, sequence length and stack).
 
-    fp8: Run
-    bf16: Run
+    ``label``: the FP8 run's label; ``model``: the model's name; ``hidden_size``: its width, elements;
+    ``stack``: the training stack as the source names it; ``source``: the publisher in a few words (``"NVIDIA
+    NeMo"``, ``"torchtitan"``, ``"llm-foundry"``); ``recipe``: the FP8 recipe as the record names it;
+    ``seq_length``: tokens; ``published``: the BF16 step time over the FP8 one, as published (a rate's ratio
+    inverted); ``operators``: the same ratio from the operator-level step time (``step_time(..., stack=...)``
+    with each run's preset and recipe); ``curve``: from the calibrated curve with its flat FP8 factor
+    (``stack=None``)."""
+
+    label: str
+    model: str
+    hidden_size: int
+    stack: str
+    source: str
+    recipe: str
+    seq_length: int
     published: float
-    curve: float
     operators: float
-
-    @property
-    def hidden_size(self) -> int:
-        """The model's width (elements)."""
-        return self.fp8.model.hidden_size
+    curve: float
 
 
-def _speedup(fp8: Run, bf16: Run, values) -> float:
-    a, b = values(bf16), values(fp8)
-    return a / b if fp8.metric == "step_seconds" else b / a
+def _publisher(stack_name: str) -> str:
+    for key, short in (("torchtitan", "torchtitan"), ("llm-foundry", "llm-foundry")):
+        if key in stack_name:
+            return short
+    return "NVIDIA NeMo"
 
 
-def fp8_pairs(runs=None) -> tuple[Fp8Pair, ...]:
-    """Every FP8 run of ``runs`` (default :data:`ALL_RUNS`) whose BF16 twin is among them, with the published and
-    the modelled speedups (:class:`Fp8Pair`), in the order of the FP8 runs. torchao's row-wise Float8 runs are left
-    out: their source flags them as anomalously slow (slower than BF16; torchtitan issue 1207)."""
-    runs = ALL_RUNS if runs is None else tuple(runs)
+@functools.cache
+def fp8_pairs() -> tuple:
+    """Every published FP8 run of :data:`atscale.runs.ALL_RUNS` whose BF16 twin is published too, as
+    :class:`FP8Pair` records, narrowest model first.
+
+    The twin is the run whose label is the FP8 run's with its closing "FP8" (and the recipe after it) replaced
+    by "BF16", from the same published table, with the same model, cluster, layout, sequence length and stack
+    preset. Left out: torchtitan's rowwise-scaled FP8 rows,
+    whose source says its vanilla tensor-parallel rowwise baseline is anomalously slow (torchtitan's async-TP
+    benchmark, issue 1207), and the mixture-of-experts runs (no BF16 twin published). The published ratio of
+    step times is read from each run's published figure whatever its metric (:meth:`atscale.runs.Run.step_error`:
+    the published step is the model's over one plus its error)."""
+    by_label = {r.label: r for r in ALL_RUNS}
+
+    def published_step(r):
+        return float(r.step().total) / (1.0 + r.step_error())
+
     out = []
-    for r in runs:
+    for r in ALL_RUNS:
         if r.dtype != "fp8" or r.details.get("float8_recipe") == "rowwise":
             continue
-        twin = next((t for t in runs if t.dtype != "fp8" and (t.model, t.cluster, t.plan, t.seq_length, t.metric)
-                     == (r.model, r.cluster, r.plan, r.seq_length, r.metric) and t.stack_preset == r.stack_preset),
-                    None)
-        if twin is not None:
-            out.append(Fp8Pair(r, twin, _speedup(r, twin, lambda x: x.published), _speedup(r, twin, Run.predict),
-                               _speedup(r, twin, lambda x: x.predict(operators=True))))
-    return tuple(out)
+        twin = by_label.get(re.sub(r"FP8( \w+)?$", "BF16", r.label))
+        if twin is None or twin.dtype != "bf16" or (twin.model, twin.cluster, twin.plan, twin.seq_length,
+                                                    twin.stack_preset, twin.details.get("url")) != (
+                r.model, r.cluster, r.plan, r.seq_length, r.stack_preset, r.details.get("url")):
+            continue
+        out.append(FP8Pair(
+            label=r.label, model=r.model.name, hidden_size=r.model.hidden_size, stack=r.stack,
+            source=_publisher(r.stack), recipe=str(r.details.get("float8_recipe") or "delayed"),
+            seq_length=int(r.seq_length or r.model.seq_length), published=published_step(twin) / published_step(r),
+            operators=float(twin.step(operators=True).total / r.step(operators=True).total),
+            curve=float(twin.step(operators=False).total / r.step(operators=False).total)))
+    return tuple(sorted(out, key=lambda p: (p.hidden_size, p.label)))

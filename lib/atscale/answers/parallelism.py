@@ -5,7 +5,7 @@ CHAPTER = "3D parallelism"
 
 import dataclasses
 
-from .. import hardware, models, parallelism, pipeline
+from .. import hardware, models, operators, parallelism, pipeline
 from ..scenario import RUNNING_EXAMPLE
 from . import answer
 
@@ -115,3 +115,18 @@ def _():
              "pipeline.bubble_time('dualpipe', 16, 64, 1e-3, 1e-3, 0.5e-3).")
 def _():
     return pipeline.bubble_time("dualpipe", 16, 64, 1e-3, 1e-3, 0.5e-3)
+
+
+@answer("parallelism-fp8-gain-narrow", unit="", rtol=0.01,
+        idea="FP8 speeds up only the weight matmuls, and a narrow layer's matmuls are a smaller share of its time.",
+        hint="operators.fp8_layer_speedup(operators.llama_shaped(2048)): the layer's BF16 time over its FP8 time, "
+             "one micro-batch of 8,192 tokens on an H100, Megatron-Core's preset.")
+def _():
+    return operators.fp8_layer_speedup(operators.llama_shaped(2048))
+
+
+@answer("parallelism-fp8-gain-wide", unit="", rtol=0.01,
+        idea="A wide layer's GEMMs are large enough to run near the FP8 rate, and they dominate its time.",
+        hint="operators.fp8_layer_speedup(operators.llama_shaped(16384)), as for the narrow layer.")
+def _():
+    return operators.fp8_layer_speedup(operators.llama_shaped(16384))

@@ -8,6 +8,7 @@ import numpy as np
 from .. import _validate as _v
 from .. import parallelism as P
 from .. import pipeline as PL
+from .. import operators as O
 from .. import runs as R
 from ..search import SearchResult
 from ..plan import Plan
@@ -15,7 +16,7 @@ from ._base import INK, MUTED, PALETTE, STYLE, LiveFigure, house_style, new_axes
 
 __all__ = ["pipeline_schedule_chart", "pipeline_comparison_chart", "rank_map_chart", "step_breakdown_chart", "step_comparison_chart",
            "stage_loads_chart", "cp_exposure_chart", "validation_chart", "mfu_scaling_chart", "search_scatter_chart", "StepBreakdownFigure", "PipelineScheduleFigure",
-           "RankMapFigure", "stack_parts"]
+           "RankMapFigure", "stack_parts", "operator_breakdown_chart", "fp8_width_chart", "attention_share_chart"]
 
 def stack_parts(bars, step) -> None:
     """Lay one bar per part of ``step`` (:data:`atscale.parallelism.PARTS`, in order) end to end on a time axis."""
@@ -785,3 +786,109 @@ class RankMapFigure(LiveFigure):
         self.outline.set_data(*grid.outline)
         self.outline.set_markersize(grid.marker_size)
         self.title.set_text(grid.title())
+
+
+# --------------------------------------------------------------------------------------
+# The step from its operators (issue 31): figures of results atscale.operators computed
+# --------------------------------------------------------------------------------------
+_CLASS_COLOURS = dict(zip(O.OPERATOR_CLASSES, (PALETTE[0], PALETTE[1], PALETTE[2], "#bbbbbb")))
+
+
+def _layer_list(name, layers):
+    layers = list(layers) if not isinstance(layers, O.LayerOperators) else [layers]
+    if not layers or not all(isinstance(x, O.LayerOperators) for x in layers):
+        raise ValueError(f"{name} must be a non-empty sequence of atscale.operators.LayerOperators "
+                         "(as operators.layer_operators returns)")
+    return layers
+
+
+@house_style
+def operator_breakdown_chart(layers, *, ax=None):
+    """Where a layer's time goes, by operator class (:data:`atscale.operators.OPERATOR_CLASSES`): one bar per
+    entry of ``layers`` (:class:`~atscale.operators.LayerOperators`, drawn top to bottom), each class's share of
+    the layer's forward-plus-backward time, with the layer's time per micro-batch written beside it."""
+    layers = _layer_list("layers", layers)
+    height = 1.9 + 0.55 * len(layers)
+    ax = new_axes(ax, figsize=(7.4, height))
+    ax.grid(False)
+    for row, layer in enumerate(layers):
+        left, total = 0.0, layer.total
+        for kind, seconds in layer.by_kind().items():
+            share = 100.0 * seconds / total
+            ax.barh(row, share, left=left, color=_CLASS_COLOURS[kind], height=0.62, label=kind if row == 0 else None)
+            left += share
+        ax.text(101.5, row, f"{total * 1e3:.2f} ms", va="center", fontsize=8)
+    labels = [f"{x.model}, {O.STACKS[x.stack].label.replace(' with Transformer Engine', '')}"
+              f"{', FP8' if x.dtype == 'fp8' else ''}" for x in layers]
+    ax.set_yticks(range(len(layers)), labels, fontsize=8.5)
+    ax.set_ylim(len(layers) - 0.5, -0.5)
+    ax.set_xlim(0, 116)
+    ax.set_xticks(range(0, 101, 20))
+    ax.set_xlabel("Share of the layer's forward + backward time (%)")
+    ax.set_title("Where one layer's time goes, by operator class")
+    handles, labels = ax.get_legend_handles_labels()
+    ax.figure.legend(handles, labels, loc="lower center", ncol=4, fontsize=8, frameon=False)
+    ax.figure.subplots_adjust(left=0.42, right=0.97, top=1 - 0.4 / height, bottom=1.0 / height)
+    return ax.figure
+
+
+_SOURCE_MARKERS = {"NVIDIA NeMo": ("o", PALETTE[0]), "torchtitan": ("s", PALETTE[1]), "llm-foundry": ("D", PALETTE[2])}
+
+
+@house_style
+def fp8_width_chart(hidden_sizes, modelled, pairs, *, flat=None, ax=None):
+    """FP8's speedup against the model's width: ``modelled`` (one layer's BF16 time over its FP8 time, one value
+    per entry of ``hidden_sizes``, elements) as a line; ``pairs`` (:class:`~atscale.runs.FP8Pair`) as points,
+    the published step-time ratio filled, the operator-level model's ratio for the same layout open beside it;
+    ``flat``: a constant speedup drawn as a dotted line (the calibrated curve's FP8 factor), or None."""
+    h = np.asarray(_v.count("hidden_sizes", hidden_sizes, scalar=False), dtype=float)
+    y = np.asarray(_v.positive("modelled", modelled), dtype=float)
+    if y.shape != h.shape:
+        raise ValueError(f"modelled has {y.size} values for {h.size} hidden sizes")
+    pairs = list(pairs)
+    if not all(isinstance(p, R.FP8Pair) for p in pairs):
+        raise ValueError("pairs must be atscale.runs.FP8Pair records (as runs.fp8_pairs returns)")
+    ax = new_axes(ax, figsize=(7.0, 4.4))
+    ax.plot(h, y, color=INK, lw=1.6, label="model: one layer (Llama-shaped, 8,192 tokens)")
+    if flat is not None:
+        ax.axhline(_v.positive("flat", flat, scalar=True), color=MUTED, lw=1.2, ls=":",
+                   label=f"the curve's flat FP8 factor ({flat:.2f})")
+    for source, (marker, colour) in _SOURCE_MARKERS.items():
+        group = [p for p in pairs if p.source == source]
+        if not group:
+            continue
+        x = np.array([p.hidden_size for p in group], dtype=float)
+        ax.scatter(x, [p.published for p in group], marker=marker, color=colour, s=34, zorder=5,
+                   label=f"published: {source}")
+        ax.scatter(x * 1.06, [p.operators for p in group], marker=marker, facecolors="none", edgecolors=colour,
+                   s=34, zorder=4, label=f"model, same runs: {source}")
+    ax.set_xscale("log", base=2)
+    ticks = [2 ** k for k in range(int(np.floor(np.log2(h.min()))), int(np.ceil(np.log2(h.max()))) + 1)]
+    ax.set_xticks(ticks, [f"{t:,}" for t in ticks])
+    ax.set_xlabel("Hidden size h (elements)")
+    ax.set_ylabel("FP8 speedup over BF16 (×)")
+    ax.set_title("FP8's gain grows with the width")
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2, fontsize=7.5)
+    return ax.figure
+
+
+@house_style
+def attention_share_chart(seq_lengths, layers, *, ax=None):
+    """The attention core's share of a layer's time against the sequence length: ``layers`` maps a label to
+    :class:`~atscale.operators.LayerOperators`, one per entry of ``seq_lengths`` (tokens)."""
+    seq = np.asarray(_v.count("seq_lengths", seq_lengths, scalar=False), dtype=float)
+    ax = new_axes(ax, figsize=(6.6, 3.9))
+    for i, (label, series) in enumerate(dict(layers).items()):
+        series = _layer_list(f"layers[{label!r}]", series)
+        if len(series) != seq.size:
+            raise ValueError(f"layers[{label!r}] has {len(series)} layers for {seq.size} sequence lengths")
+        share = [100.0 * x.by_kind()["attention"] / x.total for x in series]
+        ax.plot(seq, share, marker="osD^v"[i % 5], color=PALETTE[i % len(PALETTE)], label=label)
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(seq, [f"{int(x) // 1024}k" for x in seq])
+    ax.set_ylim(0, 100)
+    ax.set_xlabel("Sequence length (tokens)")
+    ax.set_ylabel("Attention core (% of layer time)")
+    ax.set_title("Attention's share of a layer grows with the sequence")
+    ax.legend(loc="upper left")
+    return ax.figure

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .. import models, parallelism, pipeline, plots
+from .. import models, operators, parallelism, pipeline, plots
 from ..plan import RECOMPUTE, SCHEDULE_NAMES, Plan
 from ..scenario import RUNNING_EXAMPLE
 from ._base import Explorer, dropdown, slider
@@ -83,13 +83,20 @@ def follow_gpus(values: dict, changed: str) -> dict:
 
 
 def _step(model, tp, cp, pp, dp, micro_batch, global_batch, zero_stage, schedule, virtual_stages, recompute,
-          sequence_parallel, tp_overlap, balanced, dtype, cp_algorithm="ring", follows="dp"):
+          sequence_parallel, tp_overlap, balanced, dtype, cp_algorithm="ring", follows="dp", stack="curve"):
     plan = Plan(tp=tp, cp=cp, pp=pp, dp=dp, micro_batch=micro_batch, global_batch=global_batch,
                 zero_stage=zero_stage, schedule=schedule, virtual_stages=virtual_stages, recompute=recompute,
                 sequence_parallel=sequence_parallel, tp_overlap=tp_overlap, account_for_embedding=balanced,
                 account_for_loss=balanced, cp_algorithm=cp_algorithm)
     return parallelism.step_time(models.model(model), RUNNING_EXAMPLE.cluster, plan,
-                                 seq_length=RUNNING_EXAMPLE.seq_length, dtype=dtype)
+                                 seq_length=RUNNING_EXAMPLE.seq_length, dtype=dtype,
+                                 stack=None if stack == "curve" else stack)
+
+
+_STACK_OPTIONS = {"calibrated curve (the chapter's default)": "curve",
+                  **{operators.STACKS[name].label: name for name in operators.STACK_NAMES}}
+"""The compute model of the plan explorer: the calibrated efficiency curve (``stack=None``) or a stack preset's
+operator-level compute (:data:`atscale.operators.STACKS`)."""
 
 
 def _summary(st: parallelism.StepTime) -> str:
@@ -106,13 +113,14 @@ def plan_explorer() -> Explorer:
     """Every field of a plan on the running example's 1,024 H100s, with the precision: the step-time breakdown
     and MFU, or the reason the layout cannot run. TP x CP x PP x DP must make 1,024: when one of them moves,
     DP follows (or PP, or nothing: the "GPU count kept by" control, :func:`follow_gpus`). The model, the
-    four degrees and the schedule are on top; the other fields are folded under "More settings"."""
+    four degrees and the schedule are on top; the other fields are folded under "More settings", with the compute
+    model: the calibrated curve (default) or a stack preset's operator-level compute (``step_time(..., stack=...)``)."""
     plan = RUNNING_EXAMPLE.plan
     on_off = {"on": True, "off": False}
     return Explorer(
         plots.StepBreakdownFigure, figsize=(7.0, 3.8), compute=_step, summary=_summary, links=follow_gpus,
         advanced=("follows", "cp_algorithm", "micro_batch", "global_batch", "zero_stage", "virtual_stages",
-                  "recompute", "sequence_parallel", "tp_overlap", "balanced", "dtype"),
+                  "recompute", "sequence_parallel", "tp_overlap", "balanced", "dtype", "stack"),
         model=dropdown(["Llama 3 8B", "Llama 3 70B", "Llama 3 405B", "GPT-3 175B", "Nemotron-4 340B"],
                        RUNNING_EXAMPLE.model.name, "Model"),
         tp=dropdown([1, 2, 4, 8, 16], plan.tp, "Tensor parallel (TP)"),
@@ -134,4 +142,5 @@ def plan_explorer() -> Explorer:
         tp_overlap=dropdown(on_off, plan.tp_overlap, "TP communication overlap"),
         balanced=dropdown(on_off, plan.account_for_embedding, "Embedding and loss as layers"),
         dtype=dropdown({"BF16": "bf16", "FP8": "fp8"}, "bf16", "Precision"),
+        stack=dropdown(_STACK_OPTIONS, "curve", "Compute model"),
     )

@@ -1,0 +1,121 @@
+"""The book's uses of the operator-level compute (issue 31, item 7): FP8's gain by width, the published same-layout
+FP8/BF16 pairs, the figures that draw them and the plan explorer's compute-model control."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+from atscale import kernels, models, operators, parallelism, plots, runs
+from atscale.scenario import RUNNING_EXAMPLE as EX
+
+
+def test_llama_shaped_reproduces_llama3_at_its_own_widths():
+    for real in (models.LLAMA3_8B, models.LLAMA3_70B):
+        m = operators.llama_shaped(real.hidden_size)
+        assert (m.hidden_size, m.num_heads, m.kv_heads, m.ffn_size, m.vocab_size, m.gated_mlp) == (
+            real.hidden_size, real.num_heads, real.kv_heads, real.ffn_size, real.vocab_size, real.gated_mlp)
+    assert operators.llama_shaped(1536).kv_heads == 4  # 12 heads: the largest divisor below 8
+
+
+@pytest.mark.parametrize("bad", [1000, 1023, 0, -4096, 2.5, "4096", None])
+def test_llama_shaped_refuses_a_width_it_cannot_build(bad):
+    with pytest.raises(ValueError, match="hidden_size"):
+        operators.llama_shaped(bad)
+
+
+def test_fp8_layer_speedup_is_the_ratio_of_the_two_layers():
+    m = models.LLAMA3_70B
+    bf16 = operators.layer_operators(m, seq_length=8192, tp=8, sequence_parallel=True)
+    fp8 = operators.layer_operators(m, seq_length=8192, tp=8, sequence_parallel=True, dtype="fp8")
+    assert operators.fp8_layer_speedup(m, seq_length=8192, tp=8, sequence_parallel=True) == pytest.approx(
+        bf16.total / fp8.total, rel=1e-12)
+
+
+def test_fp8_gain_grows_with_width_and_stays_below_the_peak_ratio():
+    widths = [1024, 2048, 4096, 8192, 16384, 32768]
+    gain = np.array([operators.fp8_layer_speedup(operators.llama_shaped(h)) for h in widths])
+    assert np.all(np.diff(gain) > 0), gain
+    ceiling = kernels.GEMM_FIT["fp8_burst"] / kernels.GEMM_FIT["bf16_burst"]  # the GEMMs' own rate ratio
+    assert np.all(gain > 1.0) and np.all(gain < ceiling), (gain, ceiling)
+
+
+def test_current_scaling_costs_more_than_delayed():
+    m = operators.llama_shaped(4096)
+    assert operators.fp8_layer_speedup(m, fp8_recipe="current") < operators.fp8_layer_speedup(m)
+
+
+def test_fp8_layer_speedup_bad_input_names_the_argument():
+    with pytest.raises(ValueError, match="stack"):
+        operators.fp8_layer_speedup(models.LLAMA3_8B, stack="deepspeed")
+    with pytest.raises(ValueError, match="fp8_recipe"):
+        operators.fp8_layer_speedup(models.LLAMA3_8B, fp8_recipe="rowwise")
+
+
+def _twin(label):
+    return re.sub(r"FP8( \w+)?$", "BF16", label)
+
+
+def test_fp8_pairs_are_same_layout_twins_from_the_published_records():
+    pairs = runs.fp8_pairs()
+    by_label = {r.label: r for r in runs.ALL_RUNS}
+    assert len({p.hidden_size for p in pairs if 2048 <= p.hidden_size <= 16384}) >= 3
+    assert {p.source for p in pairs} == {"NVIDIA NeMo", "torchtitan", "llm-foundry"}
+    assert not any(p.recipe == "rowwise" for p in pairs)  # flagged anomalous by their source
+    for p in pairs:
+        fp8 = by_label[p.label]
+        assert fp8.dtype == "fp8" and p.hidden_size == fp8.model.hidden_size
+        assert 0.5 < p.published < 2.0 and 0.5 < p.operators < 2.0 and 0.5 < p.curve < 2.0
+    # Where both runs publish a step time, the published ratio is the ratio of the printed figures
+    nv = [p for p in pairs if by_label[p.label].metric == "step_seconds"]
+    assert nv
+    for p in nv:
+        bf16 = by_label[_twin(p.label)]
+        assert p.published == pytest.approx(bf16.published / by_label[p.label].published, rel=1e-9)
+    # the curve's ratio is the default model's, the operators' the stack preset's
+    p = nv[0]
+    fp8, bf16 = by_label[p.label], by_label[_twin(p.label)]
+    assert p.curve == pytest.approx(float(bf16.step().total / fp8.step().total), rel=1e-12)
+    assert p.operators == pytest.approx(float(bf16.step(operators=True).total / fp8.step(operators=True).total),
+                                        rel=1e-12)
+
+
+def _style_ok(fig):
+    for ax in fig.axes:
+        assert ax.get_xlabel() and "(" in ax.get_xlabel()
+        assert ax.get_ylabel() == "" or "(" in ax.get_ylabel()
+
+
+def test_book_figures_draw_and_refuse_what_they_cannot_draw():
+    l8 = operators.layer_operators(models.LLAMA3_8B, stack="fsdp2-eager")
+    l70 = operators.layer_operators(models.LLAMA3_70B, tp=8, sequence_parallel=True)
+    _style_ok(plots.operator_breakdown_chart([l8, l70]))
+    hs = [2048, 4096, 8192]
+    _style_ok(plots.fp8_width_chart(hs, [operators.fp8_layer_speedup(operators.llama_shaped(h)) for h in hs],
+                                    runs.fp8_pairs(), flat=1.43))
+    seq = [8192, 32768]
+    _style_ok(plots.attention_share_chart(seq, {"8B": [operators.layer_operators(models.LLAMA3_8B, seq_length=s)
+                                                       for s in seq]}))
+    with pytest.raises(ValueError, match="layers"):
+        plots.operator_breakdown_chart([])
+    with pytest.raises(ValueError, match="modelled"):
+        plots.fp8_width_chart([2048, 4096], [1.2], [])
+    with pytest.raises(ValueError, match="pairs"):
+        plots.fp8_width_chart([2048], [1.2], [1.3])
+    with pytest.raises(ValueError, match="sequence lengths"):
+        plots.attention_share_chart([8192, 16384], {"8B": [l8]})
+
+
+def test_plan_explorer_compute_model_is_step_time_with_the_stack():
+    from atscale import widgets
+
+    e = widgets.plan_explorer()
+    curve = e.summary_text
+    for name in operators.STACK_NAMES:
+        e.update(stack=name)
+        st = parallelism.step_time(EX.model, EX.cluster, EX.plan, seq_length=EX.seq_length, stack=name)
+        assert e.error is None and e.summary_text.startswith(f"{st.total:.2f} s per step")
+    e.update(stack="curve")
+    assert e.summary_text == curve
