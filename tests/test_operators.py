@@ -154,3 +154,17 @@ def test_long_context_as_measured():
     assert abs(meta.step_error(operators=True)) <= 0.10
     errors = [r.step_error(operators=True) for r in long]
     assert statistics.median(errors) == pytest.approx(-0.24, abs=0.03)
+
+
+def test_fsdp_copies_follow_their_bytes():
+    """FSDP2's copy-out of each gathered weight (forward, and again in the backward after a reshard) and copy-in of
+    each gradient, at the memory roof, only with ZeRO-3 on a stack that makes them."""
+    m, acc = models.LLAMA3_8B, "H100 SXM"
+    rows = {r.name: r for r in operators.layer_operators(m, acc, stack="fsdp2-eager", zero_stage=3).rows}
+    per_param = m.block_params / m.num_layers / kernels.memory_bandwidth(acc)
+    w, g = operators.FSDP_COPY_BYTES["weights"], operators.FSDP_COPY_BYTES["gradients"]
+    assert rows["FSDP copies"].forward == pytest.approx(w * per_param, rel=1e-12)
+    assert rows["FSDP copies"].backward == pytest.approx((w + g) * per_param, rel=1e-12)
+    for kw in (dict(stack="fsdp2-eager", zero_stage=1), dict(stack="megatron-core", zero_stage=3)):
+        rows = {r.name: r for r in operators.layer_operators(m, acc, **kw).rows}
+        assert rows.get("FSDP copies") is None or rows["FSDP copies"].forward == 0.0

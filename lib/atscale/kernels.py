@@ -293,7 +293,9 @@ def _gemm_seconds(m, n, k, g: GemmModel, xp, batch=1.0):
 
     ``max(2 b m n k / (R · E_wave · K / (K + K_half)), b (m k + k n) bytes_in + b m n bytes_out) / B) + t_0``.
     One GEMM of Python floats is remembered per shape and model object (the entry keeps the model, so its id is
-    not reused while cached; at most 4,096 entries): a plan's step time asks for the same shapes again."""
+    not reused while cached; at most 4,096 entries): a plan's step time asks for the same shapes again. The same
+    rule as ``parallelism._remembered``, written out inline: through that helper (a closure per call) one step
+    time took 13 µs more, 100 against 87 µs warm."""
     if xp is _ScalarOps:
         key = (m, n, k, batch, id(g))
         entry = _SCALAR_GEMMS.get(key)

@@ -27,7 +27,10 @@ plan fields that may be arrays.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
+import math
+import types
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Mapping
@@ -36,6 +39,7 @@ import numpy as np
 
 from . import _validate as _v
 from . import hardware, kernels, models
+from .calibration import CALIBRATION, Calibration
 from ._numeric import _ArrayOps, _ScalarOps
 
 __all__ = ["Stack", "STACKS", "STACK_NAMES", "OPERATOR_CLASSES", "MEMORY_OPS", "COMM_SM_SHARE", "OperatorRow",
@@ -171,16 +175,16 @@ def _model_shapes(model: models.TransformerConfig) -> dict:
     experts, averaged over the layers); ``fe``: one routed expert's width."""
     l = model.num_layers
     h, f = float(model.hidden_size), float(model.active_ffn_size)
-    rotary = (model.kv_heads * model.qk_head_dim + model.num_heads * model.qk_head_dim) / 1.0
-    elements = {"norms (x2)": 2 * h, "LayerNorm (x2)": 2 * h, "RoPE": float(rotary), "SwiGLU product": f,
+    rotary = float((model.kv_heads + model.num_heads) * model.qk_head_dim)  # RoPE turns the queries and the keys
+    elements = {"norms (x2)": 2 * h, "LayerNorm (x2)": 2 * h, "RoPE": rotary, "SwiGLU product": f,
                 "MLP activation": f, "residual adds (x2)": 2 * h}
     ops = ("LayerNorm (x2)" if model.norm == "layernorm" else "norms (x2)",)
     ops += () if model.learned_position_embeddings else ("RoPE",)
     ops += ("SwiGLU product" if model.gated_mlp else "MLP activation", "residual adds (x2)")
     dense = ((l - model.moe_layers) * model.ffn_size + model.moe_layers * model.shared_experts * model.expert_size) / l
-    return dict(h=float(model.hidden_size), q=float(model.num_heads * model.qk_head_dim),
+    return dict(h=h, q=float(model.num_heads * model.qk_head_dim),
                 kv=float(model.kv_heads * (model.qk_head_dim + model.v_head_dim)),
-                o=float(model.num_heads * model.v_head_dim), f=float(model.active_ffn_size), f_gemm=float(dense),
+                o=float(model.num_heads * model.v_head_dim), f=f, f_gemm=float(dense),
                 gated=bool(model.gated_mlp), heads=float(model.num_heads),
                 d=float(model.qk_head_dim + model.v_head_dim) / 2, vocab=float(model.vocab_size),
                 fe=float(model.expert_size), top_k=float(model.experts_per_token),
@@ -193,9 +197,6 @@ def _context(model: models.TransformerConfig, accelerator: hardware.Accelerator,
     """What the operator terms read for one model, accelerator, dtype and stack (checked by the caller):
     the GEMM and attention kernel models with their rates times ``efficiency`` (the calibrated share of a
     benchmark's rate that kernels keep in a training step, :attr:`atscale.calibration.Calibration.kernel_efficiency`)."""
-    import dataclasses
-    import types
-
     gemm = kernels.gemm_model(accelerator, dtype)
     gemm16 = kernels.gemm_model(accelerator, "bf16")
     attn = kernels.attention_model(accelerator, stack_.attention if flash else "unfused")
@@ -229,7 +230,8 @@ def _gemms(w, st, tp):
 
 def _rows(L, c, xp) -> list:
     """One layer's operators on one GPU for one micro-batch: ``(name, class, forward s, backward s, forward
-    kernels, backward kernels)``; a GEMM's or attention kernel's time includes its own fixed GPU time.
+    kernels, backward kernels)``; a GEMM's or attention kernel's time includes its own fixed GPU time, a
+    memory-bound operator's is its bytes over the bandwidth alone (:func:`_summed` charges its kernels' fixed time).
 
     ``c`` carries the model's widths (``c.w``), the GEMM model of the step's dtype (``c.gemm``), the attention
     kernel's model (``c.attn``), the HBM bandwidth (``c.hbm``), the stack and the FP8 recipe (:func:`_context`)."""
@@ -249,26 +251,25 @@ def _rows(L, c, xp) -> list:
     bwd = kernels._attention_seconds(b, heads, s / cp, s, w["d"], c.attn, c.causal, True, xp)
     rows.append(("attention core", "attention", fwd, bwd, 1.0, 3.0))
     sp_div = xp.where(sp, tp, 1.0)
-    gap = kernels.KERNEL_GPU_SECONDS
     for name in w["memory_ops"]:
         op = MEMORY_OPS[name]
         e = w["elements"][name] * tokens / ((sp_div if op.region == "replicated" else 1.0) * (
             1.0 if op.region == "replicated" else tp))
         nbytes, n_k = (op.bytes_fused, op.kernels_fused) if st.fused else (op.bytes_eager, op.kernels_eager)
         t = e * nbytes / c.hbm
-        rows.append((name, "memory-bound", t + n_k * gap, 2 * t + 2 * n_k * gap, n_k, 2 * n_k))
+        rows.append((name, "memory-bound", t, 2 * t, n_k, 2 * n_k))
     if st.fsdp_copies:  # FSDP2 with ZeRO-3: copy-out of each gathered weight, copy-in of each gradient
         gathers = 1.0 + xp.where(L.reshard, 1.0, 0.0)
         t_w = FSDP_COPY_BYTES["weights"] * w["layer_params"] / tp / c.hbm
         t_g = FSDP_COPY_BYTES["gradients"] * w["layer_params"] / tp / c.hbm
         sharded = L.zs >= 3
-        rows.append(("FSDP copies", "memory-bound", xp.where(sharded, t_w + gap, 0.0),
-                     xp.where(sharded, (gathers - 1.0) * t_w + t_g + 2 * gap, 0.0), xp.where(sharded, 1.0, 0.0),
+        rows.append(("FSDP copies", "memory-bound", xp.where(sharded, t_w, 0.0),
+                     xp.where(sharded, (gathers - 1.0) * t_w + t_g, 0.0), xp.where(sharded, 1.0, 0.0),
                      xp.where(sharded, 2.0, 0.0)))
     if c.fp8:  # every matmul input cast to FP8 (and transposed): activations forward, gradients backward
         n_k = 4.0 * kernels.FP8_CAST_KERNELS[c.recipe]
         cast = kernels.FP8_CAST_BYTES[c.recipe] * (2 * w["h"] / sp_div + (w["h"] + w["f"]) / tp) * tokens / c.hbm
-        rows.append(("FP8 casts", "memory-bound", cast + n_k * gap, cast + n_k * gap, n_k, n_k))
+        rows.append(("FP8 casts", "memory-bound", cast, cast, n_k, n_k))
     return rows
 
 
@@ -319,7 +320,7 @@ def _output(L, c, xp):
 
 
 def _summed(rows, c, xp) -> dict:
-    """Per class ``[forward, backward]`` seconds, the memory-bound kernels' fixed GPU time moved to the class
+    """Per class ``[forward, backward]`` seconds; the memory-bound kernels' fixed GPU time is charged to the class
     ``"fixed per kernel"``, which also takes what the host needs beyond the GPU: an eager host issues each kernel
     in ``host_seconds_per_kernel`` and runs ahead of the GPU, so a pass takes the longer of the two (Horace He
     2022, "Making Deep Learning Go Brrrr From First Principles", on overhead)."""
@@ -328,7 +329,6 @@ def _summed(rows, c, xp) -> dict:
     gap = kernels.KERNEL_GPU_SECONDS
     for _, cls, f_, b_, n_f, n_b in rows:
         if cls == "memory-bound":
-            f_, b_ = f_ - n_f * gap, b_ - n_b * gap
             out["fixed per kernel"][0] += n_f * gap
             out["fixed per kernel"][1] += n_b * gap
         out[cls][0] = out[cls][0] + f_
@@ -401,10 +401,6 @@ def layer_operators(model, accelerator="H100 SXM", *, micro_batch=1, seq_length=
     of ``seq_length`` tokens, sharded ``tp`` and ``cp`` ways, as ``stack`` runs them (:class:`LayerOperators`;
     seconds); ``zero_stage`` 3 adds an FSDP stack's copies around its collectives (:data:`FSDP_COPY_BYTES`). The same arithmetic the step-time model runs with ``stack=...``; ``calibration`` (default
     :data:`atscale.calibration.CALIBRATION`) supplies the kernel efficiency of the accelerator's generation."""
-    import types
-
-    from .calibration import CALIBRATION, Calibration
-
     model = models.model_arg("model", model)
     acc = hardware.accelerator_arg("accelerator", accelerator)
     acc.peak(dtype)
@@ -425,10 +421,7 @@ def layer_operators(model, accelerator="H100 SXM", *, micro_batch=1, seq_length=
                               zs=float(zero_stage), reshard=True, tp_overlap=False)
     rows = _rows(L, c, _ScalarOps)
     summed = _summed(rows, c, _ScalarOps)
-    gap = kernels.KERNEL_GPU_SECONDS
-    out = [OperatorRow(name, kind, float(f_ - (n_f * gap if kind == "memory-bound" else 0.0)),
-                       float(b_ - (n_b * gap if kind == "memory-bound" else 0.0)), n_f, n_b)
-           for name, kind, f_, b_, n_f, n_b in rows]
+    out = [OperatorRow(name, kind, float(f_), float(b_), n_f, n_b) for name, kind, f_, b_, n_f, n_b in rows]
     fixed = summed["fixed per kernel"]
     out.append(OperatorRow("fixed per kernel", "fixed per kernel", float(fixed[0]), float(fixed[1]), 0.0, 0.0))
     return LayerOperators(model.name, acc.name, st.name, dtype, float(b * s / cp), tuple(out),
@@ -448,8 +441,6 @@ def llama_shaped(hidden_size: int) -> models.TransformerConfig:
     and 70B have exactly 3.5 h), vocabulary 128,256, sequences of 8,192 tokens, 32 layers (one layer's operators
     do not depend on the depth). Llama Team (2024), *The Llama 3 Herd of Models*, Table 3. For sweeping one
     layer's cost against the width with everything else held to one family's shape."""
-    import math
-
     h = _v.count("hidden_size", hidden_size, scalar=True, low=1024)
     if h % 128:
         raise ValueError(f"hidden_size={_v.show(hidden_size)} must be a multiple of 128 (heads of 128 elements)")
