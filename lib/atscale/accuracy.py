@@ -38,7 +38,8 @@ from . import _validate as _v
 
 __all__ = ["Comparison", "Summary", "Gap", "megascale_drops", "megascale_against_selene", "comparisons", "summary",
            "table", "summary_table", "sources_table", "GROUPS", "COLLECTIVES_TOLERANCE", "STEP_TIME_TOLERANCE",
-           "PEAK_OVER_MEASURED_MAX", "StackSummary", "stack_summaries", "stack_table", "operator_table"]
+           "PEAK_OVER_MEASURED_MAX", "StackSummary", "stack_summaries", "stack_table", "operator_table",
+           "ablation_table"]
 
 GROUPS = ("Hardware", "Memory", "Collectives", "Step time", "Experts", "Reliability")
 """The groups, in the order of the chapters that make the comparisons."""
@@ -553,3 +554,25 @@ def sources_table(*, folded: bool = True):
     fold = f"The {len(items)} comparisons: each one's source and what its model leaves out" if _v.flag(
         "folded", folded) else ""
     return Table(("Compared", "Model leaves out", "Source"), tuple(rows), fold=fold)
+
+
+def ablation_table():
+    """MegaScale's ablation (:func:`atscale.runs.megascale_ablation`), each step's published gain beside the
+    gain the calibrated curve and the operator-level compute predict, in MFU points, as a
+    :class:`~atscale.tables.Table`."""
+    from . import runs
+    from .tables import Table
+
+    curve, ops = runs.megascale_ablation(), runs.megascale_ablation(operators=True)
+
+    def pts(x):
+        return "not modelled" if x is None else f"{100 * x:+.1f}"
+
+    rows = tuple((c.step, f"{100 * c.published:.1f} %", pts(c.published_gain), pts(c.model_gain), pts(o.model_gain),
+                  c.note or "") for c, o in zip(curve, ops))
+    pub, model = runs.megascale_ablation_baseline()
+    return Table(("Step (each added to the row above)", "Published MFU", "Published gain", "Curve: gain",
+                  "Operators: gain", "How the model expresses it"), rows,
+                 caption=f"MegaScale's ablation, 175B on 256 A100, batch 256; the baseline ran {100 * pub:.1f} % MFU "
+                         f"(the curve predicts {100 * model:.1f} %). Gains in MFU points; a modelled gain is the "
+                         "model's relative speed-up applied to the published MFU before the step.")

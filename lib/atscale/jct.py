@@ -220,12 +220,14 @@ class NoFeasibleLayout(ValueError):
 def best_plan(model, cluster: hardware.Cluster, global_batch: int = DEFAULT_GLOBAL_BATCH, *,
               seq_length: int | None = None, dtype: str = "bf16",
               dp_overlap: float = parallelism.DP_OVERLAP,
-              calibration: Calibration = CALIBRATION) -> Plan:
+              calibration: Calibration = CALIBRATION, stack=None) -> Plan:
     """The layout with the shortest step of :func:`atscale.search.search` for ``global_batch`` sequences
-    on ``cluster``: what :func:`estimate` uses when no plan is given. Raises :class:`NoFeasibleLayout`, naming
+    on ``cluster`` (``stack``: the training stack whose operators are timed, as in
+    :func:`atscale.parallelism.step_time`; ``None``: the calibrated curve): what :func:`estimate` uses when no plan
+    is given. Raises :class:`NoFeasibleLayout`, naming
     the commonest reason, when none fits."""
     res = _search(model, cluster, global_batch, seq_length=seq_length, dtypes=(dtype,),
-                             dp_overlap=dp_overlap, calibration=calibration)
+                  dp_overlap=dp_overlap, calibration=calibration, stack=stack)
     if not res.feasible_count:
         raise NoFeasibleLayout(f"no feasible layout ({next(iter(res.reasons()), 'no layout')})")
     return res.best()
@@ -442,7 +444,7 @@ def estimate(model, tokens, cluster: hardware.Cluster, plan: Plan | None = None,
              checkpoint: Checkpoint = SYNC, failures=rel.TEXTBOOK_PROFILE, restart_time=DEFAULT_RESTART_TIME,
              global_batch: int | None = None, dp_overlap: float = parallelism.DP_OVERLAP,
              seq_length: int | None = None, dtype: str = "bf16",
-             calibration: Calibration = CALIBRATION) -> Estimate:
+             calibration: Calibration = CALIBRATION, stack=None) -> Estimate:
     """Predicted wall-clock time of training ``model`` on ``tokens`` tokens on ``cluster``, term by term.
 
     Args:
@@ -459,6 +461,8 @@ def estimate(model, tokens, cluster: hardware.Cluster, plan: Plan | None = None,
             (1: overlapped, 0: not), passed to the step-time model.
         calibration: the step-time model's constants (:class:`atscale.calibration.Calibration`; default the
             fitted :data:`atscale.calibration.CALIBRATION`).
+        stack: the step time from the operators of a training stack, a name of :data:`atscale.operators.STACKS` or
+            an :class:`atscale.operators.Stack`; ``None`` (default): the calibrated efficiency curve.
 
     Failure-free time: ``steps x step_time(...).total`` with ``steps = tokens / (global_batch x seq_length)``
     (Narayanan et al. 2021; see :mod:`atscale.parallelism`). Wall-clock time: ``failure-free / G`` with ``G``
@@ -489,11 +493,11 @@ def estimate(model, tokens, cluster: hardware.Cluster, plan: Plan | None = None,
     if plan is None:
         try:
             plan = best_plan(model, cluster, global_batch or DEFAULT_GLOBAL_BATCH, seq_length=seq_length, dtype=dtype,
-                             dp_overlap=float(dp_overlap), calibration=calibration)
+                             dp_overlap=float(dp_overlap), calibration=calibration, stack=stack)
         except NoFeasibleLayout as exc:
             return _infeasible(model, cluster, tokens, None, str(exc), checkpoint.strategy, fname)
     step = parallelism.step_time(model, cluster, plan, seq_length=seq_length, dtype=dtype,
-                                 dp_overlap=float(dp_overlap), calibration=calibration)
+                                 dp_overlap=float(dp_overlap), calibration=calibration, stack=stack)
     if not step.feasible:
         return _infeasible(model, cluster, tokens, plan, step.reason, checkpoint.strategy, fname)
 

@@ -109,6 +109,11 @@ class TransformerConfig:
             (DeepSeek-AI 2024, sec. 3.3.3, "low-precision communication"); no effect in BF16 training.
         mla: multi-head latent attention (:class:`MLA`) instead of (grouped-query) multi-head attention.
         source: where the configuration comes from.
+        parallel_block: the attention and the MLP read the same normalised input and their outputs are added to
+            the residual together, ``x + attn(norm(x)) + mlp(norm(x))`` (GPT-J; PaLM, Chowdhery et al. 2022, sec. 2;
+            MegaScale, Jiang et al. 2024, sec. 3.1): with tensor parallelism the two sublayers share one gather of
+            their input and one reduction of their output, half the serial block's collectives. The step time
+            prices only that (the GEMMs, norms and FLOPs are the serial block's).
     """
 
     name: str
@@ -135,6 +140,7 @@ class TransformerConfig:
     node_dedup: bool | None = None
     fp8_dispatch: bool = False
     source: str = ""
+    parallel_block: bool = False
 
     def __post_init__(self):
         if not isinstance(self.name, str):
@@ -146,7 +152,8 @@ class TransformerConfig:
                 object.__setattr__(self, name, v.count(name, getattr(self, name), unit=self.name))
         for name in ("num_experts", "experts_per_token", "shared_experts", "dense_layers"):
             object.__setattr__(self, name, v.count(name, getattr(self, name), low=0, unit=self.name))
-        for name in ("gated_mlp", "learned_position_embeddings", "biases", "tied_embeddings", "fp8_dispatch"):
+        for name in ("gated_mlp", "learned_position_embeddings", "biases", "tied_embeddings", "fp8_dispatch",
+                     "parallel_block"):
             object.__setattr__(self, name, v.flag(name, getattr(self, name)))
         if self.node_dedup is not None:
             object.__setattr__(self, "node_dedup", v.flag("node_dedup", self.node_dedup))

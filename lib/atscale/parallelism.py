@@ -500,7 +500,8 @@ def _layer_times(L, c: _Context) -> dict:
 
 def _tp_comm(L, c: _Context, layer: dict):
     """Exposed seconds per layer per micro-batch of the tensor-parallel collectives: four per layer (two
-    forward, two backward; two more when the forward is recomputed), all-reduces, or reduce-scatter +
+    forward, two backward; two more when the forward is recomputed; half as many for a model with a parallel
+    block, :attr:`atscale.models.TransformerConfig.parallel_block`), all-reduces, or reduce-scatter +
     all-gather pairs with sequence parallelism (Korthikanti et al. 2022, sec. 4.2.2), on NVLink. With
     ``tp_overlap`` (and sequence parallelism) each collective is cut into ``tp`` chunks pipelined with the
     matmul it feeds (Wang et al. 2023; Transformer Engine, TorchTitan's async TP): only what the layer's
@@ -512,7 +513,8 @@ def _tp_comm(L, c: _Context, layer: dict):
                                        + collectives._time("all-gather", "ring", msg, n, c.up))
                         * SEQUENCE_PARALLEL_COMM_FACTOR,
                         lambda: collectives._time("all-reduce", "ring", msg, n, c.up))
-    t = xp.where(L.tp > 1, (4.0 + 2.0 * layer["full"]) * one, 0.0)
+    n_fwd = c.k.tp_collectives  # 2 with a parallel block: its sublayers share one gather and one reduction
+    t = xp.where(L.tp > 1, (n_fwd + n_fwd / 2 * layer["full"]) * one, 0.0)
     cover = layer["gemm"] * xp.where(layer["full"], 4 / 3, 1.0)
     hidden = xp.maximum(t - cover, t / L.tp) + c.contention * xp.minimum(t, cover)
     return xp.where(L.tp_overlap & L.sp, hidden, t)
@@ -694,6 +696,22 @@ def _pp_comm(L, c: _Context, layer: dict):
     return xp.where(L.pp > 1, 2.0 * L.v * L.hops * _link_time("broadcast", size, 2.0, on_node, c), 0.0)
 
 
+def _pp_overlap(L, c: _Context, stage: dict):
+    """With ``pp_overlap``, replaces the stage's per-micro-batch sends (``stage["pp_comm"]``, in place) by what the
+    micro-batch's computation on the stage cannot cover, plus the compute the overlapped sends slow (the stack's
+    contention), and returns the sends that stay exposed once per step: the pipeline's fill and drain, an
+    activation down and a gradient back across each of the ``p - 1`` stage boundaries, ``2 (p - 1)`` sends, which
+    nothing precedes to hide behind (Megatron-Core's ``overlap_p2p_comm``; MegaScale's pipeline overlap, Jiang et
+    al. 2024, sec. 3.2). Without it, 0 and the stage unchanged: every send exposed."""
+    xp = c.xp
+    sends = stage["pp_comm"]
+    cover = stage["compute"] + stage["recompute"]
+    one = sends / (2.0 * L.v * L.hops)  # one send's time
+    hidden = xp.maximum(sends - cover, 0.0) + c.contention * xp.minimum(sends, cover)
+    stage["pp_comm"] = xp.where(L.ppo, hidden, sends)
+    return xp.where(L.ppo & (L.pp > 1), 2.0 * (L.pp - 1) * one, 0.0)
+
+
 def _output_layer(L, c: _Context, layer: dict):
     """Seconds per micro-batch of the output (logit) layer's matmuls on the last stage: ``6 V h`` FLOPs per
     token, split over TP (vocabulary-parallel; Shoeybi et al. 2019, sec. 3); with a stack, the logits GEMM and
@@ -848,7 +866,7 @@ def _memory(L, c: _Context, sl: StageLayers, shards):
 _FIELDS = ("tp", "cp", "pp", "dp", "micro_batch", "global_batch", "zero_stage", "schedule", "virtual_stages",
            "recompute", "sequence_parallel", "account_for_embedding", "account_for_loss", "tp_overlap",
            "reshard_after_forward", "shard_group", "ep", "expert_tp", "a2a_overlap", "expert_imbalance",
-           "capacity_factor", "cp_algorithm")
+           "capacity_factor", "cp_algorithm", "pp_overlap")
 """The :class:`~atscale.plan.Plan` fields :func:`evaluate` takes as (broadcast) arrays."""
 
 
@@ -893,7 +911,8 @@ def _layout(fields: dict, dp_overlap) -> tuple[tuple, types.SimpleNamespace]:
     shard = fields["shard_group"]
     shard = 0 if shard is None else _v.count("shard_group", shard, low=0, scalar=False)  # 0: all dp x cp ranks
     flags = {n: _v.flags(n, fields[n]) for n in ("sequence_parallel", "account_for_embedding", "account_for_loss",
-                                                 "tp_overlap", "reshard_after_forward", "a2a_overlap")}
+                                                 "tp_overlap", "reshard_after_forward", "a2a_overlap",
+                                                 "pp_overlap")}
     arrays = _v.broadcast(**counts, zs=zs, shard=shard, sched=_codes("schedule", fields["schedule"], SCHEDULES),
                           reco=_codes("recompute", fields["recompute"], RECOMPUTE),
                           cpa=_codes("cp_algorithm", fields["cp_algorithm"], CP_ALGORITHMS), **flags,
@@ -901,7 +920,7 @@ def _layout(fields: dict, dp_overlap) -> tuple[tuple, types.SimpleNamespace]:
     shape = arrays[0].shape
     flat = [np.array(a).reshape(-1) for a in arrays]
     names = list(counts) + ["zs", "shard", "sched", "reco", "cpa", "sp", "emb", "loss", "tp_overlap", "reshard",
-                             "a2a", "ovl", "load"]
+                             "a2a", "ppo", "ovl", "load"]
     L = types.SimpleNamespace(**dict(zip(names, flat)))
     for n in ("tp", "cp", "pp", "dp", "micro_batch", "global_batch", "virtual_stages", "shard", "zs", "ep", "etp",
               "load"):
@@ -942,7 +961,8 @@ def _new_plan_layout(plan: Plan, dp_overlap: float) -> types.SimpleNamespace:
         reco=_RECOMPUTE_CODE[plan.recompute], cpa=_CP_CODE[plan.cp_algorithm],
         sp=plan.sequence_parallel, emb=float(plan.account_for_embedding),
         loss=float(plan.account_for_loss), tp_overlap=plan.tp_overlap, reshard=plan.reshard_after_forward,
-        ovl=dp_overlap, ep=float(plan.ep), etp=float(plan.etp), a2a=plan.a2a_overlap, load=float(plan.expert_load))
+        ovl=dp_overlap, ep=float(plan.ep), etp=float(plan.etp), a2a=plan.a2a_overlap, ppo=plan.pp_overlap,
+        load=float(plan.expert_load))
     return _derived(L)
 
 
@@ -1047,7 +1067,7 @@ def _model_constants(model: models.TransformerConfig, s: int, flash: bool) -> ty
         weight_bytes=2.0, out_params=V * h + model.norm_params(),
         emb_params=model.embedding_params() - (0 if model.tied_embeddings else V * h),
         elem_rep=rep, elem_par=par, act_rep=terms.replicated, act_par=terms.parallel, act_scores=terms.scores,
-        model_tok=float(models.training_flops_per_token(model, s)))
+        model_tok=float(models.training_flops_per_token(model, s)), tp_collectives=2.0 if model.parallel_block else 4.0)
 
 
 _CONTEXTS: dict = {}
@@ -1100,9 +1120,11 @@ def _parts(L, c: _Context) -> dict:
     tp_t, cp_t, pp_t = _tp_comm(L, c, layer), _cp_comm(L, c, layer), _pp_comm(L, c, layer)
     ep_t = _ep_comm(L, c, layer) if c.k.moe else 0.0
     stage = _pace(L, c, layer, tp_t, cp_t, pp_t, ep_t)
+    fill = _pp_overlap(L, c, stage)
     keys = ("compute", "recompute", "tp_comm", "cp_comm", "ep_comm", "pp_comm")
     per_mb = sum(stage[key] for key in keys)
     parts = {key: L.m * stage[key] for key in keys}
+    parts["pp_comm"] = parts["pp_comm"] + fill
     third = per_mb / 3  # forward, input-gradient and weight-gradient passes take a third each (Qi et al. 2024)
     parts["bubble"] = c.xp.lazy_where(  # the classic schedules' (p - 1)/v, else the split-backward closed forms
         L.sched <= _SCHEDULE_CODE["interleaved"], lambda: (L.pp - 1) / L.v * per_mb,
@@ -1143,7 +1165,7 @@ def evaluate(model, cluster: hardware.Cluster, *, tp, pp, dp, micro_batch, globa
              schedule="1f1b", virtual_stages=1, recompute="none", sequence_parallel=False,
              account_for_embedding=False, account_for_loss=False, tp_overlap=True, reshard_after_forward=True,
              shard_group=None, ep=1, expert_tp=None, a2a_overlap=False, expert_imbalance=1.0, capacity_factor=None,
-             cp_algorithm="ring", seq_length=None, dtype: str = "bf16",
+             cp_algorithm="ring", pp_overlap=False, seq_length=None, dtype: str = "bf16",
              optimizer_name: str = memory.RUNNING_EXAMPLE_OPTIMIZER, dp_overlap=DP_OVERLAP,
              flash_attention: bool = True, memory_check: bool = True,
              calibration: Calibration = CALIBRATION, stack=None, fp8_recipe: str = "delayed") -> StepTime:
@@ -1165,7 +1187,7 @@ def evaluate(model, cluster: hardware.Cluster, *, tp, pp, dp, micro_batch, globa
                   account_for_loss=account_for_loss, tp_overlap=tp_overlap,
                   reshard_after_forward=reshard_after_forward, shard_group=shard_group, ep=ep, expert_tp=expert_tp,
                   a2a_overlap=a2a_overlap, expert_imbalance=expert_imbalance, capacity_factor=capacity_factor,
-                  cp_algorithm=cp_algorithm)
+                  cp_algorithm=cp_algorithm, pp_overlap=pp_overlap)
     shape, L = _layout(fields, dp_overlap)
     reason = _reasons(L, c, cluster.num_gpus)
     ok = reason == ""

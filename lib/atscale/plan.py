@@ -149,6 +149,11 @@ class Plan:
         capacity_factor: each expert takes at most this multiple of its mean load and drops the rest (GShard,
             Switch; Fedus et al. 2022, sec. 2.2); ``None``: no cap (dropless, as Megatron-Core and DeepSeek-V3
             train). The busiest expert then processes ``min(expert_imbalance, capacity_factor)`` times the mean.
+        pp_overlap: the pipeline's point-to-point sends run behind the next chunk's computation instead of
+            between chunks (Megatron-Core's ``overlap_p2p_comm`` for the interleaved schedule; MegaScale's
+            pipeline overlap, Jiang et al. 2024, sec. 3.2): only the sends of the pipeline's fill and drain and
+            what the computation cannot cover stay exposed. ``False`` (default): every send exposed, as the
+            2021-22 Megatron-LM ran them.
     """
 
     tp: int = 1
@@ -173,6 +178,7 @@ class Plan:
     expert_imbalance: float = 1.0
     capacity_factor: float | None = None
     cp_algorithm: str = "ring"
+    pp_overlap: bool = False
 
     def __post_init__(self):
         for name in ("tp", "pp", "dp", "cp", "micro_batch", "virtual_stages", "ep"):
@@ -196,7 +202,7 @@ class Plan:
         v.choice("recompute", self.recompute, RECOMPUTE)
         v.choice("cp_algorithm", self.cp_algorithm, CP_ALGORITHMS)
         for name in ("sequence_parallel", "account_for_embedding", "account_for_loss", "tp_overlap",
-                     "reshard_after_forward", "a2a_overlap"):
+                     "reshard_after_forward", "a2a_overlap", "pp_overlap"):
             object.__setattr__(self, name, v.flag(name, getattr(self, name)))
         if self.shard_group is not None:
             group = v.count("shard_group", self.shard_group)
@@ -276,6 +282,8 @@ class Plan:
             extras.append(f"expert TP={self.expert_tp}")
         if self.a2a_overlap:
             extras.append("all-to-all overlapped")
+        if self.pp > 1 and self.pp_overlap:
+            extras.append("pipeline sends overlapped")
         if self.expert_load > 1:
             extras.append(f"busiest expert x{self.expert_load:g}")
         return f"{self.describe()} on {self.gpus:,} GPUs; " + ", ".join(extras)

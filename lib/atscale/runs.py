@@ -32,7 +32,8 @@ from .plan import Plan
 
 __all__ = ["Run", "METRICS", "load", "ALL_RUNS", "MEGATRON_TABLE1_RUNS", "KORTHIKANTI_TABLE5_RUNS", "OTHER_RUNS",
            "H100_RUNS", "MEGASCALE_RUNS", "MOE_RUNS", "OTHER_STACK_RUNS", "CALIBRATION_RUNS", "VALIDATION_RUNS",
-           "FP8Pair", "fp8_pairs"]
+           "FP8Pair", "fp8_pairs", "AblationStep", "ABLATION_TOLERANCE_POINTS", "megascale_ablation",
+           "megascale_ablation_baseline"]
 
 METRICS = ("hardware_flops_per_gpu", "model_flops_per_gpu", "mfu", "mfu_causal", "hfu", "step_seconds")
 """What a :class:`Run` may have published (see :attr:`Run.metric`)."""
@@ -366,3 +367,113 @@ def fp8_pairs() -> tuple:
             operators=float(twin.step(operators=True).total / r.step(operators=True).total),
             curve=float(twin.step(operators=False).total / r.step(operators=False).total)))
     return tuple(sorted(out, key=lambda p: (p.hidden_size, p.label)))
+
+
+# --------------------------------------------------------------------------------------
+# An ablation: one published optimisation at a time (atscale/data/ablations/*.json)
+# --------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class AblationStep:
+    """One row of a published ablation, where each row adds one optimisation to the row above.
+
+    ``published_before`` and ``published``: the source's MFU before and after the step (fractions);
+    ``published_gain``: their difference (fraction of MFU; 0.01 is one point). ``model_gain``: what the model
+    predicts the step gains, as the relative speed-up of the modelled step applied to the published MFU before it
+    (``published_before * (after / before - 1)``, so the steps the model cannot express, carried as published,
+    do not shift the ones it can); ``None`` where the step is not expressible. ``model_before`` and ``model_after``:
+    the model's MFUs of the two configurations (``None`` when not expressible). ``note``: how the step is
+    expressed, or why it is not."""
+
+    step: str
+    published_before: float
+    published: float
+    model_before: float | None
+    model_after: float | None
+    note: str = ""
+
+    @property
+    def published_gain(self) -> float:
+        return self.published - self.published_before
+
+    @property
+    def model_gain(self) -> float | None:
+        if self.model_before is None:
+            return None
+        return self.published_before * (self.model_after / self.model_before - 1.0)
+
+    @property
+    def error_points(self) -> float | None:
+        """``model_gain - published_gain`` in MFU points (1.0 = one point); ``None`` where not expressible."""
+        return None if self.model_gain is None else 100.0 * (self.model_gain - self.published_gain)
+
+
+ABLATION_TOLERANCE_POINTS = 1.0
+"""The issue's target for each expressible step of MegaScale's ablation: the modelled gain within one MFU point of
+the published one."""
+
+
+def _ablation_record(name: str) -> dict:
+    return json.loads((files("atscale") / "data" / "ablations" / f"{name}.json").read_text("utf-8"))
+
+
+def _ablation_mfu(base: Run, settings: dict, calibration: Calibration, operators: bool) -> float:
+    model = dataclasses.replace(base.model, **settings["model"])
+    run = dataclasses.replace(base, model=model, plan=dataclasses.replace(base.plan, **settings["plan"]),
+                              **settings["options"])
+    return float(run.step(calibration, operators=operators).mfu)
+
+
+def megascale_ablation(calibration: Calibration = CALIBRATION, *, operators: bool = False) -> tuple[AblationStep, ...]:
+    """MegaScale's ablation (Jiang et al. 2024, Table 3: the 175B model on 256 A100, batch 256, each row one
+    optimisation more), step by step, published against modelled (:class:`AblationStep`).
+
+    The model starts from the Megatron-LM baseline's run record (:data:`MEGASCALE_RUNS`, 3,072 GPUs) on 256 GPUs
+    with batch 256, and switches on each expressible step's setting in turn (the record
+    ``atscale/data/ablations/megascale-table3.json`` says how each is expressed); ``operators``: the operator-level
+    compute (:meth:`Run.step`) rather than the calibrated curve."""
+    if not isinstance(calibration, Calibration):
+        raise ValueError(f"calibration={_v.show(calibration)} must be an atscale.calibration.Calibration")
+    _v.flag("operators", operators)
+    key = (id(calibration), operators)
+    hit = _ABLATIONS.get(key)
+    if hit is None or hit[0] is not calibration:
+        _ABLATIONS[key] = hit = (calibration, _megascale_ablation(calibration, operators))
+    return hit[1]
+
+
+_ABLATIONS: dict = {}
+
+
+def _megascale_ablation(calibration: Calibration, operators: bool) -> tuple[AblationStep, ...]:
+    rec = _ablation_record("megascale-table3")
+    base = next(r for r in ALL_RUNS if r.label == rec["base_run"])
+    cluster = hardware.Cluster.of_gpus(base.cluster.node, rec["gpus"], base.cluster.fabric)
+    dp = rec["gpus"] // (base.plan.tp * base.plan.pp * base.plan.cp)
+    base = dataclasses.replace(base, cluster=cluster,
+                               plan=dataclasses.replace(base.plan, dp=dp, global_batch=rec["global_batch"]))
+    settings = {"model": {}, "plan": {}, "options": {}}
+    before = _ablation_mfu(base, settings, calibration, operators)
+    out, published_before = [], None
+    for row in rec["steps"]:
+        if published_before is None:  # the baseline itself
+            published_before = row["mfu"]
+            continue
+        expressible = row.get("expressible", True)
+        if expressible:
+            for key in settings:
+                settings[key] = {**settings[key], **row.get(key, {})}
+            after = _ablation_mfu(base, settings, calibration, operators)
+            out.append(AblationStep(row["step"], published_before, row["mfu"], before, after, row.get("note", "")))
+            before = after
+        else:
+            out.append(AblationStep(row["step"], published_before, row["mfu"], None, None, row.get("note", "")))
+        published_before = row["mfu"]
+    return tuple(out)
+
+
+def megascale_ablation_baseline(calibration: Calibration = CALIBRATION, *, operators: bool = False) -> tuple:
+    """``(published, modelled)`` MFU of the ablation's baseline row (fractions): MegaScale's Megatron-LM on 256
+    A100 with batch 256 (Jiang et al. 2024, Table 3, first row), the model from the same record as
+    :func:`megascale_ablation`."""
+    steps = megascale_ablation(calibration, operators=operators)
+    return steps[0].published_before, steps[0].model_before

@@ -1,0 +1,146 @@
+"""MegaScale's ablation (issue 33, item 4), the pipeline's overlapped sends and the parallel block (item 2).
+
+Each expressible step of MegaScale's Table 3 is compared with the model's predicted gain; the issue's target is
+one MFU point per step. The steps that miss are pinned with their measured error and marked as strict xfails
+against the target, so that a model change that fixes (or worsens) one shows up here."""
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from atscale import hardware, models, parallelism, runs
+from atscale.plan import Plan
+
+TOL = runs.ABLATION_TOLERANCE_POINTS
+
+
+def _steps(operators):
+    return {s.step: s for s in runs.megascale_ablation(operators=operators)}
+
+
+def test_ablation_rows_as_published():
+    """The record holds Table 3's chain: 47.7 % to 65.3 %, eight steps, each after the one above."""
+    steps = runs.megascale_ablation()
+    assert [s.step for s in steps][0] == "parallel transformer block"
+    assert len(steps) == 8
+    assert steps[0].published_before == pytest.approx(0.477)
+    assert steps[-1].published == pytest.approx(0.653)
+    for a, b in zip(steps, steps[1:]):
+        assert b.published_before == a.published
+    assert sum(s.published_gain for s in steps) == pytest.approx(0.653 - 0.477)
+    inexpressible = [s.step for s in steps if s.model_gain is None]
+    assert inexpressible == ["sliding-window attention", "data pipeline and other fixes"]
+
+
+# (step, curve error, operator-model error), MFU points, as measured when the ablation was added
+PINNED = {
+    "parallel transformer block": (-2.21, -2.26),
+    "tensor-parallel overlap": (+0.24, -5.59),
+    "pipeline-parallel overlap": (-1.55, -1.80),
+    "data-parallel overlap": (-0.64, -0.78),
+    "efficient operators": (+2.26, +0.84),
+    "LAMB, batch tripled to 768": (-0.84, -1.04),
+}
+
+
+@pytest.mark.parametrize("operators", [False, True], ids=["curve", "operators"])
+@pytest.mark.parametrize("step", list(PINNED))
+def test_ablation_errors_pinned(step, operators):
+    s = _steps(operators)[step]
+    assert s.error_points == pytest.approx(PINNED[step][operators], abs=0.02)
+
+
+_MISSES = {(step, ops) for step, errs in PINNED.items() for ops, e in ((False, errs[0]), (True, errs[1]))
+           if abs(e) > TOL}
+
+
+@pytest.mark.parametrize("operators", [False, True], ids=["curve", "operators"])
+@pytest.mark.parametrize("step", list(PINNED))
+def test_ablation_target(step, operators, request):
+    """The issue's target: each modelled step within one MFU point. Known misses (strict xfails): the parallel
+    block (only its halved TP collectives are modelled), the pipeline overlap (the model's exposed sends are
+    about a third of what the step gained), the fused attention kernel under the curve (its attention rate
+    gains more than MegaScale measured) and, under the operator model, the tensor-parallel overlap (its GEMMs
+    split into tp chunks lose more to wave quantisation than the overlap hides; and the batch tripled, 1.04 points
+    short)."""
+    if (step, operators) in _MISSES:
+        request.applymarker(pytest.mark.xfail(strict=True, reason="a known miss of the issue's 1-point target"))
+    assert abs(_steps(operators)[step].error_points) <= TOL
+
+
+def test_ablation_bad_input():
+    with pytest.raises(ValueError, match="calibration"):
+        runs.megascale_ablation(calibration="fitted")
+    with pytest.raises(ValueError, match="operators"):
+        runs.megascale_ablation(operators="yes")
+
+
+# --------------------------------------------------------------------------------------
+# the pipeline's overlapped sends
+_RUN = runs.MEGASCALE_RUNS[0]
+_CLUSTER = hardware.Cluster.of_gpus(_RUN.cluster.node, 256, _RUN.cluster.fabric)
+_PLAN = dataclasses.replace(_RUN.plan, dp=4, global_batch=256)
+
+
+def _st(plan, stack=None):
+    return parallelism.step_time(_RUN.model, _CLUSTER, plan, optimizer_name=_RUN.optimizer_name, dp_overlap=0.0,
+                                 flash_attention=False, stack=stack)
+
+
+@pytest.mark.parametrize("stack", [None, "megatron-core"])
+def test_pp_overlap_hides_sends_but_not_fill(stack):
+    off, on = _st(_PLAN, stack), _st(dataclasses.replace(_PLAN, pp_overlap=True), stack)
+    assert on.total < off.total
+    assert on.pp_comm < off.pp_comm
+    # the fill and drain stay exposed: 2 (p - 1) sends of one micro-batch's activations
+    one = off.pp_comm / (_PLAN.micro_batches * 2 * _PLAN.virtual_stages)
+    assert on.pp_comm >= 2 * (_PLAN.pp - 1) * one * (1 - 1e-9)
+    assert on.compute == pytest.approx(off.compute)
+
+
+def test_pp_overlap_off_by_default_and_vectorised():
+    assert Plan().pp_overlap is False
+    v = parallelism.evaluate(_RUN.model, _CLUSTER, tp=8, pp=8, dp=4, micro_batch=1, global_batch=256, zero_stage=1,
+                             schedule="interleaved", virtual_stages=6, sequence_parallel=True,
+                             pp_overlap=np.array([False, True]), optimizer_name=_RUN.optimizer_name, dp_overlap=0.0,
+                             flash_attention=False)
+    for i, flag in enumerate((False, True)):
+        one = _st(dataclasses.replace(_PLAN, tp_overlap=True, pp_overlap=flag))
+        assert v.total[i] == pytest.approx(one.total, rel=1e-12)
+    no_pipe = parallelism.step_time(_RUN.model, _CLUSTER, dataclasses.replace(
+        _PLAN, pp=1, dp=32, schedule="1f1b", virtual_stages=1, pp_overlap=True), memory_check=False)
+    assert no_pipe.pp_comm == 0.0
+    assert "pipeline sends overlapped" in str(dataclasses.replace(_PLAN, pp_overlap=True))
+    with pytest.raises(ValueError, match="pp_overlap"):
+        Plan(pp_overlap="yes")
+
+
+def test_parallel_block_halves_tp_collectives():
+    par = dataclasses.replace(_RUN.model, parallel_block=True)
+    plan = dataclasses.replace(_PLAN, tp_overlap=False)
+    serial = _st(plan)
+    parallel = parallelism.step_time(par, _CLUSTER, plan, optimizer_name=_RUN.optimizer_name, dp_overlap=0.0,
+                                     flash_attention=False)
+    assert parallel.tp_comm == pytest.approx(serial.tp_comm / 2, rel=1e-9)
+    assert parallel.compute == pytest.approx(serial.compute)
+    assert models.TransformerConfig("m", 2, 64, 4, 100, 16).parallel_block is False
+    with pytest.raises(ValueError, match="parallel_block"):
+        models.TransformerConfig("m", 2, 64, 4, 100, 16, parallel_block="yes")
+
+
+def test_jct_estimate_takes_a_stack():
+    """A job's estimate can be priced with a stack's operators (``stack=``), as the step time can; the default
+    stays the calibrated curve."""
+    from atscale import jct, operators
+    from atscale.scenario import RUNNING_EXAMPLE as ex
+
+    curve = jct.estimate(ex.model, 1e12, ex.cluster, ex.plan)
+    ops = jct.estimate(ex.model, 1e12, ex.cluster, ex.plan, stack="megatron-core")
+    assert curve.step.total == pytest.approx(parallelism.step_time(ex.model, ex.cluster, ex.plan).total)
+    assert ops.step.total == pytest.approx(
+        parallelism.step_time(ex.model, ex.cluster, ex.plan, stack="megatron-core").total)
+    quiet = dataclasses.replace(operators.STACKS["megatron-core"], comm_sm_share=0.0)
+    assert jct.estimate(ex.model, 1e12, ex.cluster, ex.plan, stack=quiet).total <= ops.total
+    with pytest.raises(ValueError, match="stack"):
+        jct.estimate(ex.model, 1e12, ex.cluster, ex.plan, stack="jax")
