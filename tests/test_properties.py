@@ -495,6 +495,7 @@ CALLS = {  # label -> keyword arguments (a function of nothing: built when probe
     "collectives.model_time": lambda: dict(m=collectives.CALIBRATION[0]),
     "collectives.gradient_sync": lambda: dict(scenario=EX),
     "experts.moe_summary": lambda: dict(model=models.DEEPSEEK_V3),
+    "parallelism.recompute_choices": lambda: dict(model=EX.model, cluster=EX.cluster, plan=EX.plan),
     "experts.dense_twin": lambda: dict(model=models.DEEPSEEK_V3),
     "experts.published_count": lambda: dict(model=models.DEEPSEEK_V3),
     "experts.ep_sweep": lambda: dict(model=models.DEEPSEEK_V3, cluster=hardware.Cluster.of_gpus(
@@ -622,6 +623,7 @@ RESULTS = {  # public types the library builds as results or as its own data: no
     "reliability.JobMTTF", "roofline.TimeBound", "roofline.Placement", "roofline.LayerTime",
     "roofline.MeasuredRoofline", "roofline.RooflineCheck", "tables.Table", "kernels.GemmModel", "operators.Stack", "operators.OperatorRow",
     "operators.LayerOperators", "accuracy.StackSummary", "runs.FP8Pair", "runs.AblationStep",
+    "parallelism.RecomputeChoice",
     "kernels.AttentionModel",
 }
 PROBE_SLOW = {  # seconds per call or more: probed by `pytest -m slow`

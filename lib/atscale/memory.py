@@ -21,12 +21,12 @@ from . import hardware, models
 from . import units as u
 from . import _validate as v
 from ._numeric import as_scalar
-from .plan import RECOMPUTE, Plan, stage_layers
+from .plan import RECOMPUTE, Plan, _modules_arg, stage_layers
 
 __all__ = [
     "Optimizer", "OPTIMIZERS", "RUNNING_EXAMPLE_OPTIMIZER", "optimizer", "ModelState", "model_state_bytes",
     "zero_communication_factor", "zero_communication_bytes", "max_params", "MaxModelMeasurement", "ZERO_TABLE2",
-    "ZERO_TABLE2_FLOOR", "ActivationTerms", "activation_terms", "activation_bytes_per_layer",
+    "ZERO_TABLE2_FLOOR", "ActivationTerms", "activation_terms", "recompute_savings", "activation_bytes_per_layer",
     "in_flight_micro_batches", "Breakdown", "breakdown", "max_micro_batch", "min_gpus_for_state",
     "logits_bytes", "checkpoint_bytes",
 ]
@@ -363,9 +363,36 @@ def activation_terms(model: models.TransformerConfig, micro_batch, seq_length=No
     return ActivationTerms(as_scalar(replicated), as_scalar(parallel), as_scalar(scores))
 
 
+def recompute_savings(model: models.TransformerConfig, micro_batch, seq_length=None, modules=("core_attn",), *,
+                      dropout: bool | None = None, flash_attention: bool = False) -> ActivationTerms:
+    """Per-layer activation bytes of one micro-batch that selective recomputation of ``modules`` (names of
+    :data:`atscale.plan.RECOMPUTE_MODULES`) does not store, split as :func:`activation_terms` splits them:
+
+    * ``"core_attn"``: the attention scores (``scores``; none with a fused kernel, which stores none);
+    * ``"layernorm"``: both norms' outputs, the QKV and MLP block inputs, ``4 s b h`` (``replicated``);
+    * ``"act"``: the activation function's output, the down projection's input, ``2 s b f`` (``parallel``);
+    * ``"mlp"``: every inner tensor of the MLP, ``2 s b f`` per tensor, three for a gated MLP, two otherwise
+      (``parallel``; it includes ``"act"``'s); its input, the checkpoint's, stays.
+
+    Each term as :func:`activation_terms` counts it (Korthikanti et al. 2022, sec. 4.1; Megatron-Core's
+    ``recompute_modules``). Bytes; ``micro_batch`` may be an array."""
+    model = _model(model)
+    modules = _modules_arg(modules, "modules")
+    terms = activation_terms(model, micro_batch, seq_length, dropout=dropout, flash_attention=flash_attention)
+    b = np.asarray(micro_batch, dtype=float)
+    s = np.asarray(model.seq_length if seq_length is None else seq_length, dtype=float)
+    sb = s * b
+    rep = 4 * sb * model.hidden_size if "layernorm" in modules else 0 * sb
+    inner = (3 if model.gated_mlp else 2) * 2 * sb * model.active_ffn_size
+    par = inner if "mlp" in modules else (2 * sb * model.active_ffn_size if "act" in modules else 0 * sb)
+    scores = terms.scores if "core_attn" in modules else 0 * sb
+    return ActivationTerms(as_scalar(rep), as_scalar(par), as_scalar(scores))
+
+
 def activation_bytes_per_layer(model: models.TransformerConfig, micro_batch, seq_length=None, *, tp: int = 1,
                                sequence_parallel: bool = False, recompute: str = "none",
-                               dropout: bool | None = None, flash_attention: bool = False):
+                               dropout: bool | None = None, flash_attention: bool = False,
+                               recompute_modules=None):
     """Activation bytes one layer keeps per GPU for one micro-batch (Korthikanti et al. 2022, Table 2).
 
     For a GPT-style model, with ``t = tp``:
@@ -381,7 +408,8 @@ def activation_bytes_per_layer(model: models.TransformerConfig, micro_batch, seq
 
     These are **bytes** already (2-byte activations, 1-byte masks): multiplying ``34 s b h``
     by 2 bytes per value again is a classic error. Selective recomputation recomputes the
-    attention scores in the backward pass instead of storing them.
+    attention scores in the backward pass instead of storing them, or, with ``recompute_modules``, the parts of
+    the layer :func:`recompute_savings` lists.
     """
     model = _model(model)
     tp = _degree("tp", tp)
@@ -396,8 +424,15 @@ def activation_bytes_per_layer(model: models.TransformerConfig, micro_batch, seq
     if recompute == "full":
         s = model.seq_length if seq_length is None else seq_length
         return as_scalar(2 * np.asarray(s, float) * np.asarray(micro_batch, float) * model.hidden_size / sp_div)
-    scores = 0 if recompute == "selective" else terms.scores
-    return as_scalar(terms.replicated / sp_div + (terms.parallel + scores) / tp)
+    if recompute_modules is not None and recompute != "selective":
+        raise ValueError(f"recompute_modules={v.show(recompute_modules)} needs recompute='selective' "
+                         f"(got recompute={recompute!r})")
+    if recompute != "selective":
+        return as_scalar(terms.replicated / sp_div + (terms.parallel + terms.scores) / tp)
+    saved = recompute_savings(model, micro_batch, seq_length, recompute_modules or ("core_attn",), dropout=dropout,
+                              flash_attention=flash_attention)
+    return as_scalar((terms.replicated - saved.replicated) / sp_div
+                     + (terms.parallel - saved.parallel + terms.scores - saved.scores) / tp)
 
 
 def in_flight_micro_batches(pp: int, *, stage: int = 0, virtual_stages: int = 1, num_micro_batches=None) -> float:
@@ -516,7 +551,7 @@ def breakdown(model: models.TransformerConfig, accelerator="H100 SXM", plan: Pla
     state = model_state_bytes(model, optimizer_name, zero_stage=plan.zero_stage, dp=plan.dp, tp=plan.tp, pp=plan.pp)
     per_layer = activation_bytes_per_layer(model, plan.micro_batch, seq_length, tp=plan.tp,
                                            sequence_parallel=plan.sequence_parallel, recompute=plan.recompute,
-                                           flash_attention=flash_attention)
+                                           flash_attention=flash_attention, recompute_modules=plan.recompute_modules)
     acts = per_layer * _peak_stage_layer_batches(model, plan)
     label = f"{model.name} on {acc.name}, {plan.describe()}, micro-batch {plan.micro_batch}"
     return Breakdown(state.weights, state.gradients, state.optimizer, float(acts), acc.usable_memory, label,

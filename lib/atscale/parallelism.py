@@ -71,7 +71,7 @@ from ._numeric import _ArrayOps, _ScalarOps
 from .calibration import (CALIBRATION, COMPUTE_EFFICIENCY_MAX, COMPUTE_EFFICIENCY_MAX_H100,  # noqa: F401 (re-exported)
                           COMPUTE_HALF_HIDDEN, COMPUTE_HALF_WIDTH, H100_ERA, Calibration)
 from . import units as u
-from .plan import CP_ALGORITHMS, RECOMPUTE, SCHEDULES, Plan
+from .plan import CP_ALGORITHMS, RECOMPUTE, RECOMPUTE_MODULES, SCHEDULES, Plan, _modules_arg
 from .plan import StageLayers, _stage_layers, stage_layers  # re-exported: the split lives beside the Plan
 from . import pipeline as _pipeline
 from .pipeline import MAX_SIMULATED_PASSES, Timeline, pipeline_timeline  # re-exported: they live in pipeline
@@ -90,6 +90,7 @@ __all__ = [
     "Run", "METRICS", "MEGATRON_TABLE1_RUNS", "KORTHIKANTI_TABLE5_RUNS", "OTHER_RUNS", "H100_RUNS",
     "MEGASCALE_RUNS", "MOE_RUNS", "CALIBRATION_RUNS", "VALIDATION_RUNS", "A2A_OVERLAP_SM_SHARE",
     "calibrate", "amdahl_speedup", "rank_groups", "Timeline", "pipeline_timeline", "MAX_SEARCH_LAYOUTS", "MAX_RANKS",
+    "RecomputeChoice", "RECOMPUTE_CHOICES", "recompute_choices",
 ]
 
 
@@ -448,7 +449,8 @@ def _operator_times(L, c: _Context) -> dict:
     per-kernel costs, each forward plus backward; full recomputation runs the forward of all of them again,
     selective recomputation the attention core's forward (Korthikanti et al. 2022, sec. 5)."""
     xp, k = c.xp, c.k
-    r = _operators._layer(L, c.ops, xp)
+    rows = _operators._rows(L, c.ops, xp)
+    r = _operators._summed(rows, c.ops, xp)
     gemm, attention = sum(r["matmul"]), sum(r["attention"])
     if k.moe:
         slowed = xp.where(L.a2a & (L.ep > 1), 1 / (1 - A2A_OVERLAP_SM_SHARE), 1.0)  # SMs lent to the all-to-all
@@ -456,12 +458,52 @@ def _operator_times(L, c: _Context) -> dict:
     elementwise = sum(r["memory-bound"]) + sum(r["fixed per kernel"])
     forward = sum(v[0] for v in r.values())
     full = L.reco == _RECOMPUTE_CODE["full"]
-    selective = L.reco == _RECOMPUTE_CODE["selective"]
-    recompute = xp.where(full, forward, xp.where(selective, r["attention"][0], 0.0))
-    extra = xp.where(full, 2 * k.layer_matmul + 4 * c.s * k.aw,
-                     xp.where(selective, (4.0 if c.flash else SELECTIVE_RECOMPUTE_FACTOR) * c.s * k.aw, 0.0))
+
+    def selective():  # the forward of the recomputed modules' operators (with their kernels' fixed time)
+        gap, parts = _operators.kernels.KERNEL_GPU_SECONDS, {"core_attn": r["attention"][0]}
+        for module, names in (("layernorm", _NORM_OPS), ("act", _ACT_OPS), ("mlp", _MLP_OPS)):
+            if _anywhere(L, module, xp):
+                parts[module] = sum(f_ + (n_f * gap if cls == "memory-bound" else 0.0)
+                                    for name, cls, f_, _, n_f, _ in rows if name in names)
+        return _selective_sum(L, parts, xp)
+
+    recompute = xp.where(full, forward, xp.lazy_where(L.reco == _RECOMPUTE_CODE["selective"], selective,
+                                                      lambda: 0.0))
+    extra = xp.where(full, 2 * k.layer_matmul + 4 * c.s * k.aw, _selective_flops(L, c, xp))
     return dict(gemm=gemm, attention=attention, elementwise=elementwise, recompute=recompute, extra_flops=extra,
-                tokens=L.b * c.s / L.cp, full=full)
+                tokens=L.b * c.s / L.cp, full=full, mlp_again=_recomputes(L, "mlp"))
+
+
+_NORM_OPS = ("norms (x2)", "LayerNorm (x2)")
+_ACT_OPS = ("SwiGLU product", "MLP activation")
+_MLP_OPS = ("MLP gate", "MLP up", "MLP down", "routed experts", *_ACT_OPS)
+"""The operators (:func:`atscale.operators._rows`) each recompute module of :data:`atscale.plan.RECOMPUTE_MODULES`
+runs again, beside the attention core."""
+
+
+def _anywhere(L, module: str, xp) -> bool:
+    """Whether any plan of ``L`` recomputes ``module`` (to skip pricing a module no plan recomputes)."""
+    on = L.again[module]
+    return bool(on) if xp is _ScalarOps else bool(np.any(on))
+
+
+def _selective_sum(L, parts: dict, xp):
+    """Seconds of selective recomputation: the forward of each module the plan recomputes (``parts``, by module;
+    a module absent from ``parts`` is recomputed by no plan); ``"mlp"`` includes ``"act"``."""
+    total = 0.0
+    for m in ("core_attn", "layernorm", "mlp"):
+        if m in parts:
+            total = total + xp.where(L.again[m], parts[m], 0.0)
+    if "act" in parts:
+        total = total + xp.where(L.again["mlp"], 0.0, xp.where(L.again["act"], parts["act"], 0.0))
+    return total
+
+
+def _selective_flops(L, c: _Context, xp):
+    """Hardware FLOPs per token that selective recomputation adds per layer: the attention core's forward
+    (Korthikanti et al. 2022, sec. 5) and, with ``"mlp"``, the MLP's forward matmuls (``2`` FLOPs per weight)."""
+    core = (4.0 if c.flash else SELECTIVE_RECOMPUTE_FACTOR) * c.s * c.k.aw
+    return xp.where(_recomputes(L, "core_attn"), core, 0.0) + xp.where(_recomputes(L, "mlp"), 2.0 * c.k.mlp_matmul, 0.0)
 
 
 def _layer_times(L, c: _Context) -> dict:
@@ -488,19 +530,26 @@ def _layer_times(L, c: _Context) -> dict:
     scores = 0.0 if c.flash else 3 * 4 * a * s * ACTIVATION_BYTES / L.tp  # unfused softmax, fwd + bwd
     elementwise = (elem_bytes + scores) * tokens / c.hbm
     full = L.reco == _RECOMPUTE_CODE["full"]
-    selective = L.reco == _RECOMPUTE_CODE["selective"]
     sel_time = (attention / 3 if c.flash else
                 SELECTIVE_RECOMPUTE_FACTOR * s * k.aw * tokens / L.tp / (rate * c.attention_rate) + scores / 3 * tokens / c.hbm)
-    recompute = xp.where(full, (gemm + attention + elementwise) / 3, xp.where(selective, sel_time, 0.0))
-    extra = xp.where(full, 2 * k.layer_matmul + 4 * s * k.aw,
-                     xp.where(selective, (4.0 if c.flash else SELECTIVE_RECOMPUTE_FACTOR) * s * k.aw, 0.0))
+    # the other modules' forward: both norms (4 bytes per element fused, operators.MEMORY_OPS), the activation
+    # (SwiGLU reads two and writes one, GELU one and one), the MLP's share of the layer's matmuls
+    def selective():
+        act = (6.0 if k.gated else 4.0) * f / L.tp * tokens / c.hbm
+        mlp = gemm * k.mlp_matmul / (k.mlp_matmul + k.attn_matmul) / 3 + act
+        parts = {"core_attn": sel_time, "layernorm": 8.0 * h / sp_div * tokens / c.hbm, "act": act, "mlp": mlp}
+        return _selective_sum(L, parts, xp)
+
+    recompute = xp.where(full, (gemm + attention + elementwise) / 3,
+                         xp.lazy_where(L.reco == _RECOMPUTE_CODE["selective"], selective, lambda: 0.0))
+    extra = xp.where(full, 2 * k.layer_matmul + 4 * s * k.aw, _selective_flops(L, c, xp))
     return dict(gemm=gemm, attention=attention, elementwise=elementwise, recompute=recompute, extra_flops=extra,
-                tokens=tokens, full=full)
+                tokens=tokens, full=full, mlp_again=_recomputes(L, "mlp"))
 
 
 def _tp_comm(L, c: _Context, layer: dict):
     """Exposed seconds per layer per micro-batch of the tensor-parallel collectives: four per layer (two
-    forward, two backward; two more when the forward is recomputed; half as many for a model with a parallel
+    forward, two backward; two more when the forward is recomputed, one when the MLP is; half as many for a model with a parallel
     block, :attr:`atscale.models.TransformerConfig.parallel_block`), all-reduces, or reduce-scatter +
     all-gather pairs with sequence parallelism (Korthikanti et al. 2022, sec. 4.2.2), on NVLink. With
     ``tp_overlap`` (and sequence parallelism) each collective is cut into ``tp`` chunks pipelined with the
@@ -514,7 +563,8 @@ def _tp_comm(L, c: _Context, layer: dict):
                         * SEQUENCE_PARALLEL_COMM_FACTOR,
                         lambda: collectives._time("all-reduce", "ring", msg, n, c.up))
     n_fwd = c.k.tp_collectives  # 2 with a parallel block: its sublayers share one gather and one reduction
-    t = xp.where(L.tp > 1, (n_fwd + n_fwd / 2 * layer["full"]) * one, 0.0)
+    again = n_fwd / 2 * layer["full"] + xp.where(layer["full"], 0.0, n_fwd / 4 * layer["mlp_again"])  # recomputed
+    t = xp.where(L.tp > 1, (n_fwd + again) * one, 0.0)
     cover = layer["gemm"] * xp.where(layer["full"], 4 / 3, 1.0)
     hidden = xp.maximum(t - cover, t / L.tp) + c.contention * xp.minimum(t, cover)
     return xp.where(L.tp_overlap & L.sp, hidden, t)
@@ -837,8 +887,12 @@ def _memory(L, c: _Context, sl: StageLayers, shards):
     xp, K = c.xp, c.k
     tokens = L.b * c.s / L.cp
     sp_div = xp.where(L.sp, L.tp, 1.0)
-    selective = L.reco == _RECOMPUTE_CODE["selective"]
-    per_token = (K.act_rep / sp_div + (K.act_par + xp.where(selective, 0.0, K.act_scores)) / L.tp) / c.s
+    sv = K.saved  # what each recomputed module does not store (memory.recompute_savings), per sequence
+    rep = K.act_rep - xp.where(_recomputes(L, "layernorm"), sv["layernorm"].replicated, 0.0)
+    par = K.act_par - xp.where(_recomputes(L, "mlp"), sv["mlp"].parallel,
+                               xp.where(_recomputes(L, "act"), sv["act"].parallel, 0.0))
+    scores = xp.where(_recomputes(L, "core_attn"), 0.0, K.act_scores)
+    per_token = (rep / sp_div + (par + scores) / L.tp) / c.s
     act_layer = xp.where(L.reco == _RECOMPUTE_CODE["full"], 2 * K.h / sp_div, per_token) * tokens
     k, k_e = shards
     gpipe, inter = L.sched == _SCHEDULE_CODE["gpipe"], L.sched == _SCHEDULE_CODE["interleaved"]
@@ -866,8 +920,26 @@ def _memory(L, c: _Context, sl: StageLayers, shards):
 _FIELDS = ("tp", "cp", "pp", "dp", "micro_batch", "global_batch", "zero_stage", "schedule", "virtual_stages",
            "recompute", "sequence_parallel", "account_for_embedding", "account_for_loss", "tp_overlap",
            "reshard_after_forward", "shard_group", "ep", "expert_tp", "a2a_overlap", "expert_imbalance",
-           "capacity_factor", "cp_algorithm", "pp_overlap")
+           "capacity_factor", "cp_algorithm", "pp_overlap", "recompute_modules")
 """The :class:`~atscale.plan.Plan` fields :func:`evaluate` takes as (broadcast) arrays."""
+
+
+def _module_mask(modules):
+    """:attr:`Plan.recompute_modules` as a bit mask (bit ``i``: ``RECOMPUTE_MODULES[i]``): ``None``, or names (one
+    list for every plan), or already masks (integers, an array for many plans; 0, like ``None``, the attention
+    core alone)."""
+    if modules is None:
+        return 1
+    if isinstance(modules, str) or (not isinstance(modules, np.ndarray) and not np.isscalar(modules)
+                                    and all(isinstance(x, str) for x in modules)):
+        return sum(1 << RECOMPUTE_MODULES.index(m) for m in _modules_arg(modules))
+    masks = _v.count("recompute_modules", modules, low=0, high=2 ** len(RECOMPUTE_MODULES) - 1, scalar=False)
+    return np.where(np.asarray(masks) == 0, 1, masks)
+
+
+def _recomputes(L, module: str):
+    """Whether the (selective) recomputation of each plan of ``L`` recomputes ``module`` (set by :func:`_derived`)."""
+    return L.again[module]
 
 
 def _codes(name, value, options) -> np.ndarray:
@@ -882,6 +954,8 @@ def _codes(name, value, options) -> np.ndarray:
 def _derived(L):
     """The fields every cost term reads, derived from the plan's (floats or arrays alike)."""
     L.b, L.gb = L.micro_batch, L.global_batch
+    selective = L.reco == _RECOMPUTE_CODE["selective"]
+    L.again = {m: ((L.rmods // (1 << i)) % 2 == 1) & selective for i, m in enumerate(RECOMPUTE_MODULES)}
     L.v = L.virtual_stages * (L.sched == _SCHEDULE_CODE["interleaved"]) + (L.sched != _SCHEDULE_CODE["interleaved"])
     L.m = L.gb // (L.b * L.dp)
     # DualPipe keeps two stages' weights (and their gradients and optimizer state) on each GPU (DeepSeek-AI 2024,
@@ -913,14 +987,15 @@ def _layout(fields: dict, dp_overlap) -> tuple[tuple, types.SimpleNamespace]:
     flags = {n: _v.flags(n, fields[n]) for n in ("sequence_parallel", "account_for_embedding", "account_for_loss",
                                                  "tp_overlap", "reshard_after_forward", "a2a_overlap",
                                                  "pp_overlap")}
+    rmods = _module_mask(fields["recompute_modules"])
     arrays = _v.broadcast(**counts, zs=zs, shard=shard, sched=_codes("schedule", fields["schedule"], SCHEDULES),
                           reco=_codes("recompute", fields["recompute"], RECOMPUTE),
                           cpa=_codes("cp_algorithm", fields["cp_algorithm"], CP_ALGORITHMS), **flags,
-                          ovl=_v.number("dp_overlap", dp_overlap, low=0, high=1), load=load)
+                          ovl=_v.number("dp_overlap", dp_overlap, low=0, high=1), load=load, rmods=rmods)
     shape = arrays[0].shape
     flat = [np.array(a).reshape(-1) for a in arrays]
     names = list(counts) + ["zs", "shard", "sched", "reco", "cpa", "sp", "emb", "loss", "tp_overlap", "reshard",
-                             "a2a", "ppo", "ovl", "load"]
+                             "a2a", "ppo", "ovl", "load", "rmods"]
     L = types.SimpleNamespace(**dict(zip(names, flat)))
     for n in ("tp", "cp", "pp", "dp", "micro_batch", "global_batch", "virtual_stages", "shard", "zs", "ep", "etp",
               "load"):
@@ -962,7 +1037,7 @@ def _new_plan_layout(plan: Plan, dp_overlap: float) -> types.SimpleNamespace:
         sp=plan.sequence_parallel, emb=float(plan.account_for_embedding),
         loss=float(plan.account_for_loss), tp_overlap=plan.tp_overlap, reshard=plan.reshard_after_forward,
         ovl=dp_overlap, ep=float(plan.ep), etp=float(plan.etp), a2a=plan.a2a_overlap, ppo=plan.pp_overlap,
-        load=float(plan.expert_load))
+        load=float(plan.expert_load), rmods=_module_mask(plan.recompute_modules))
     return _derived(L)
 
 
@@ -1067,7 +1142,11 @@ def _model_constants(model: models.TransformerConfig, s: int, flash: bool) -> ty
         weight_bytes=2.0, out_params=V * h + model.norm_params(),
         emb_params=model.embedding_params() - (0 if model.tied_embeddings else V * h),
         elem_rep=rep, elem_par=par, act_rep=terms.replicated, act_par=terms.parallel, act_scores=terms.scores,
-        model_tok=float(models.training_flops_per_token(model, s)), tp_collectives=2.0 if model.parallel_block else 4.0)
+        model_tok=float(models.training_flops_per_token(model, s)), tp_collectives=2.0 if model.parallel_block else 4.0,
+        saved={m: memory.recompute_savings(model, 1, s, (m,), flash_attention=flash) for m in RECOMPUTE_MODULES},
+        mlp_matmul=(3 if model.gated_mlp else 2) * h * model.active_ffn_size, gated=model.gated_mlp,
+        attn_matmul=h * (model.num_heads * model.qk_head_dim + model.kv_heads * (model.qk_head_dim + model.v_head_dim))
+        + model.num_heads * model.v_head_dim * h)
 
 
 _CONTEXTS: dict = {}
@@ -1165,7 +1244,7 @@ def evaluate(model, cluster: hardware.Cluster, *, tp, pp, dp, micro_batch, globa
              schedule="1f1b", virtual_stages=1, recompute="none", sequence_parallel=False,
              account_for_embedding=False, account_for_loss=False, tp_overlap=True, reshard_after_forward=True,
              shard_group=None, ep=1, expert_tp=None, a2a_overlap=False, expert_imbalance=1.0, capacity_factor=None,
-             cp_algorithm="ring", pp_overlap=False, seq_length=None, dtype: str = "bf16",
+             cp_algorithm="ring", pp_overlap=False, recompute_modules=None, seq_length=None, dtype: str = "bf16",
              optimizer_name: str = memory.RUNNING_EXAMPLE_OPTIMIZER, dp_overlap=DP_OVERLAP,
              flash_attention: bool = True, memory_check: bool = True,
              calibration: Calibration = CALIBRATION, stack=None, fp8_recipe: str = "delayed") -> StepTime:
@@ -1173,7 +1252,8 @@ def evaluate(model, cluster: hardware.Cluster, *, tp, pp, dp, micro_batch, globa
 
     ``schedule``, ``recompute`` and ``cp_algorithm`` may be arrays of names, the flags arrays of booleans, the
     others arrays of numbers; ``shard_group`` ``None`` (or 0 in an array) shards over all ``dp x cp`` ranks, ``expert_tp`` ``None``
-    (or 0) is ``tp`` and ``capacity_factor`` ``None`` (or 0) no cap. Returns a
+    (or 0) is ``tp`` and ``capacity_factor`` ``None`` (or 0) no cap; ``recompute_modules`` one list of
+    :data:`atscale.plan.RECOMPUTE_MODULES` for every plan (those with ``recompute="selective"``). Returns a
     :class:`StepTime` whose fields are arrays of the broadcast shape, with ``feasible`` a boolean array and
     ``reason`` an array of strings ("" where feasible). ``memory_check=False`` skips the memory verdict (the
     memory is still computed).
@@ -1187,7 +1267,7 @@ def evaluate(model, cluster: hardware.Cluster, *, tp, pp, dp, micro_batch, globa
                   account_for_loss=account_for_loss, tp_overlap=tp_overlap,
                   reshard_after_forward=reshard_after_forward, shard_group=shard_group, ep=ep, expert_tp=expert_tp,
                   a2a_overlap=a2a_overlap, expert_imbalance=expert_imbalance, capacity_factor=capacity_factor,
-                  cp_algorithm=cp_algorithm, pp_overlap=pp_overlap)
+                  cp_algorithm=cp_algorithm, pp_overlap=pp_overlap, recompute_modules=recompute_modules)
     shape, L = _layout(fields, dp_overlap)
     reason = _reasons(L, c, cluster.num_gpus)
     ok = reason == ""
@@ -1352,3 +1432,51 @@ def __getattr__(name: str):
     value = getattr(importlib.import_module(f"{__package__}.{module}"), name)
     globals()[name] = value
     return value
+
+
+# --------------------------------------------------------------------------------------
+# What each way of recomputing costs and saves
+# --------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class RecomputeChoice:
+    """One way of recomputing activations for a plan: ``label``; ``recompute`` and ``modules`` (the plan's
+    :attr:`~atscale.plan.Plan.recompute` and :attr:`~atscale.plan.Plan.recompute_modules`); ``memory`` the
+    per-GPU memory of the fuller end stage (bytes; what changes is the activations); ``recompute_seconds`` the
+    recomputation's time per step and ``step_seconds`` the whole step's (s); ``fits`` whether it fits the GPU
+    within :data:`MEMORY_MARGIN`."""
+
+    label: str
+    recompute: str
+    modules: tuple | None
+    memory: float
+    recompute_seconds: float
+    step_seconds: float
+    fits: bool
+
+
+RECOMPUTE_CHOICES = (("none", "none", None), ("attention core", "selective", ("core_attn",)),
+                     ("norms", "selective", ("layernorm",)), ("MLP activation", "selective", ("act",)),
+                     ("MLP", "selective", ("mlp",)),
+                     ("attention core, norms, MLP", "selective", ("core_attn", "layernorm", "mlp")),
+                     ("full", "full", None))
+"""The choices :func:`recompute_choices` compares by default: ``(label, recompute, modules)``."""
+
+
+def recompute_choices(model, cluster: hardware.Cluster, plan: Plan, choices=None,
+                      **kwargs) -> tuple[RecomputeChoice, ...]:
+    """The step time and memory of ``plan`` under each way of recomputing in ``choices`` (``(label, recompute,
+    modules)`` triples; ``None``: :data:`RECOMPUTE_CHOICES`), everything else as the plan says; ``kwargs`` go to
+    :func:`step_time` (the memory check is off: an overflowing choice is reported with ``fits`` False)."""
+    if not isinstance(plan, Plan):
+        raise ValueError(f"plan={_v.show(plan)} must be an atscale.plan.Plan")
+    try:
+        choices = [(str(label), rc, mods) for label, rc, mods in (RECOMPUTE_CHOICES if choices is None else choices)]
+    except (TypeError, ValueError):
+        raise ValueError(f"choices={_v.show(choices)} must be (label, recompute, modules) triples") from None
+    out = []
+    for label, rc, mods in choices:
+        p = dataclasses.replace(plan, recompute=rc, recompute_modules=mods)  # a ValueError names the bad field
+        st = step_time(model, cluster, p, **{**kwargs, "memory_check": False})
+        out.append(RecomputeChoice(label, rc, p.recompute_modules, float(st.memory_total), float(st.recompute),
+                                   float(st.total), st.memory_status != "over"))
+    return tuple(out)

@@ -65,7 +65,7 @@ from . import _validate as v
 from . import _validate as _v
 from .tables import readable
 
-__all__ = ["Plan", "SCHEDULES", "SCHEDULE_NAMES", "RECOMPUTE", "FSDP_STRATEGIES", "CP_ALGORITHMS"]
+__all__ = ["Plan", "SCHEDULES", "SCHEDULE_NAMES", "RECOMPUTE", "RECOMPUTE_MODULES", "FSDP_STRATEGIES", "CP_ALGORITHMS"]
 
 SCHEDULES = ("gpipe", "1f1b", "interleaved", "zb-h1", "zb-h2", "dualpipe", "dualpipev", "zb-v")
 """Pipeline schedules: GPipe (all forwards, then all backwards; Huang et al. 2019), 1F1B
@@ -81,7 +81,21 @@ SCHEDULE_NAMES = {"gpipe": "GPipe", "1f1b": "1F1B", "interleaved": "interleaved 
 
 RECOMPUTE = ("none", "selective", "full")
 """Activation recomputation: none; selective (attention scores only; Korthikanti et al. 2022,
-sec. 5); full (each layer's input kept, the layer recomputed in the backward pass)."""
+sec. 5; or the operators of :attr:`Plan.recompute_modules`); full (each layer's input kept, the layer recomputed
+in the backward pass)."""
+
+RECOMPUTE_MODULES = ("core_attn", "layernorm", "act", "mlp")
+"""The parts of a layer selective recomputation can recompute instead of storing their outputs, named as
+Megatron-Core's ``--recompute-modules`` names them (``TransformerConfig.recompute_modules``; PyTorch's
+per-operator policies, ``torch.utils.checkpoint.create_selective_checkpoint_contexts``, express the same lists):
+
+* ``"core_attn"``: the attention core (its ``s x s`` scores, when the kernel stores them; Korthikanti et al.
+  2022, sec. 5) — the default, and the whole of the book's ``"selective"`` before lists;
+* ``"layernorm"``: the two norms (their outputs, the inputs of the QKV and MLP blocks);
+* ``"act"``: the MLP's activation function (SwiGLU's product or GELU's output, the input of the down
+  projection; Megatron-Core's ``moe_act`` for the experts);
+* ``"mlp"``: the whole MLP (all its inner tensors; its forward GEMMs run again); a mixture of experts' MLP is its
+  experts (Megatron-Core's ``moe``)."""
 
 CP_ALGORITHMS = ("ring", "all-gather", "ulysses")
 """How context parallelism gives every query the keys and values it attends to (:func:`atscale.parallelism.
@@ -103,6 +117,20 @@ New names go at the end: an algorithm's index is its code in vectorised arrays."
 FSDP_STRATEGIES = {"NO_SHARD": 0, "SHARD_GRAD_OP": 2, "FULL_SHARD": 3, "HYBRID_SHARD": 3}
 """PyTorch FSDP sharding strategy -> the equivalent ZeRO stage (HYBRID_SHARD: stage 3 within a
 node, replicated across nodes)."""
+
+
+def _modules_arg(value, name: str = "recompute_modules") -> tuple:
+    """``value`` (names of :data:`RECOMPUTE_MODULES`, a string or any iterable of them) as a tuple in that order;
+    ``ValueError`` naming ``name`` for an unknown or repeated name, or none."""
+    names = (value,) if isinstance(value, str) else value
+    try:
+        names = tuple(names)
+    except TypeError:
+        raise ValueError(f"{name}={v.show(value)} must be names among {RECOMPUTE_MODULES}") from None
+    bad = [x for x in names if not isinstance(x, str) or x not in RECOMPUTE_MODULES]
+    if bad or not names or len(set(names)) != len(names):
+        raise ValueError(f"{name}={v.show(value)} must be one or more distinct names among {RECOMPUTE_MODULES}")
+    return tuple(m for m in RECOMPUTE_MODULES if m in names)
 
 
 @dataclass(frozen=True)
@@ -149,6 +177,9 @@ class Plan:
         capacity_factor: each expert takes at most this multiple of its mean load and drops the rest (GShard,
             Switch; Fedus et al. 2022, sec. 2.2); ``None``: no cap (dropless, as Megatron-Core and DeepSeek-V3
             train). The busiest expert then processes ``min(expert_imbalance, capacity_factor)`` times the mean.
+        recompute_modules: with ``recompute="selective"``, the parts of each layer recomputed (names of
+            :data:`RECOMPUTE_MODULES`, in any order; stored in that order); ``None``: ``("core_attn",)``. Priced in
+            both time (their forward runs again) and memory (their outputs are not stored).
         pp_overlap: the pipeline's point-to-point sends run behind the next chunk's computation instead of
             between chunks (Megatron-Core's ``overlap_p2p_comm`` for the interleaved schedule; MegaScale's
             pipeline overlap, Jiang et al. 2024, sec. 3.2): only the sends of the pipeline's fill and drain and
@@ -179,6 +210,7 @@ class Plan:
     capacity_factor: float | None = None
     cp_algorithm: str = "ring"
     pp_overlap: bool = False
+    recompute_modules: tuple | None = None
 
     def __post_init__(self):
         for name in ("tp", "pp", "dp", "cp", "micro_batch", "virtual_stages", "ep"):
@@ -200,6 +232,11 @@ class Plan:
             raise ValueError(f"schedule='dualpipe' feeds micro-batches in at both ends of the pipeline: it needs an "
                              f"even pp >= 2 (pp={self.pp} given)")
         v.choice("recompute", self.recompute, RECOMPUTE)
+        if self.recompute_modules is not None:
+            object.__setattr__(self, "recompute_modules", _modules_arg(self.recompute_modules))
+            if self.recompute != "selective":
+                raise ValueError(f"recompute_modules={self.recompute_modules} needs recompute='selective' "
+                                 f"(got recompute={self.recompute!r})")
         v.choice("cp_algorithm", self.cp_algorithm, CP_ALGORITHMS)
         for name in ("sequence_parallel", "account_for_embedding", "account_for_loss", "tp_overlap",
                      "reshard_after_forward", "a2a_overlap", "pp_overlap"):
@@ -271,7 +308,8 @@ class Plan:
         if self.sequence_parallel:
             extras.append("sequence parallel")
         if self.recompute != "none":
-            extras.append(f"{self.recompute} recomputation")
+            modules = f" ({', '.join(self.recompute_modules)})" if self.recompute_modules else ""
+            extras.append(f"{self.recompute} recomputation{modules}")
         if self.tp > 1 and not self.tp_overlap:
             extras.append("TP communication not overlapped")
         if self.zero_stage == 3 and not self.reshard_after_forward:
