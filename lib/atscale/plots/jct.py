@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import jct
+from .. import stragglers as _strag
 from .. import _validate as _v
 from .. import units as u
 import matplotlib as mpl
@@ -12,18 +13,18 @@ import matplotlib as mpl
 from ._base import INK, MUTED, PALETTE, STYLE, LiveFigure, house_style, log_axes, new_axes
 
 __all__ = ["TERM_COLORS", "jct_breakdown_chart", "jct_crossover_chart", "jct_scaling_chart",
-           "jct_sensitivity_chart", "loss_comparison_chart", "JctExplorerFigure"]
+           "jct_sensitivity_chart", "loss_comparison_chart", "JctExplorerFigure", "straggler_chart"]
 
 TERM_COLORS = {"minimum": "#0072B2", "compute_gap": "#56B4E9", "recompute": "#9ecae1", "communication": "#E69F00",
                "bubble": "#F0E442", "optimizer": "#bdbdbd", "checkpoint": "#009E73", "rework": "#D55E00",
-               "restart": "#CC79A7"}
+               "restart": "#CC79A7", "straggler": "#7f2704"}
 """One colour per term of :data:`atscale.jct.TERMS` (Okabe-Ito; blues for compute, warm for parallelism,
 green-red-purple for reliability)."""
 
 
 _SHORT_LABELS = {"minimum": "minimum (at peak)", "compute_gap": "achievable vs peak", "recompute": "recomputation",
                  "communication": "communication", "bubble": "bubble", "optimizer": "optimizer",
-                 "checkpoint": "checkpoints", "rework": "rework", "restart": "restarts"}
+                 "checkpoint": "checkpoints", "rework": "rework", "restart": "restarts", "straggler": "stragglers"}
 """Short names of the terms for the explorer's key (every glyph costs redraw time; the chapter's
 figures use :data:`atscale.jct.TERM_LABELS`)."""
 
@@ -313,3 +314,39 @@ class JctExplorerFigure(LiveFigure):
                 r.set_height(height)
             self.left.set_ylim(0, h.sum() * 1.05)  # no ticks on this axis: the background does not depend on it
             self.total.set_text(f"{h.sum():,.1f} days")
+
+
+@house_style
+def straggler_chart(gpus=None, *, stragglers=None, gpus_per_host: int = 8, mark=(1024,), ax=None):
+    """The expected wait of a synchronous step for its slowest GPU, as a percentage of the GPUs' compute time,
+    against the GPU count (log axis): the jitter of every GPU (``σ E[max of N]``), the rare slow hosts
+    (``s (1 - (1 - p)^H)``) and their sum (:func:`atscale.stragglers.straggler_fraction`); dotted verticals at
+    the counts of ``mark``. ``stragglers``: a :class:`atscale.stragglers.Stragglers` (default the published
+    readings); ``gpus``: the counts drawn (default 8 to 131,072)."""
+    model = _strag.STRAGGLERS if stragglers is None else stragglers
+    if not isinstance(model, _strag.Stragglers):
+        raise ValueError(f"stragglers={_v.show(stragglers)} must be an atscale.stragglers.Stragglers or None")
+    g = np.unique(np.geomspace(8, 131_072, 49).round()) if gpus is None else np.unique(
+        _v.count("gpus", gpus, scalar=False))
+    per_host = _v.count("gpus_per_host", gpus_per_host)
+    mark = () if mark is None else tuple(int(m) for m in np.ravel(_v.count("mark", mark, scalar=False)))
+    jitter = model.jitter * np.atleast_1d(_strag.expected_max_normal(g))
+    slow = model.slow_factor * np.atleast_1d(_strag.any_slow_probability(np.ceil(g / per_host).astype(int),
+                                                                         model.slow_probability))
+    total = np.atleast_1d(model.fraction(g, per_host))
+    ax = new_axes(ax)
+    ax.plot(g, 100 * jitter, color=PALETTE[0], ls="--", label=f"jitter of every GPU (σ = {model.jitter:.2%})")
+    ax.plot(g, 100 * slow, color=PALETTE[3], ls="-.",
+            label=f"slow hosts ({model.slow_factor:.0%} slower, p = {model.slow_probability:.1e} each)")
+    ax.plot(g, 100 * total, color=INK, lw=2, label="expected wait (sum)")
+    for m in mark:
+        ax.axvline(m, color=MUTED, lw=0.8, ls=":")
+    ax.set_xscale("log", base=2)
+    ax.set_xlim(g.min(), g.max())
+    ticks = [t for t in 8 ** np.arange(1, 7) if g.min() <= t <= g.max()]
+    ax.set_xticks(ticks, [f"{t:,}" for t in ticks])
+    ax.set_ylim(0, 100 * total.max() * 1.15)
+    ax.set_xlabel("GPUs in the job")
+    ax.set_ylabel("Wait for the slowest GPU (% of compute)")
+    ax.legend(loc="upper left", fontsize=7)
+    return ax.figure

@@ -61,7 +61,7 @@ def _sweep(model: str, node: str, plan: str, strategy: str, failures: str) -> jc
 def _scaled(e: jct.Estimate, k: float) -> jct.Estimate:
     if not e.feasible:
         return dataclasses.replace(e, tokens=e.tokens * k)
-    return dataclasses.replace(e, **{t: getattr(e, t) * k for t in jct.TERMS}, tokens=e.tokens * k, steps=e.steps * k,
+    return dataclasses.replace(e, **{t: getattr(e, t) * k for t in jct.TERMS + ("straggler",)}, tokens=e.tokens * k, steps=e.steps * k,
                                communication_parts={n: v * k for n, v in e.communication_parts.items()})
 
 
