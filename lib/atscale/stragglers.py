@@ -28,9 +28,9 @@ the expected step is ``1 + σ E[max_N] + s (1 - (1 - p)^H)`` times the time a GP
 communication itself is not slowed (a slower clock does not slow the wire). What this leaves out: the mean
 slowdown every GPU shares (Llama 3's 1-2 % diurnal throughput variation with the data centre's temperature,
 Llama Team 2024, sec. 3.3.4, moves all GPUs together and so costs no waiting), fail-slows that last minutes
-to hours and are mitigated by the operators (Wu et al. 2024, "FALCON"), and stragglers from uneven work (pipeline
-stages holding unequal layers, sequences of unequal length, Lin et al. 2025): the step-time model charges the
-first through its stage balance, the second not at all.
+to hours, handled today as failures (Wu et al. 2024, "FALCON"), and stragglers that are not slow hardware
+(Lin et al. 2025, "Understanding Stragglers in Large Model Training Using What-if Analysis", find several
+causes); unequal work between pipeline stages the step-time model charges through its stage balance.
 
 A model of variability is a :class:`Stragglers`; :data:`STRAGGLERS` holds the published readings above.
 :func:`atscale.parallelism.step_time` charges it as the ``straggler`` part of the step when given
@@ -53,7 +53,7 @@ __all__ = ["JITTER", "SLOW_HOST_FACTOR", "SLOW_HOST_PROBABILITY", "SINHA_VARIATI
 
 SINHA_VARIATION = 0.08
 """Average performance variation between GPUs of one model and SKU in a cluster (8 %), Sinha et al. (2022),
-abstract and sec. 5; read here as the range from the slowest to the fastest GPU."""
+abstract; read here as the range from the slowest to the fastest GPU."""
 
 SINHA_GPUS = 27_648
 """GPUs of Summit (4,608 nodes of 6 V100), the largest of the clusters Sinha et al. (2022) measured."""

@@ -29,6 +29,10 @@ _SHORT_LABELS = {"minimum": "minimum (at peak)", "compute_gap": "achievable vs p
 figures use :data:`atscale.jct.TERM_LABELS`)."""
 
 
+EXPLORER_TERMS = jct.FAILURE_FREE_TERMS + ("straggler",) + jct.RELIABILITY_TERMS
+"""The explorer's bar, bottom to top: the terms in summation order, ``straggler`` (0 when off) after ``optimizer``."""
+
+
 def _check_estimates(estimates, labels):
     estimates = list(estimates)
     if not estimates or not all(isinstance(e, jct.Estimate) for e in estimates):
@@ -213,9 +217,9 @@ handful of backgrounds are ever drawn (see :class:`atscale.plots.LiveFigure`).""
 
 class JctExplorerFigure(LiveFigure):
     """The JCT explorer's figure: one job's wall-clock time as a stacked bar of the terms of
-    :data:`atscale.jct.TERMS` (left, to scale, total above it), and the crossover plot of its configuration
-    over GPU counts (right: exposed communication + bubble dashed, reliability solid, crossover circled, the
-    job's GPU count dotted). Results are ``(estimate, sweep, label)`` as computed by
+    :data:`atscale.jct.TERMS` and ``straggler`` (:data:`EXPLORER_TERMS`; left, to scale, total above it), and the
+    crossover plot of its configuration over GPU counts (right: exposed communication + bubble + stragglers dashed,
+    reliability solid, crossover circled, the job's GPU count dotted). Results are ``(estimate, sweep, label)`` as computed by
     :func:`atscale.widgets.jct.explorer_view`; the sweep's GPU counts must be ``gpus`` (fixed x axis).
     Days on the left, % of wall-clock time on the right.
     """
@@ -225,7 +229,7 @@ class JctExplorerFigure(LiveFigure):
         from matplotlib.ticker import MaxNLocator
 
         self.gpus = np.atleast_1d(np.asarray(_v.count("gpus", gpus, scalar=False), dtype=float))
-        names = list(jct.TERMS)
+        names = list(EXPLORER_TERMS)
         with mpl.rc_context(STYLE):
             left = self.fig.add_axes([0.07, 0.16, 0.16, 0.66])
             right = self.fig.add_axes([0.53, 0.14, 0.44, 0.74])
@@ -266,7 +270,7 @@ class JctExplorerFigure(LiveFigure):
             right.yaxis.set_major_locator(MaxNLocator(5))
             right.set_xlabel("GPUs")
             right.set_ylabel("Share of wall-clock time (%)")
-            right.text(0.0, 1.02, "- - communication + bubble   — reliability", transform=right.transAxes,
+            right.text(0.0, 1.02, "- - communication + bubble (+ stragglers)   — reliability", transform=right.transAxes,
                        fontsize=8, color=INK)
 
     @staticmethod
@@ -279,7 +283,8 @@ class JctExplorerFigure(LiveFigure):
     def _shares(self, sw):
         if sw.gpus.shape != self.gpus.shape or not np.array_equal(sw.gpus, self.gpus):
             raise ValueError(f"the sweep's GPU counts {list(sw.gpus)} must be the figure's {list(self.gpus)}")
-        return (sw.fraction("communication") + sw.fraction("bubble")) * 100, sw.fraction("reliability") * 100
+        return (sw.fraction("communication") + sw.fraction("bubble") + sw.fraction("straggler")) * 100, \
+            sw.fraction("reliability") * 100
 
     def layout(self, view):
         """The crossover panel's upper limit (%), from :data:`_Y_LADDER`; applied to the axes."""
@@ -295,7 +300,7 @@ class JctExplorerFigure(LiveFigure):
         comm, rel_ = self._shares(sw)
         self.comm.set_ydata(comm)
         self.rel.set_ydata(rel_)
-        x = jct.crossover(sw)
+        x = jct.crossover(sw, ("communication", "bubble", "straggler"))
         ok = np.isfinite(rel_)
         if x is not None and ok.any():
             self.cross.set_data([x], [np.interp(np.log(x), np.log(sw.gpus[ok]), rel_[ok])])
@@ -308,7 +313,7 @@ class JctExplorerFigure(LiveFigure):
         for r in self.bars:
             r.set_visible(est.feasible)
         if est.feasible:
-            h = np.array([getattr(est, n) for n in jct.TERMS]) / u.day
+            h = np.array([getattr(est, n) for n in EXPLORER_TERMS]) / u.day
             for r, bottom, height in zip(self.bars, np.concatenate(([0.0], np.cumsum(h)[:-1])), h):
                 r.set_y(bottom)
                 r.set_height(height)
