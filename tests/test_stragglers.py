@@ -168,3 +168,15 @@ def test_megascale_drop_moves_toward_the_published_one():
     off = mfu(a, None) - mfu(b, None)
     on = mfu(a, True) - mfu(b, True)
     assert on > off
+
+
+def test_the_jct_explorer_has_a_straggler_control():
+    from atscale.widgets import jct as wj
+
+    off, _, _ = wj.explorer_view()
+    on, sweep, label = wj.explorer_view(stragglers="on")
+    assert off.stragglers is None and on.stragglers is S.STRAGGLERS and on.straggler > 0
+    assert on.total > off.total and "stragglers" in label and "stragglers" in wj._summary((on, sweep, label))
+    assert np.all(sweep.term("straggler")[sweep.feasible] > 0)
+    with pytest.raises(ValueError, match="stragglers"):
+        wj.explorer_view(stragglers="maybe")
