@@ -52,8 +52,10 @@ __all__ = ["JITTER", "SLOW_HOST_FACTOR", "SLOW_HOST_PROBABILITY", "SINHA_VARIATI
            "straggler_fraction", "Stragglers", "STRAGGLERS"]
 
 SINHA_VARIATION = 0.08
-"""Average performance variation between GPUs of one model and SKU in a cluster (8 %), Sinha et al. (2022),
-abstract; read here as the range from the slowest to the fastest GPU."""
+"""Average performance variation between GPUs of one model and SKU in a cluster (8 %, max 22 %), Sinha et al.
+(2022), abstract of the arXiv revision 2208.11035v3 (five clusters); read here as the range from the slowest to
+the fastest GPU. The abstract in the SC'22 proceedings, over four of the clusters, gives 32 % (max 72 %): with
+that figure ``σ`` would be four times as large. The papers do not say the figure is a range; it is our reading."""
 
 SINHA_GPUS = 27_648
 """GPUs of Summit (4,608 nodes of 6 V100), the largest of the clusters Sinha et al. (2022) measured."""
