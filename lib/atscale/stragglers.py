@@ -6,7 +6,7 @@ GPUs run at slightly different speeds, the step lasts as long as the slowest GPU
 maximum of N samples grows with N. Two published kinds of variability, two terms:
 
 **Jitter** (every GPU): the time a GPU takes for the same work varies around the fleet's median with a relative
-standard deviation ``σ``. Sinha et al. (2022, "Not All GPUs Are Created Equal", SC'22), measuring more than 90 %
+standard deviation ``σ``. Sinha et al. (2022, "Not All GPUs Are Created Equal", arXiv 2208.11035v3; first at SC'22), measuring more than 90 %
 of the GPUs of five large clusters, found the same kernels' performance to vary by 8 % on average between GPUs of
 one model and SKU (power management and manufacturing variability). Read as the range from the slowest to the
 fastest of the ~27,600 GPUs of the largest cluster studied (Summit) and modelled as a normal spread, the range
