@@ -608,6 +608,7 @@ CALLS = {  # label -> keyword arguments (a function of nothing: built when probe
     "widgets.slider": lambda: dict(minimum=1.0, maximum=100.0, value=10.0, description="x"),
     "widgets.dropdown": lambda: dict(options=["a", "b"], value="a", description="x"),
     "widgets.Explorer": None,  # a control surface, built by every explorer above (each probed)
+    "stragglers.any_slow_probability": lambda: dict(hosts=1536, probability=8.8e-5),
 }
 RESULTS = {  # public types the library builds as results or as its own data: not an input to probe
     "accuracy.Comparison", "accuracy.Summary", "accuracy.Gap", "check.Feedback", "collectives.LinkModel",

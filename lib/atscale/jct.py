@@ -20,6 +20,8 @@ time**. The terms, in order (:data:`TERMS`):
     the pipeline's fill and drain;
 ``optimizer``
     the optimizer step;
+``straggler`` (only with ``stragglers=True`` or a :class:`atscale.stragglers.Stragglers`; off by default)
+    the wait of every synchronous step for the slowest of the job's GPUs (:mod:`atscale.stragglers`);
 ``checkpoint``
     the stalls of the checkpoints that complete;
 ``rework``
@@ -28,7 +30,7 @@ time**. The terms, in order (:data:`TERMS`):
 ``restart``
     restarts after failures (including restarts interrupted by another failure).
 
-The first six are the failure-free training time, ``steps x`` :attr:`atscale.parallelism.StepTime.total`
+The first six (and ``straggler`` when on) are the failure-free training time, ``steps x`` :attr:`atscale.parallelism.StepTime.total`
 (from :func:`atscale.parallelism.step_time`; :func:`atscale.search.search` chooses the plan when none
 is given). The last three come from Daly's exact expectation (:func:`atscale.reliability.goodput_exact`),
 with the failure rate of :mod:`atscale.reliability`'s profiles and the checkpoint size of
@@ -54,6 +56,7 @@ import numpy as np
 
 from . import _validate as _v
 from . import hardware, memory, models, parallelism
+from . import stragglers as _stragglers
 from .calibration import CALIBRATION, Calibration
 from .search import search as _search
 from . import reliability as rel
@@ -80,7 +83,7 @@ TERM_LABELS = MappingProxyType({
     "minimum": "theoretical minimum (peak FLOP/s)", "compute_gap": "achievable vs peak compute",
     "recompute": "recomputation", "communication": "exposed communication", "bubble": "pipeline bubble",
     "optimizer": "optimizer step", "checkpoint": "checkpoint stalls", "rework": "rework after failures",
-    "restart": "restarts"})
+    "restart": "restarts", "straggler": "slowest of N (stragglers)"})
 
 DEFAULT_WRITE_BANDWIDTH = 100 * u.GBps
 """Aggregate bandwidth of the writes of a checkpoint to durable storage, bytes/s. Sources: the JCT article
@@ -220,14 +223,14 @@ class NoFeasibleLayout(ValueError):
 def best_plan(model, cluster: hardware.Cluster, global_batch: int = DEFAULT_GLOBAL_BATCH, *,
               seq_length: int | None = None, dtype: str = "bf16",
               dp_overlap: float = parallelism.DP_OVERLAP,
-              calibration: Calibration = CALIBRATION, stack=None) -> Plan:
+              calibration: Calibration = CALIBRATION, stack=None, stragglers=None) -> Plan:
     """The layout with the shortest step of :func:`atscale.search.search` for ``global_batch`` sequences
     on ``cluster`` (``stack``: the training stack whose operators are timed, as in
     :func:`atscale.parallelism.step_time`; ``None``: the calibrated curve): what :func:`estimate` uses when no plan
     is given. Raises :class:`NoFeasibleLayout`, naming
-    the commonest reason, when none fits."""
+    the commonest reason, when none fits. ``stragglers``: see :func:`estimate`."""
     res = _search(model, cluster, global_batch, seq_length=seq_length, dtypes=(dtype,),
-                  dp_overlap=dp_overlap, calibration=calibration, stack=stack)
+                  dp_overlap=dp_overlap, calibration=calibration, stack=stack, stragglers=stragglers)
     if not res.feasible_count:
         raise NoFeasibleLayout(f"no feasible layout ({next(iter(res.reasons()), 'no layout')})")
     return res.best()
@@ -295,18 +298,28 @@ class Estimate:
     feasible: bool = True
     reason: str = ""
     communication_parts: dict = field(default_factory=dict, compare=False)
+    straggler: float = 0.0
+    stragglers: object = None
+
+    def _names(self) -> tuple:
+        """The terms of this estimate in summation order: :data:`TERMS`, with ``straggler`` after ``optimizer``
+        when the estimate was made with a straggler model."""
+        return TERMS if self.stragglers is None else FAILURE_FREE_TERMS + ("straggler",) + RELIABILITY_TERMS
 
     @property
     def total(self) -> float:
-        """Predicted wall-clock seconds: the terms summed in the order of :data:`TERMS`."""
+        """Predicted wall-clock seconds: the terms summed in the order of :data:`TERMS` (``straggler`` after
+        ``optimizer`` when on)."""
+        names = self._names()
         total = self.minimum
-        for name in TERMS[1:]:
+        for name in names[1:]:
             total = total + getattr(self, name)
         return total
 
     def parts(self) -> dict[str, float]:
-        """``{term: seconds}`` in the order of :data:`TERMS`."""
-        return {name: getattr(self, name) for name in TERMS}
+        """``{term: seconds}`` in the order of :data:`TERMS` (with ``straggler`` after ``optimizer`` when the
+        estimate was made with ``stragglers``)."""
+        return {name: getattr(self, name) for name in self._names()}
 
     def hours(self) -> dict[str, float]:
         """``{term: hours}``."""
@@ -319,8 +332,9 @@ class Estimate:
 
     @property
     def failure_free(self) -> float:
-        """Seconds of training without failures or checkpoints: ``steps x`` step time (the first six terms)."""
-        return sum(getattr(self, name) for name in FAILURE_FREE_TERMS)
+        """Seconds of training without failures or checkpoints: ``steps x`` step time (the first six terms, and
+        ``straggler``)."""
+        return sum(getattr(self, name) for name in FAILURE_FREE_TERMS) + self.straggler
 
     @property
     def reliability(self) -> float:
@@ -444,7 +458,7 @@ def estimate(model, tokens, cluster: hardware.Cluster, plan: Plan | None = None,
              checkpoint: Checkpoint = SYNC, failures=rel.TEXTBOOK_PROFILE, restart_time=DEFAULT_RESTART_TIME,
              global_batch: int | None = None, dp_overlap: float = parallelism.DP_OVERLAP,
              seq_length: int | None = None, dtype: str = "bf16",
-             calibration: Calibration = CALIBRATION, stack=None) -> Estimate:
+             calibration: Calibration = CALIBRATION, stack=None, stragglers=None) -> Estimate:
     """Predicted wall-clock time of training ``model`` on ``tokens`` tokens on ``cluster``, term by term.
 
     Args:
@@ -463,6 +477,9 @@ def estimate(model, tokens, cluster: hardware.Cluster, plan: Plan | None = None,
             fitted :data:`atscale.calibration.CALIBRATION`).
         stack: the step time from the operators of a training stack, a name of :data:`atscale.operators.STACKS` or
             an :class:`atscale.operators.Stack`; ``None`` (default): the calibrated efficiency curve.
+        stragglers: ``None`` (default, off), ``True`` (the published readings of :mod:`atscale.stragglers`) or an
+            :class:`atscale.stragglers.Stragglers`: adds the ``straggler`` term, the steps' wait for the slowest
+            GPU (:func:`atscale.parallelism.step_time`), and lets the layout search see it.
 
     Failure-free time: ``steps x step_time(...).total`` with ``steps = tokens / (global_batch x seq_length)``
     (Narayanan et al. 2021; see :mod:`atscale.parallelism`). Wall-clock time: ``failure-free / G`` with ``G``
@@ -487,17 +504,18 @@ def estimate(model, tokens, cluster: hardware.Cluster, plan: Plan | None = None,
     if seq_length is not None:
         seq_length = _count("seq_length", seq_length)
     s = model.seq_length if seq_length is None else seq_length
-    fname = "none" if profile is None else profile.name
-    gpus = cluster.num_gpus
-
+    fname, gpus, slow = "none" if profile is None else profile.name, cluster.num_gpus, \
+        _stragglers._stragglers_arg(stragglers)
     if plan is None:
         try:
             plan = best_plan(model, cluster, global_batch or DEFAULT_GLOBAL_BATCH, seq_length=seq_length, dtype=dtype,
-                             dp_overlap=float(dp_overlap), calibration=calibration, stack=stack)
+                             dp_overlap=float(dp_overlap), calibration=calibration, stack=stack,
+                             stragglers=slow)
         except NoFeasibleLayout as exc:
             return _infeasible(model, cluster, tokens, None, str(exc), checkpoint.strategy, fname)
     step = parallelism.step_time(model, cluster, plan, seq_length=seq_length, dtype=dtype,
-                                 dp_overlap=float(dp_overlap), calibration=calibration, stack=stack)
+                                 dp_overlap=float(dp_overlap), calibration=calibration, stack=stack,
+                                 stragglers=slow)
     if not step.feasible:
         return _infeasible(model, cluster, tokens, plan, step.reason, checkpoint.strategy, fname)
 
@@ -518,7 +536,8 @@ def estimate(model, tokens, cluster: hardware.Cluster, plan: Plan | None = None,
                     checkpoint=ckpt, rework=rework, restart=restart, model=model.name, gpus=gpus,
                     accelerator=cluster.accelerator.name, tokens=tokens, plan=plan, step=step, steps=steps,
                     mtbf=mtbf, interval=tau, checkpoint_stall=delta, durable_lag=lag, restart_time=r,
-                    strategy=checkpoint.strategy, failures=fname, communication_parts=comm)
+                    strategy=checkpoint.strategy, failures=fname, communication_parts=comm,
+                    **({} if slow is None else dict(straggler=step.straggler * steps, stragglers=slow)))
 
 
 def _check_estimate_objects(cluster, plan, checkpoint) -> None:
@@ -560,8 +579,9 @@ class Sweep:
     estimates: tuple
 
     def term(self, name: str) -> np.ndarray:
-        if name not in TERMS + ("total", "reliability", "failure_free"):
-            raise ValueError(f"name={_v.show(name)} must be one of {TERMS + ('total', 'reliability', 'failure_free')}")
+        names = TERMS + ("straggler", "total", "reliability", "failure_free")
+        if name not in names:
+            raise ValueError(f"name={_v.show(name)} must be one of {names}")
         return np.array([getattr(e, name) for e in self.estimates], dtype=float)
 
     @property
@@ -604,7 +624,8 @@ def sweep(model, tokens, gpu_counts=SWEEP_GPUS, *, node=hardware.DGX_H100, fabri
 def crossover(result: Sweep, against=("communication", "bubble")) -> float | None:
     """The GPU count beyond which reliability loss (checkpoints + rework + restarts) exceeds the parallelism
     loss ``against`` (default: exposed communication plus the pipeline bubble, what the mlsysim tutorial
-    counts as communication overhead) at every larger feasible count of the sweep.
+    counts as communication overhead; add ``"straggler"`` to count the wait for the slowest GPU as a loss of
+    parallelism too) at every larger feasible count of the sweep.
 
     Interpolated log-linearly in the GPU count between the two sweep points around the last crossing (a
     layout change can make the loss dip below reliability at one count and rise above it again; only the
@@ -619,8 +640,8 @@ def crossover(result: Sweep, against=("communication", "bubble")) -> float | Non
         raise ValueError(f"against={_v.show(against)} must be a term name or a non-empty sequence of names of {TERMS}")
     against = tuple(against)
     for name in against:
-        if name not in TERMS:
-            raise ValueError(f"against={against!r}: {name!r} is not one of {TERMS}")
+        if name not in TERMS + ("straggler",):
+            raise ValueError(f"against={against!r}: {name!r} is not one of {TERMS + ('straggler',)}")
     loss = sum(result.term(name) for name in against)
     diff = result.term("reliability") - loss
     ok = np.isfinite(diff)

@@ -25,7 +25,10 @@ chapter's section:
     the data-parallel gradient reduction and the ZeRO/FSDP/HSDP gathers over the ``dp x cp`` GPUs that hold
     the same weights, minus what hides behind compute (:func:`_dp_comm`);
 ``optimizer``
-    the optimizer step, memory-bound: bytes of Adam's update over the HBM bandwidth.
+    the optimizer step, memory-bound: bytes of Adam's update over the HBM bandwidth;
+``straggler`` (opt-in, ``stragglers=True``; default off: 0 and not listed by :meth:`StepTime.parts`)
+    the wait for the slowest of the job's GPUs: :func:`atscale.stragglers.straggler_fraction` of the
+    compute and recomputation (:mod:`atscale.stragglers`).
 
 ``total`` is their sum, exactly. Communication costs come from :mod:`atscale.collectives`, memory
 from :mod:`atscale.memory`, FLOPs from :mod:`atscale.models`. A layout that cannot run (wrong GPU
@@ -77,6 +80,7 @@ from . import pipeline as _pipeline
 from .pipeline import MAX_SIMULATED_PASSES, Timeline, pipeline_timeline  # re-exported: they live in pipeline
 from .roofline import ADAM_BYTES_PER_PARAM
 from . import operators as _operators
+from . import stragglers as _stragglers
 
 __all__ = [
     "Calibration", "CALIBRATION", "H100_ERA", "COMPUTE_EFFICIENCY_MAX", "COMPUTE_EFFICIENCY_MAX_H100",
@@ -279,7 +283,8 @@ PARTS = ("compute", "recompute", "tp_comm", "cp_comm", "ep_comm", "pp_comm", "bu
 PART_LABELS = MappingProxyType({
     "compute": "compute", "recompute": "recomputation", "tp_comm": "tensor-parallel comm. (exposed)",
     "cp_comm": "context-parallel comm. (exposed)", "ep_comm": "expert all-to-all (exposed)", "pp_comm": "pipeline send/recv", "bubble": "pipeline bubble",
-    "dp_comm": "data-parallel comm. (exposed)", "optimizer": "optimizer step"})
+    "dp_comm": "data-parallel comm. (exposed)", "optimizer": "optimizer step",
+    "straggler": "slowest of N (stragglers)"})
 
 
 @dataclass(frozen=True)
@@ -321,6 +326,8 @@ class StepTime:
     dtype_peak_flops: float | None = None
     causal_flops_ratio: float = 1.0
     plan: Plan | None = None
+    straggler: object = 0.0
+    stragglers: object = None
 
     @classmethod
     def _of(cls, **fields) -> "StepTime":
@@ -333,15 +340,20 @@ class StepTime:
 
     @property
     def total(self):
-        """Seconds per optimizer step: the parts summed in the order of :data:`PARTS`."""
+        """Seconds per optimizer step: the parts summed in the order of :data:`PARTS`, then ``straggler`` (0
+        unless the step was evaluated with ``stragglers``)."""
         total = self.compute
         for name in PARTS[1:]:
             total = total + getattr(self, name)
-        return total
+        return total + self.straggler
 
     def parts(self) -> dict:
-        """``{part: seconds}`` in the order of :data:`PARTS`."""
-        return {name: getattr(self, name) for name in PARTS}
+        """``{part: seconds}`` in the order of :data:`PARTS`, and ``straggler`` last when the step was evaluated
+        with a straggler model (``stragglers``, :mod:`atscale.stragglers`); they add up to :attr:`total`."""
+        out = {name: getattr(self, name) for name in PARTS}
+        if self.stragglers is not None:
+            out["straggler"] = self.straggler
+        return out
 
     @property
     def tokens_per_second(self):
@@ -1247,7 +1259,8 @@ def evaluate(model, cluster: hardware.Cluster, *, tp, pp, dp, micro_batch, globa
              cp_algorithm="ring", pp_overlap=False, recompute_modules=None, seq_length=None, dtype: str = "bf16",
              optimizer_name: str = memory.RUNNING_EXAMPLE_OPTIMIZER, dp_overlap=DP_OVERLAP,
              flash_attention: bool = True, memory_check: bool = True,
-             calibration: Calibration = CALIBRATION, stack=None, fp8_recipe: str = "delayed") -> StepTime:
+             calibration: Calibration = CALIBRATION, stack=None, fp8_recipe: str = "delayed",
+             stragglers=None) -> StepTime:
     """Step time of every layout given by (broadcast) arrays of plan fields; see :func:`step_time`.
 
     ``schedule``, ``recompute`` and ``cp_algorithm`` may be arrays of names, the flags arrays of booleans, the
@@ -1261,6 +1274,7 @@ def evaluate(model, cluster: hardware.Cluster, *, tp, pp, dp, micro_batch, globa
     c = _context(model, cluster, seq_length, dtype, optimizer_name, flash_attention, calibration, _ArrayOps, stack,
                  fp8_recipe)
     memory_check = _v.flag("memory_check", memory_check)
+    slow = _straggler_fraction(stragglers, cluster)
     fields = dict(tp=tp, cp=cp, pp=pp, dp=dp, micro_batch=micro_batch, global_batch=global_batch,
                   zero_stage=zero_stage, schedule=schedule, virtual_stages=virtual_stages, recompute=recompute,
                   sequence_parallel=sequence_parallel, account_for_embedding=account_for_embedding,
@@ -1288,11 +1302,22 @@ def evaluate(model, cluster: hardware.Cluster, *, tp, pp, dp, micro_batch, globa
     def out(x):
         return np.broadcast_to(x * nan, L.tp.shape).reshape(shape)
 
+    extra = {} if slow is None else dict(
+        straggler=out(slow[1] * (r["parts"]["compute"] + r["parts"]["recompute"])), stragglers=slow[0])
     return StepTime(**{key: out(r["parts"][key]) for key in PARTS}, tokens_per_step=out(tokens),
                     model_flops_per_step=out(c.k.model_tok * tokens), hardware_flops_per_step=out(r["hw_tok"] * tokens),
                     **_constants(c, cluster, dtype), feasible=feasible.reshape(shape), reason=reason.reshape(shape),
                     memory_total=np.broadcast_to(r["memory"], L.tp.shape).reshape(shape),
-                    memory_status=status.astype(object).reshape(shape))
+                    memory_status=status.astype(object).reshape(shape), **extra)
+
+
+def _straggler_fraction(stragglers, cluster: hardware.Cluster):
+    """``(model, fraction)`` of a ``stragglers=`` keyword on ``cluster`` (:mod:`atscale.stragglers`), or ``None``
+    when off: the expected wait for the slowest GPU as a fraction of the compute and recomputation."""
+    model = _stragglers._stragglers_arg(stragglers)
+    if model is None:
+        return None
+    return model, _stragglers._fraction_of(model, cluster.num_gpus, cluster.node.gpus)
 
 
 def _constants(c: _Context, cluster: hardware.Cluster, dtype: str) -> dict:
@@ -1304,7 +1329,7 @@ def _constants(c: _Context, cluster: hardware.Cluster, dtype: str) -> dict:
 
 
 def _one(c: _Context, cluster: hardware.Cluster, plan: Plan, dtype: str, dp_overlap: float,
-         memory_check: bool) -> StepTime:
+         memory_check: bool, slow=None) -> StepTime:
     """:func:`evaluate` for one checked plan, on Python numbers: the same cost terms, no arrays."""
     L = _plan_layout(plan, dp_overlap)
     n = cluster.num_gpus
@@ -1312,9 +1337,10 @@ def _one(c: _Context, cluster: hardware.Cluster, plan: Plan, dtype: str, dp_over
     fields = _constants(c, cluster, dtype)
     if reason:  # the arithmetic below would be meaningless (or divide by zero): a NaN step with its reason
         nan = math.nan
+        extra = {} if slow is None else dict(straggler=nan, stragglers=slow[0])
         return StepTime(**{key: nan for key in PARTS}, tokens_per_step=nan, model_flops_per_step=nan,
                         hardware_flops_per_step=nan, **fields, feasible=False, reason=reason, memory_total=nan,
-                        memory_status="", plan=plan)
+                        memory_status="", plan=plan, **extra)
     r = _parts(L, c)
     capacity = fields["memory_capacity"]
     total = r["memory"]
@@ -1325,6 +1351,9 @@ def _one(c: _Context, cluster: hardware.Cluster, plan: Plan, dtype: str, dp_over
     tokens = L.gb * c.s
     status = "" if not feasible else ("over" if total > capacity * (1 + MEMORY_MARGIN) else
                                       "tight" if total > capacity * (1 - MEMORY_MARGIN) else "fits")
+    if slow is not None:
+        parts = r["parts"]
+        fields.update(straggler=slow[1] * float(parts["compute"] + parts["recompute"]) * scale, stragglers=slow[0])
     return StepTime._of(**{key: float(r["parts"][key]) * scale for key in PARTS}, tokens_per_step=tokens * scale,
                     model_flops_per_step=c.k.model_tok * tokens * scale,
                     hardware_flops_per_step=float(r["hw_tok"]) * tokens * scale, **fields, feasible=feasible,
@@ -1335,7 +1364,7 @@ def step_time(model, cluster: hardware.Cluster, plan: Plan, *, seq_length=None, 
               optimizer_name: str = memory.RUNNING_EXAMPLE_OPTIMIZER, dp_overlap: float = DP_OVERLAP,
               flash_attention: bool = True, memory_check: bool = True,
               calibration: Calibration = CALIBRATION, stack=None,
-              fp8_recipe: str = "delayed") -> StepTime:
+              fp8_recipe: str = "delayed", stragglers=None) -> StepTime:
     """Seconds per optimizer step of ``model`` on ``cluster`` laid out as ``plan``, part by part.
 
     Per micro-batch, each layer costs its matmuls (``6`` x its weight matrices per token at
@@ -1359,6 +1388,11 @@ def step_time(model, cluster: hardware.Cluster, plan: Plan, *, seq_length=None, 
     its shape's rate, the attention core at its kernel's, the memory-bound kernels with the bytes and kernels
     the stack runs, per-kernel fixed costs, FP8 casts by ``fp8_recipe`` (:data:`atscale.kernels.FP8_RECIPES`), and
     overlapped communication charged for the compute it slows (the stack's ``comm_sm_share``).
+
+    ``stragglers`` (default ``None``: off) adds the ``straggler`` part, the expected wait of a synchronous step for
+    the slowest of the cluster's GPUs: ``True`` the published readings (:data:`atscale.stragglers.STRAGGLERS`), or
+    a :class:`atscale.stragglers.Stragglers`; the part is its :func:`~atscale.stragglers.straggler_fraction` of
+    ``compute + recompute`` (a slower GPU computes slower; the wire is not slowed).
     """
     if not isinstance(plan, Plan):
         raise ValueError(f"plan must be an atscale.plan.Plan (got a {type(plan).__name__})")
@@ -1367,7 +1401,8 @@ def step_time(model, cluster: hardware.Cluster, plan: Plan, *, seq_length=None, 
     c = _context(model, cluster, seq_length, dtype, optimizer_name, flash_attention, calibration, _ScalarOps, stack,
                  fp8_recipe)
     overlap = _v.number("dp_overlap", dp_overlap, low=0, high=1, scalar=True)
-    return _one(c, cluster, plan, dtype, overlap, _v.flag("memory_check", memory_check))
+    slow = None if stragglers is None else _straggler_fraction(stragglers, cluster)
+    return _one(c, cluster, plan, dtype, overlap, _v.flag("memory_check", memory_check), slow)
 
 
 # --------------------------------------------------------------------------------------

@@ -123,7 +123,8 @@ def search(model, cluster: hardware.Cluster, global_batch: int, *, seq_length=No
            virtual_stages=(2, 4), recomputes=RECOMPUTE, sequence_parallel=(False, True),
            dp_overlap: float = DP_OVERLAP, tp_overlap: bool = True, flash_attention: bool = True,
            expert_parallel=(1,), a2a_overlap: bool = False, cp_algorithm: str = "ring",
-           calibration: Calibration = CALIBRATION, stack=None, fp8_recipe: str = "delayed") -> SearchResult:
+           calibration: Calibration = CALIBRATION, stack=None, fp8_recipe: str = "delayed",
+           stragglers=None) -> SearchResult:
     """Every layout of ``model`` on ``cluster`` for ``global_batch`` sequences per step, ranked by throughput.
 
     The candidates: ``tp`` every divisor of the GPU count up to twice the node size (so that "TP beyond the
@@ -137,6 +138,7 @@ def search(model, cluster: hardware.Cluster, global_batch: int, *, seq_length=No
     loop over layouts.
     
     ``stack`` and ``fp8_recipe``: the operator-level compute of a training stack (:func:`atscale.parallelism.step_time`).
+    ``stragglers``: the wait for the slowest GPU (default off; :func:`atscale.parallelism.step_time`).
     """
     model = models.model(model)
     if not isinstance(cluster, hardware.Cluster):
@@ -186,7 +188,8 @@ def search(model, cluster: hardware.Cluster, global_batch: int, *, seq_length=No
                         global_batch=global_batch, tp_overlap=tp_overlap, a2a_overlap=a2a_overlap,
                         cp_algorithm=cp_algorithm, seq_length=seq_length, dtype=d,
                         optimizer_name=optimizer_name, dp_overlap=dp_overlap, flash_attention=flash_attention,
-                        calibration=calibration, stack=stack, fp8_recipe=fp8_recipe) for d in dtypes]
+                        calibration=calibration, stack=stack, fp8_recipe=fp8_recipe, stragglers=stragglers)
+               for d in dtypes]
     ranked, table = _ranked(_concatenate(results), cols, global_batch=global_batch, tp_overlap=tp_overlap,
                             a2a_overlap=a2a_overlap, cp_algorithm=cp_algorithm)
     return SearchResult(MappingProxyType(table), ranked, model.name, cluster.name)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import jct
+from .. import stragglers as _strag
 from .. import _validate as _v
 from .. import units as u
 import matplotlib as mpl
@@ -12,20 +13,24 @@ import matplotlib as mpl
 from ._base import INK, MUTED, PALETTE, STYLE, LiveFigure, house_style, log_axes, new_axes
 
 __all__ = ["TERM_COLORS", "jct_breakdown_chart", "jct_crossover_chart", "jct_scaling_chart",
-           "jct_sensitivity_chart", "loss_comparison_chart", "JctExplorerFigure"]
+           "jct_sensitivity_chart", "loss_comparison_chart", "JctExplorerFigure", "straggler_chart"]
 
 TERM_COLORS = {"minimum": "#0072B2", "compute_gap": "#56B4E9", "recompute": "#9ecae1", "communication": "#E69F00",
                "bubble": "#F0E442", "optimizer": "#bdbdbd", "checkpoint": "#009E73", "rework": "#D55E00",
-               "restart": "#CC79A7"}
+               "restart": "#CC79A7", "straggler": "#7f2704"}
 """One colour per term of :data:`atscale.jct.TERMS` (Okabe-Ito; blues for compute, warm for parallelism,
 green-red-purple for reliability)."""
 
 
 _SHORT_LABELS = {"minimum": "minimum (at peak)", "compute_gap": "achievable vs peak", "recompute": "recomputation",
                  "communication": "communication", "bubble": "bubble", "optimizer": "optimizer",
-                 "checkpoint": "checkpoints", "rework": "rework", "restart": "restarts"}
+                 "checkpoint": "checkpoints", "rework": "rework", "restart": "restarts", "straggler": "stragglers"}
 """Short names of the terms for the explorer's key (every glyph costs redraw time; the chapter's
 figures use :data:`atscale.jct.TERM_LABELS`)."""
+
+
+EXPLORER_TERMS = jct.FAILURE_FREE_TERMS + ("straggler",) + jct.RELIABILITY_TERMS
+"""The explorer's bar, bottom to top: the terms in summation order, ``straggler`` (0 when off) after ``optimizer``."""
 
 
 def _check_estimates(estimates, labels):
@@ -212,9 +217,9 @@ handful of backgrounds are ever drawn (see :class:`atscale.plots.LiveFigure`).""
 
 class JctExplorerFigure(LiveFigure):
     """The JCT explorer's figure: one job's wall-clock time as a stacked bar of the terms of
-    :data:`atscale.jct.TERMS` (left, to scale, total above it), and the crossover plot of its configuration
-    over GPU counts (right: exposed communication + bubble dashed, reliability solid, crossover circled, the
-    job's GPU count dotted). Results are ``(estimate, sweep, label)`` as computed by
+    :data:`atscale.jct.TERMS` and ``straggler`` (:data:`EXPLORER_TERMS`; left, to scale, total above it), and the
+    crossover plot of its configuration over GPU counts (right: exposed communication + bubble + stragglers dashed,
+    reliability solid, crossover circled, the job's GPU count dotted). Results are ``(estimate, sweep, label)`` as computed by
     :func:`atscale.widgets.jct.explorer_view`; the sweep's GPU counts must be ``gpus`` (fixed x axis).
     Days on the left, % of wall-clock time on the right.
     """
@@ -224,7 +229,7 @@ class JctExplorerFigure(LiveFigure):
         from matplotlib.ticker import MaxNLocator
 
         self.gpus = np.atleast_1d(np.asarray(_v.count("gpus", gpus, scalar=False), dtype=float))
-        names = list(jct.TERMS)
+        names = list(EXPLORER_TERMS)
         with mpl.rc_context(STYLE):
             left = self.fig.add_axes([0.07, 0.16, 0.16, 0.66])
             right = self.fig.add_axes([0.53, 0.14, 0.44, 0.74])
@@ -265,7 +270,7 @@ class JctExplorerFigure(LiveFigure):
             right.yaxis.set_major_locator(MaxNLocator(5))
             right.set_xlabel("GPUs")
             right.set_ylabel("Share of wall-clock time (%)")
-            right.text(0.0, 1.02, "- - communication + bubble   — reliability", transform=right.transAxes,
+            right.text(0.0, 1.02, "- - communication + bubble (+ stragglers)   — reliability", transform=right.transAxes,
                        fontsize=8, color=INK)
 
     @staticmethod
@@ -278,7 +283,8 @@ class JctExplorerFigure(LiveFigure):
     def _shares(self, sw):
         if sw.gpus.shape != self.gpus.shape or not np.array_equal(sw.gpus, self.gpus):
             raise ValueError(f"the sweep's GPU counts {list(sw.gpus)} must be the figure's {list(self.gpus)}")
-        return (sw.fraction("communication") + sw.fraction("bubble")) * 100, sw.fraction("reliability") * 100
+        return (sw.fraction("communication") + sw.fraction("bubble") + sw.fraction("straggler")) * 100, \
+            sw.fraction("reliability") * 100
 
     def layout(self, view):
         """The crossover panel's upper limit (%), from :data:`_Y_LADDER`; applied to the axes."""
@@ -294,7 +300,7 @@ class JctExplorerFigure(LiveFigure):
         comm, rel_ = self._shares(sw)
         self.comm.set_ydata(comm)
         self.rel.set_ydata(rel_)
-        x = jct.crossover(sw)
+        x = jct.crossover(sw, ("communication", "bubble", "straggler"))
         ok = np.isfinite(rel_)
         if x is not None and ok.any():
             self.cross.set_data([x], [np.interp(np.log(x), np.log(sw.gpus[ok]), rel_[ok])])
@@ -307,9 +313,45 @@ class JctExplorerFigure(LiveFigure):
         for r in self.bars:
             r.set_visible(est.feasible)
         if est.feasible:
-            h = np.array([getattr(est, n) for n in jct.TERMS]) / u.day
+            h = np.array([getattr(est, n) for n in EXPLORER_TERMS]) / u.day
             for r, bottom, height in zip(self.bars, np.concatenate(([0.0], np.cumsum(h)[:-1])), h):
                 r.set_y(bottom)
                 r.set_height(height)
             self.left.set_ylim(0, h.sum() * 1.05)  # no ticks on this axis: the background does not depend on it
             self.total.set_text(f"{h.sum():,.1f} days")
+
+
+@house_style
+def straggler_chart(gpus=None, *, stragglers=None, gpus_per_host: int = 8, mark=(1024,), ax=None):
+    """The expected wait of a synchronous step for its slowest GPU, as a percentage of the GPUs' compute time,
+    against the GPU count (log axis): the jitter of every GPU (``σ E[max of N]``), the rare slow hosts
+    (``s (1 - (1 - p)^H)``) and their sum (:func:`atscale.stragglers.straggler_fraction`); dotted verticals at
+    the counts of ``mark``. ``stragglers``: a :class:`atscale.stragglers.Stragglers` (default the published
+    readings); ``gpus``: the counts drawn (default 8 to 131,072)."""
+    model = _strag.STRAGGLERS if stragglers is None else stragglers
+    if not isinstance(model, _strag.Stragglers):
+        raise ValueError(f"stragglers={_v.show(stragglers)} must be an atscale.stragglers.Stragglers or None")
+    g = np.unique(np.geomspace(8, 131_072, 49).round()) if gpus is None else np.unique(
+        _v.count("gpus", gpus, scalar=False))
+    per_host = _v.count("gpus_per_host", gpus_per_host)
+    mark = () if mark is None else tuple(int(m) for m in np.ravel(_v.count("mark", mark, scalar=False)))
+    jitter = model.jitter * np.atleast_1d(_strag.expected_max_normal(g))
+    slow = model.slow_factor * np.atleast_1d(_strag.any_slow_probability(np.ceil(g / per_host).astype(int),
+                                                                         model.slow_probability))
+    total = np.atleast_1d(model.fraction(g, per_host))
+    ax = new_axes(ax)
+    ax.plot(g, 100 * jitter, color=PALETTE[0], ls="--", label=f"jitter of every GPU (σ = {model.jitter:.2%})")
+    ax.plot(g, 100 * slow, color=PALETTE[3], ls="-.",
+            label=f"slow hosts ({model.slow_factor:.0%} slower, p = {model.slow_probability:.1e} each)")
+    ax.plot(g, 100 * total, color=INK, lw=2, label="expected wait (sum)")
+    for m in mark:
+        ax.axvline(m, color=MUTED, lw=0.8, ls=":")
+    ax.set_xscale("log", base=2)
+    ax.set_xlim(g.min(), g.max())
+    ticks = [t for t in 8 ** np.arange(1, 7) if g.min() <= t <= g.max()]
+    ax.set_xticks(ticks, [f"{t:,}" for t in ticks])
+    ax.set_ylim(0, 100 * total.max() * 1.15)
+    ax.set_xlabel("GPUs in the job")
+    ax.set_ylabel("Wait for the slowest GPU (% of compute)")
+    ax.legend(loc="upper left", fontsize=7)
+    return ax.figure

@@ -28,7 +28,7 @@ def stack_parts(bars, step) -> None:
 
 
 _PART_COLOURS = dict(zip(P.PARTS, (PALETTE[0], PALETTE[5], PALETTE[1], PALETTE[7], "#999933", PALETTE[4], "#bbbbbb",
-                                   PALETTE[3], PALETTE[2])))
+                                   PALETTE[3], PALETTE[2])), straggler="#7f2704")
 
 
 _PASS_COLOURS = {"F": PALETTE[0], "B": PALETTE[1], "W": PALETTE[2]}
