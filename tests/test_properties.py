@@ -484,6 +484,11 @@ NAMED = {  # argument name -> a valid value (beside EXAMPLES)
     "exercise": "reliability-2048-mtbf", "answer": 1.0, "eps": (8, 16), "scenario": EX, "b": None, "op": "all-reduce",
     "mttf": [1e6, 2e6], "count": [8, 2], "interruptions": 100, "window": 86_400.0 * 30, "heartbeat": 10.0,
 }
+def _TIERED():
+    """A cluster on a multi-tier fabric (Meta's Llama 3 RoCE cluster, 16,384 GPUs)."""
+    return hardware.Cluster.of_gpus(hardware.DGX_H100, 16384, hardware.fabric("RoCE 400G (Llama 3 cluster)"))
+
+
 CALLS = {  # label -> keyword arguments (a function of nothing: built when probed)
     "accuracy.table": lambda: dict(group="Memory"),
     "check.check": lambda: dict(exercise="reliability-2048-mtbf", answer=1.0),
@@ -494,6 +499,13 @@ CALLS = {  # label -> keyword arguments (a function of nothing: built when probe
     "collectives.bus_bandwidth": lambda: dict(op="all-reduce", size=1e9, ranks=8, seconds=0.01),
     "collectives.model_time": lambda: dict(m=collectives.CALIBRATION[0]),
     "collectives.gradient_sync": lambda: dict(scenario=EX),
+    "collectives.tiered_phases": lambda: dict(op="reduce-scatter", size=1e9, ranks=128, cluster=_TIERED(),
+                                              ranks_per_node=1, span=16384),
+    "collectives.tiered_time": lambda: dict(op="all-reduce", size=1e9, ranks=128, cluster=_TIERED(),
+                                            ranks_per_node=1, span=16384),
+    "collectives.send_time": lambda: dict(size=1e9, distance=3072, cluster=_TIERED()),
+    "hardware.FabricTier": lambda: dict(name="pod", domain=3072, oversubscription=7.0, latency=1e-6,
+                                        rail_optimised=False),
     "experts.moe_summary": lambda: dict(model=models.DEEPSEEK_V3),
     "experts.dense_twin": lambda: dict(model=models.DEEPSEEK_V3),
     "experts.published_count": lambda: dict(model=models.DEEPSEEK_V3),
@@ -611,7 +623,7 @@ CALLS = {  # label -> keyword arguments (a function of nothing: built when probe
 RESULTS = {  # public types the library builds as results or as its own data: not an input to probe
     "accuracy.Comparison", "accuracy.Summary", "accuracy.Gap", "check.Feedback", "collectives.LinkModel",
     "collectives.LinkCost", "collectives.Hierarchical", "collectives.Measurement", "collectives.RingStep",
-    "collectives.CostCurve", "collectives.GradientSync", "experts.MoeSummary", "experts.PublishedCount",
+    "collectives.CostCurve", "collectives.GradientSync", "collectives.TieredCollective", "experts.MoeSummary", "experts.PublishedCount",
     "experts.AllToAllComparison", "experts.EpSweep", "experts.A2ARatio", "experts.DeepSeekEstimate", "experts.BatchRamp",
     "jct.Estimate",
     "jct.Sweep", "jct.NoFeasibleLayout", "jct.Sensitivity", "memory.ModelState", "memory.MaxModelMeasurement",
