@@ -214,3 +214,33 @@ def test_an_expert_group_inside_a_pod_is_untouched_by_the_taper():
                                memory_check=False) for o in (1.0, 7.0)]
     assert t[0].ep_comm > 0 and t[0].ep_comm == t[1].ep_comm
     assert t[0].dp_comm <= t[1].dp_comm  # the experts' data-parallel gradients do cross pods
+
+
+# --- placement and the figures' data -------------------------------------------------------------------
+def test_meta_order_puts_data_parallelism_across_pods_and_megatron_order_the_pipeline():
+    plan = Plan(tp=8, pp=16, dp=128, micro_batch=1, global_batch=2048)
+    meta = c.dimension_tiers(plan, _cluster(META))
+    assert dict(zip(meta.dims, meta.crossed)) == {"TP": "node", "CP": "none", "PP": "pod", "DP": "aggregation"}
+    assert meta.spans == (8, 8, 128, 16384) and meta.levels == ("node", "rack", "pod", "aggregation")
+    megatron = c.dimension_tiers(plan, _cluster(META), order="tp-cp-dp-pp")
+    assert dict(zip(megatron.dims, megatron.crossed))["PP"] == "aggregation"
+    assert dict(zip(megatron.dims, megatron.crossed))["DP"] == "pod"
+    flat = c.dimension_tiers(plan, _cluster(FLAT))
+    assert flat.levels == ("node", "network") and flat.crossed[-1] == "network"
+    with pytest.raises(ValueError, match="order"):
+        c.dimension_tiers(plan, _cluster(META), order="dp-tp")
+    with pytest.raises(ValueError, match="needs 16,384 GPUs"):
+        c.dimension_tiers(plan, _cluster(META, 8192))
+
+
+def test_tier_sweep_shows_the_taper_only_past_the_pod():
+    no_taper = dataclasses.replace(_tapered(1.0), name="RoCE 400G (Llama 3 cluster, no taper)")
+    s = c.tier_sweep("reduce-scatter", 1e10, [no_taper, META])
+    assert s.boundaries == (("rack", 16), ("pod", 3072)) and s.spans[-1] == 24576
+    inside = s.spans <= 3072
+    assert np.array_equal(s.seconds[0][inside], s.seconds[1][inside])
+    assert np.all(s.seconds[1][~inside] > s.seconds[0][~inside])
+    with pytest.raises(ValueError, match="fabrics"):
+        c.tier_sweep("reduce-scatter", 1e10, "RoCE 400G")
+    with pytest.raises(ValueError, match="stride"):
+        c.tier_sweep("reduce-scatter", 1e10, [META], stride=3)

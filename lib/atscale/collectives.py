@@ -50,6 +50,7 @@ __all__ = [
     "hierarchical_time", "all_to_all_time", "Measurement", "CALIBRATION", "VALIDATION", "model_time", "fit_ring_latency",
     "ring_schedule", "RingStep", "ring_step", "CostCurve", "cost_curve", "COST_CURVE_SIZES", "gradient_sync",
     "GradientSync", "exposed_time", "TieredCollective", "tiered_phases", "tiered_time", "send_time",
+    "PLACEMENT_ORDERS", "DimensionTiers", "dimension_tiers", "TierSweep", "tier_sweep",
 ]
 
 OPS = ("all-reduce", "reduce-scatter", "all-gather", "all-to-all", "broadcast")
@@ -701,6 +702,131 @@ def send_time(size, distance, cluster: hardware.Cluster):
     for low, (_, cost) in zip([float(cluster.node.gpus)] + [dom for dom, _ in costs[:-1]], costs):
         t = np.where(d >= low, _time("broadcast", "ring", m, 2.0, cost), t)
     return as_scalar(t)
+
+
+PLACEMENT_ORDERS = ("tp-cp-pp-dp", "tp-cp-dp-pp")
+"""The rank orders :func:`dimension_tiers` knows, innermost first: ``"tp-cp-pp-dp"``, data parallelism outermost,
+Meta's order for Llama 3 (Llama Team 2024, sec. 3.3.2), the one the step time prices a tiered fabric with;
+``"tp-cp-dp-pp"``, Megatron-Core's default (``initialize_model_parallel``), the pipeline outermost. Experts'
+groups are ``ep x expert_tp`` consecutive GPUs in both (Megatron-Core folds them inside the data-parallel group)."""
+
+
+@dataclass(frozen=True)
+class DimensionTiers:
+    """Where each parallel dimension's groups land on a cluster's tiers (what the fabric figure draws).
+
+    Attributes:
+        order: the rank order (:data:`PLACEMENT_ORDERS`).
+        dims: the dimensions, ``"TP"``, ``"CP"``, ``"EP"`` (mixtures of experts only), ``"PP"``, ``"DP"``.
+        sizes: GPUs in one group of each dimension.
+        strides: GPUs between neighbouring members of a group in the rank order.
+        spans: GPUs of the rank order one group spreads over (``size x stride``).
+        crossed: the level each group's traffic climbs to: ``"node"`` (NVLink) or a tier's name (``"network"`` for
+            an untiered fabric).
+        levels: ``"node"``, then the fabric's tiers, bottom-up.
+        domains: GPUs below each level (the node's GPUs, then each tier's domain).
+        bandwidth: achievable bytes/s per GPU per direction at each level (NVLink; the NIC's over each tier's taper).
+    """
+
+    order: str
+    dims: tuple
+    sizes: tuple
+    strides: tuple
+    spans: tuple
+    crossed: tuple
+    levels: tuple
+    domains: tuple
+    bandwidth: tuple
+
+
+def dimension_tiers(plan: Plan, cluster: hardware.Cluster, *, order: str = "tp-cp-pp-dp") -> DimensionTiers:
+    """Which tier each parallel dimension of ``plan`` crosses on ``cluster`` (:class:`DimensionTiers`).
+
+    Ranks are numbered in ``order`` (innermost first) and fill nodes, racks and pods in turn, as Megatron-Core numbers
+    them and Meta maps them (Llama Team 2024, sec. 3.3.2: tensor parallelism innermost, needing the most bandwidth
+    and the least latency, data parallelism outermost, since it tolerates latency and overlaps with compute). A
+    group of ``size`` members ``stride`` apart spans ``size x stride`` GPUs and climbs to the lowest level whose
+    domain holds that span.
+    """
+    if not isinstance(plan, Plan):
+        raise ValueError(f"plan={_v.show(plan)} must be an atscale.plan.Plan")
+    cluster = _cluster(cluster)
+    order = _v.choice("order", order, PLACEMENT_ORDERS)
+    if plan.gpus > cluster.num_gpus:
+        raise ValueError(f"plan={plan.describe()} needs {plan.gpus:,} GPUs; the cluster has {cluster.num_gpus:,}")
+    tp, cp, pp, dp = plan.tp, plan.cp, plan.pp, plan.dp
+    outer = {"PP": tp * cp, "DP": tp * cp * pp} if order == "tp-cp-pp-dp" else {"DP": tp * cp, "PP": tp * cp * dp}
+    rows = [("TP", tp, 1), ("CP", cp, tp)]
+    if plan.ep > 1:
+        rows.append(("EP", plan.ep, plan.expert_tp or tp))
+    rows += [(d, {"PP": pp, "DP": dp}[d], outer[d]) for d in ("PP", "DP")]
+    g = cluster.node.gpus
+    fab = cluster.fabric
+    levels = ("node",) + (tuple(t.name for t in fab.tiers) or ("network",))
+    domains = (g,) + (tuple(t.domain for t in fab.tiers) or (cluster.num_gpus,))
+    up, rail = _link_cost(_scale_up(cluster.node), "ring"), _link_cost(_rail(cluster), "ring")
+    rates = (up.rate,) + (tuple(cost.rate for _, cost in _tier_costs(cluster)) or (rail.rate,))
+
+    def crossed(span):
+        return next((name for name, dom in zip(levels, domains) if span <= dom), levels[-1])
+
+    spans = tuple(size * stride for _, size, stride in rows)
+    return DimensionTiers(order, tuple(r[0] for r in rows), tuple(r[1] for r in rows), tuple(r[2] for r in rows),
+                          spans, tuple(crossed(s) if size > 1 else "none" for s, (_, size, _) in zip(spans, rows)),
+                          levels, domains, tuple(float(r) for r in rates))
+
+
+@dataclass(frozen=True)
+class TierSweep:
+    """A collective's time against the span of its group on several fabrics (what the tier-cost figure draws).
+
+    Attributes:
+        op: the collective; size: bytes per GPU, as nccl-tests counts them; stride: GPUs between members.
+        ranks: group sizes (read-only array); spans: GPUs each group spreads over, ``ranks x stride`` (read-only).
+        fabrics: the fabrics' names; seconds: one read-only array of seconds per fabric, in that order.
+        boundaries: ``(name, domain)`` of the first tiered fabric's tiers, the spans where a group starts crossing
+            the next tier up.
+    """
+
+    op: str
+    size: float
+    stride: int
+    ranks: np.ndarray
+    spans: np.ndarray
+    fabrics: tuple
+    seconds: tuple
+    boundaries: tuple
+
+
+def tier_sweep(op: str, size, fabrics, *, node=hardware.DGX_H100, stride: int = 128,
+               max_gpus: int = 24576) -> TierSweep:
+    """:func:`tiered_time` of ``op`` on ``size`` bytes for groups of 2, 4, 8, ... members ``stride`` GPUs apart (a
+    data-parallel group with ``stride = tp x cp x pp``), up to ``max_gpus`` GPUs of ``node`` on each of ``fabrics``
+    (catalog fabrics or their names, scale-out) (:class:`TierSweep`)."""
+    op = _op(op)
+    m = _v.nonnegative("size", size, scalar=True, unit="bytes")
+    if isinstance(fabrics, (str, hardware.Fabric)) or not isinstance(fabrics, (list, tuple)) or not fabrics:
+        raise ValueError(f"fabrics={_v.show(fabrics)} must be a non-empty list of scale-out fabrics or their names")
+    fabs = [hardware.fabric(f) for f in fabrics]
+    if not isinstance(node, hardware.Node):
+        raise ValueError(f"node={_v.show(node)} must be an atscale.hardware.Node, e.g. hardware.DGX_H100")
+    g = node.gpus
+    stride = _v.count("stride", stride, unit="GPUs between members")
+    if stride < g and g % stride:
+        raise ValueError(f"stride={stride} must divide the node's {g} GPUs or be at least {g}")
+    max_gpus = _v.count("max_gpus", max_gpus, low=2 * max(stride, g), unit=f"a multiple of {node.name}'s GPUs")
+    top = max_gpus // stride
+    ranks = np.unique(np.append(2 ** np.arange(1, int(np.log2(top)) + 1), top))
+    per_node = max(g // stride, 1)
+    ranks = ranks[ranks % per_node == 0]
+    clusters = [hardware.Cluster.of_gpus(node, max_gpus - max_gpus % g, f) for f in fabs]
+    seconds = tuple(_frozen([tiered_time(op, m, int(n), cl, ranks_per_node=min(per_node, int(n)),
+                                         span=max(int(n) * stride, int(n) // per_node * g)) for n in ranks])
+                    for cl in clusters)
+    tiered = next((f for f in fabs if f.tiers), None)
+    bounds = tuple((t.name, t.domain) for t in tiered.tiers[:-1]) if tiered else ()
+    return TierSweep(op, m, stride, _frozen(ranks), _frozen(ranks * stride), tuple(f.name for f in fabs), seconds,
+                     bounds)
 
 
 # --------------------------------------------------------------------------------------
