@@ -683,7 +683,7 @@ FABRICS: Mapping[str, Fabric] = MappingProxyType({f.name: f for f in (
 
 # --- Multi-tier fabrics ----------------------------------------------------------------
 _LLAMA3_NET = "Llama Team (2024), The Llama 3 Herd of Models, sec. 3.3.1 ('Network topology')"
-_GANGIDI = ("Gangidi et al. (2024), RDMA over Ethernet for Distributed AI Training at Meta Scale, SIGCOMM, sec. 3 "
+_GANGIDI = ("Gangidi et al. (2024), RDMA over Ethernet for Distributed Training at Meta Scale, SIGCOMM "
             "(the backend fabric: rack training switches, cluster training switches forming an AI zone, aggregation "
             "training switches joining the zones)")
 _SUPERPOD = "NVIDIA DGX SuperPOD Reference Architecture, DGX H100 systems (2023), 'Compute fabric'"
@@ -701,8 +701,8 @@ TIERED_FABRICS = (
         f"joined by aggregation switches with a 1:7 oversubscription; {_GANGIDI}"},
         tiers=(FabricTier("rack", 16, 1.0, 0.0, sources={
                    "domain": f"{_LLAMA3_NET}: 16 GPUs, two servers, per top-of-rack switch (Minipack2)",
-                   "oversubscription": f"{_GANGIDI}: the rack switches' uplinks are provisioned at least at their "
-                   "downlinks' bandwidth (no taper)"}),
+                   "oversubscription": f"{_LLAMA3_NET}: the pod above has full bisection bandwidth, so the rack "
+                   "switches' uplinks carry what their GPUs inject (no taper)"}),
                FabricTier("pod", 3072, 1.0, 1 * u.us, sources={
                    "domain": f"{_LLAMA3_NET}: 192 racks per pod, 3,072 GPUs, full bisection bandwidth",
                    "latency": _TIER_LAT}),
