@@ -377,15 +377,16 @@ def tier_sweep_chart(sweep: c.TierSweep, *, ax=None):
     for i, (name, t) in enumerate(zip(sweep.fabrics, sweep.seconds)):
         ax.plot(sweep.spans, np.asarray(t) * 1e3, marker=markers[i % len(markers)], ms=4,
                 color=PALETTE[i % len(PALETTE)], label=name)
+    top = float(max(np.max(t) for t in sweep.seconds)) * 1.7e3
     for name, domain in sweep.boundaries:
-        if sweep.spans[0] < domain < sweep.spans[-1]:
-            ax.axvline(domain, color=MUTED, ls="--", lw=1)
+        if sweep.spans[0] < domain < sweep.spans[-1]:  # a line collection: the key may sit across it
+            ax.vlines(domain, 0, top, colors=MUTED, linestyles="--", lw=1)
             ax.text(domain * 1.05, 0, f" one {name}", rotation=90, va="bottom", fontsize=8, color=MUTED)
     ax.set_xscale("log", base=2)
     ax.set_xticks(sweep.spans)
     ax.set_xticklabels([f"{s:,}" for s in sweep.spans], rotation=45, ha="right")
     ax.minorticks_off()
-    ax.set_ylim(0, float(max(np.max(t) for t in sweep.seconds)) * 1.7e3)
+    ax.set_ylim(0, top)
     ax.set_xlabel(f"GPUs the group spans (members {sweep.stride:,} GPUs apart)")
     ax.set_ylabel(f"{sweep.op} of {u.fmt_bytes(sweep.size, 1)} per GPU (ms)")
     ax.legend(loc="upper left", fontsize=8)
