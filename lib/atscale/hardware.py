@@ -687,7 +687,7 @@ _GANGIDI = ("Gangidi et al. (2024), RDMA over Ethernet for Distributed Training 
             "(the backend fabric: rack training switches, cluster training switches forming an AI zone, aggregation "
             "training switches joining the zones)")
 _SUPERPOD = "NVIDIA DGX SuperPOD Reference Architecture, DGX H100 systems (2023), 'Compute fabric'"
-_MEGASCALE_NET = "Jiang et al. (2024), MegaScale, NSDI, sec. 5 ('Network topology' and 'Reducing ECMP hashing conflicts')"
+_MEGASCALE_NET = "Jiang et al. (2024), MegaScale, NSDI, the paragraphs 'Network topology' and 'Reducing ECMP hashing conflicts'"
 _TIER_LAT = ("assumed, not stated by the source: the two more switch traversals (a few hundred ns each on 400G switch "
              "ASICs) and the fibre of climbing one more tier, order of magnitude")
 
@@ -740,7 +740,7 @@ TIERED_FABRICS = (
                    "oversubscription": f"{_MEGASCALE_NET}: 1:1 at every layer",
                    "latency": _TIER_LAT}),
                FabricTier("core", 12288, 1.0, 1 * u.us, sources={
-                   "domain": f"{_MEGASCALE_NET}: more than 10,000 GPUs; 12,288, the largest run of sec. 6, taken",
+                   "domain": f"{_MEGASCALE_NET}: more than 10,000 GPUs; 12,288, the largest run of its evaluation, taken",
                    "oversubscription": f"{_MEGASCALE_NET}: 1:1 at every layer",
                    "latency": _TIER_LAT}))),
 )
@@ -779,8 +779,9 @@ NODES: Mapping[str, Node] = MappingProxyType({n.name: n for n in (DGX_A100, DGX_
 SCALABLE_UNIT_NODES = 32
 """Nodes in one scalable unit (SU) of NVIDIA's DGX SuperPOD reference architecture for DGX H100: the 32 nodes
 whose NIC ``i`` share rail ``i``'s leaf switch (one leaf per rail per SU); traffic between SUs crosses the spine
-switches (NVIDIA DGX SuperPOD Reference Architecture, DGX H100, "Compute fabric"). A count, not a bandwidth: the
-step-time model prices the scale-out fabric as one tier."""
+switches (NVIDIA DGX SuperPOD Reference Architecture, DGX H100, "Compute fabric"). A count, not a bandwidth: an
+untiered fabric is priced as one non-blocking tier; the tiered entry "InfiniBand NDR (DGX SuperPOD)"
+(:data:`TIERED_FABRICS`) puts a leaf tier of this many nodes under a spine."""
 
 
 def _lookup(table: Mapping, kind: str, name: str):
