@@ -244,3 +244,31 @@ def test_tier_sweep_shows_the_taper_only_past_the_pod():
         c.tier_sweep("reduce-scatter", 1e10, "RoCE 400G")
     with pytest.raises(ValueError, match="stride"):
         c.tier_sweep("reduce-scatter", 1e10, [META], stride=3)
+
+
+@pytest.mark.parametrize("plan", [
+    Plan(tp=8, pp=8, dp=64, ep=64, expert_tp=1, micro_batch=1, global_batch=4096, zero_stage=1),
+    Plan(tp=1, pp=1, dp=1024, ep=256, expert_tp=1, micro_batch=1, global_batch=4096, zero_stage=3,
+         shard_group=64),
+], ids=lambda p: p.describe())
+def test_one_untapered_tier_prices_a_mixture_of_experts_as_untiered(plan):
+    # the experts' all-to-all and their own data-parallel group take the tiered path too. (Where tp < 8 and pp > 1
+    # the two orders put different ranks in a node, so the comparison holds only where they agree: see below.)
+    a = parallelism.step_time(models.DEEPSEEK_V3, _cluster(FLAT, plan.gpus), plan, seq_length=4096,
+                              memory_check=False)
+    b = parallelism.step_time(models.DEEPSEEK_V3, _cluster(_one_tier(), plan.gpus), plan, seq_length=4096,
+                              memory_check=False)
+    assert a.ep_comm > 0 and a.dp_comm > 0
+    for part in parallelism.PARTS:
+        assert getattr(b, part) == pytest.approx(getattr(a, part), rel=1e-12, abs=1e-15), part
+
+
+def test_on_a_tiered_fabric_data_parallelism_is_outermost_down_to_the_node():
+    # tp = 1, pp = 16: Meta's order puts a pipeline's stages in a node, so a data-parallel group has one GPU per
+    # node and every byte of its reduction crosses the NICs, where Megatron's order (the untiered model) puts 8 of
+    # its members in each node
+    plan = Plan(tp=1, pp=16, dp=64, micro_batch=1, global_batch=1024, zero_stage=1)
+    place = c.dimension_tiers(plan, _cluster(_one_tier(), plan.gpus))
+    assert dict(zip(place.dims, place.strides))["DP"] == 16
+    flat, tiered = (_step(f, plan, model=models.LLAMA3_70B, dp_overlap=0.0) for f in (FLAT, _one_tier()))
+    assert tiered.dp_comm > flat.dp_comm
