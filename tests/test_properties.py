@@ -484,6 +484,11 @@ NAMED = {  # argument name -> a valid value (beside EXAMPLES)
     "exercise": "reliability-2048-mtbf", "answer": 1.0, "eps": (8, 16), "scenario": EX, "b": None, "op": "all-reduce",
     "mttf": [1e6, 2e6], "count": [8, 2], "interruptions": 100, "window": 86_400.0 * 30, "heartbeat": 10.0,
 }
+def _TIERED():
+    """A cluster on a multi-tier fabric (Meta's Llama 3 RoCE cluster, 16,384 GPUs)."""
+    return hardware.Cluster.of_gpus(hardware.DGX_H100, 16384, hardware.fabric("RoCE 400G (Llama 3 cluster)"))
+
+
 CALLS = {  # label -> keyword arguments (a function of nothing: built when probed)
     "accuracy.table": lambda: dict(group="Memory"),
     "check.check": lambda: dict(exercise="reliability-2048-mtbf", answer=1.0),
@@ -494,6 +499,19 @@ CALLS = {  # label -> keyword arguments (a function of nothing: built when probe
     "collectives.bus_bandwidth": lambda: dict(op="all-reduce", size=1e9, ranks=8, seconds=0.01),
     "collectives.model_time": lambda: dict(m=collectives.CALIBRATION[0]),
     "collectives.gradient_sync": lambda: dict(scenario=EX),
+    "collectives.tiered_phases": lambda: dict(op="reduce-scatter", size=1e9, ranks=128, cluster=_TIERED(),
+                                              ranks_per_node=1, span=16384),
+    "collectives.tiered_time": lambda: dict(op="all-reduce", size=1e9, ranks=128, cluster=_TIERED(),
+                                            ranks_per_node=1, span=16384),
+    "collectives.send_time": lambda: dict(size=1e9, distance=3072, cluster=_TIERED()),
+    "collectives.dimension_tiers": lambda: dict(plan=PLAN, cluster=_TIERED(), order="tp-cp-pp-dp"),
+    "collectives.tier_sweep": lambda: dict(op="reduce-scatter", size=1e9, fabrics=["RoCE 400G (Llama 3 cluster)"],
+                                           node=hardware.DGX_H100, stride=128, max_gpus=24576),
+    "plots.collectives.fabric_tiers_chart": lambda: dict(placement=collectives.dimension_tiers(PLAN, _TIERED())),
+    "plots.collectives.tier_sweep_chart": lambda: dict(sweep=collectives.tier_sweep(
+        "reduce-scatter", 1e9, ["RoCE 400G", "RoCE 400G (Llama 3 cluster)"], max_gpus=4096)),
+    "hardware.FabricTier": lambda: dict(name="pod", domain=3072, oversubscription=7.0, latency=1e-6,
+                                        rail_optimised=False),
     "experts.moe_summary": lambda: dict(model=models.DEEPSEEK_V3),
     "parallelism.recompute_choices": lambda: dict(model=EX.model, cluster=EX.cluster, plan=EX.plan),
     "experts.dense_twin": lambda: dict(model=models.DEEPSEEK_V3),
@@ -613,7 +631,7 @@ CALLS = {  # label -> keyword arguments (a function of nothing: built when probe
 RESULTS = {  # public types the library builds as results or as its own data: not an input to probe
     "accuracy.Comparison", "accuracy.Summary", "accuracy.Gap", "check.Feedback", "collectives.LinkModel",
     "collectives.LinkCost", "collectives.Hierarchical", "collectives.Measurement", "collectives.RingStep",
-    "collectives.CostCurve", "collectives.GradientSync", "experts.MoeSummary", "experts.PublishedCount",
+    "collectives.CostCurve", "collectives.GradientSync", "collectives.TieredCollective", "collectives.DimensionTiers", "collectives.TierSweep", "experts.MoeSummary", "experts.PublishedCount",
     "experts.AllToAllComparison", "experts.EpSweep", "experts.A2ARatio", "experts.DeepSeekEstimate", "experts.BatchRamp",
     "jct.Estimate",
     "jct.Sweep", "jct.NoFeasibleLayout", "jct.Sensitivity", "memory.ModelState", "memory.MaxModelMeasurement",

@@ -49,7 +49,8 @@ __all__ = [
     "collective_time", "latency_bound_size", "best_algorithm", "Hierarchical", "hierarchical_phases",
     "hierarchical_time", "all_to_all_time", "Measurement", "CALIBRATION", "VALIDATION", "model_time", "fit_ring_latency",
     "ring_schedule", "RingStep", "ring_step", "CostCurve", "cost_curve", "COST_CURVE_SIZES", "gradient_sync",
-    "GradientSync", "exposed_time",
+    "GradientSync", "exposed_time", "TieredCollective", "tiered_phases", "tiered_time", "send_time",
+    "PLACEMENT_ORDERS", "DimensionTiers", "dimension_tiers", "TierSweep", "tier_sweep",
 ]
 
 OPS = ("all-reduce", "reduce-scatter", "all-gather", "all-to-all", "broadcast")
@@ -477,7 +478,20 @@ def _all_to_all(on_bytes, off_bytes, inside, nodes, up: LinkCost, rail: LinkCost
     return xp.maximum(t_up, t_out)
 
 
-def all_to_all_time(size, ranks, cluster: hardware.Cluster, *, ranks_per_node=None):
+def _all_to_all_tiers(off_bytes, nodes, span, node_gpus, tiers, xp=np):
+    """Seconds the tiers above the first hold an all-to-all up: the slowest tier, each carrying the share of a GPU's
+    ``off_bytes`` (what leaves its node) bound for peers outside its domain of the tier below, ``(span - D)/(span -
+    g)`` with destinations spread evenly over the group's ``span`` GPUs, at that tier's tapered rate, plus its latency
+    per peer node; 0 without tiers (the first tier's part is the NIC's, which :func:`_all_to_all` prices). Unchecked."""
+    t = 0.0
+    lows = [float(node_gpus)] + [domain for domain, _ in tiers[:-1]]
+    for low, (_, cost) in list(zip(lows, tiers))[1:]:
+        share = xp.minimum(xp.maximum((span - low) / xp.maximum(span - node_gpus, 1.0), 0.0), 1.0)
+        t = xp.maximum(t, xp.where(share > 0, cost.base + (nodes - 1) * cost.hop + off_bytes * share / cost.rate, 0.0))
+    return t
+
+
+def all_to_all_time(size, ranks, cluster: hardware.Cluster, *, ranks_per_node=None, span=None):
     """Seconds for one all-to-all over ``ranks`` GPUs of ``cluster``, each sending ``size`` bytes in all (nccl-tests'
     convention: ``size / ranks`` to each rank, itself included, so it sends ``(n - 1)/n`` of it).
 
@@ -488,8 +502,10 @@ def all_to_all_time(size, ranks, cluster: hardware.Cluster, *, ranks_per_node=No
     over the network, an all-to-all nearly all of ``M``, so across nodes it runs at the NIC's rate, about a ninth
     of NVLink's on an H100 node. The bus bandwidth of an all-to-all is ``(n - 1)/n`` times the algorithm bandwidth
     (nccl-tests' PERFORMANCE.md; :func:`bus_bandwidth_factor`). Each part costs its link's launch latency plus one
-    step per peer node or peer GPU (pairwise exchange; Thakur et al. 2005, sec. 4.4). Vectorised over ``size``,
-    ``ranks`` and ``ranks_per_node``.
+    step per peer node or peer GPU (pairwise exchange; Thakur et al. 2005, sec. 4.4). On a multi-tier fabric the
+    bytes bound outside each domain cross its tier at that tier's tapered bandwidth (:func:`_all_to_all_tiers`); the
+    group spreads evenly over ``span`` GPUs of the rank order (default: its nodes side by side; one group size only).
+    Vectorised over ``size``, ``ranks`` and ``ranks_per_node``.
     """
     if not isinstance(cluster, hardware.Cluster):
         raise ValueError(f"cluster={_v.show(cluster)} must be an atscale.hardware.Cluster")
@@ -508,7 +524,309 @@ def all_to_all_time(size, ranks, cluster: hardware.Cluster, *, ranks_per_node=No
     fab_up = _scale_up(cluster.node)
     up, rail = _link_cost(fab_up, "ring"), _link_cost(_rail(cluster), "ring")
     t = _all_to_all(m * (r - 1) / n / fab_up.mesh_share(r), m * (n - r) / n, r, n / r, up, rail)
+    if cluster.fabric.tiers:
+        low = n / r * g
+        s = low if span is None else _v.count("span", span, low=int(np.max(low)), high=cluster.num_gpus,
+                                              unit="GPUs the group spreads over: at least its nodes' GPUs")
+        t = np.maximum(t, _all_to_all_tiers(m * (n - r) / n, n / r, s, float(g), _tier_costs(cluster)))
     return as_scalar(np.where(n > 1, t, 0.0))
+
+
+# --------------------------------------------------------------------------------------
+# Multi-tier fabrics: a collective priced by the tiers its group crosses
+# --------------------------------------------------------------------------------------
+def _tier_costs(cluster: hardware.Cluster) -> tuple:
+    """``((domain, LinkCost), ...)`` of the tiers of ``cluster``'s scale-out fabric, bottom-up; empty when the fabric is
+    untiered. The cost of a tier is that of a ring whose neighbours sit in different domains of the tier below: the
+    NIC's achievable rate divided by the tier's cumulative taper (:attr:`atscale.hardware.Fabric.tapers`), the NIC's
+    per-hop latency plus the latency every tier up to this one adds."""
+    fab = cluster.fabric
+    if not fab.tiers:
+        return ()
+    rail = _link_cost(_rail(cluster), "ring")
+    out, extra = [], 0.0
+    for tier, taper in zip(fab.tiers, fab.tapers):
+        extra += tier.latency
+        out.append((float(tier.domain), LinkCost(rail.base, rail.hop + extra, rail.rate / taper)))
+    return tuple(out)
+
+
+def _tiered_levels(op, size, ranks, inside, members, up: LinkCost, tiers, xp=np) -> list:
+    """Seconds of each level of a hierarchical ``op`` over ``ranks`` GPUs, ``inside`` of them per node, on a tiered
+    fabric (the node first, then each tier); unchecked arithmetic on floats or arrays (``xp``: NumPy or the
+    step-time model's scalar operations).
+
+    ``members(domain)``: how many of the group's GPUs one domain of ``domain`` GPUs holds. Level by level, bottom-up:
+    inside the node on NVLink, then across the domains of each tier at that tier's cost (``tiers``, from
+    :func:`_tier_costs`), each level on ``1 / (members below)`` of the data; the level where the group is whole runs
+    ``op`` itself, the levels below it a reduce-scatter on the way up and an all-gather on the way down (all-reduce),
+    or ``op`` alone (reduce-scatter, all-gather). Per rank the bytes telescope to the flat ring's
+    (``sum_k (r_k - 1)/(r_1 ... r_k) = 1 - 1/(r_1 ... r_K)``), so without a taper only the latency terms differ."""
+    def ring(o, m, r, cost):
+        return xp.where(r > 1, _time(o, "ring", m, xp.maximum(r, 2.0), cost), 0.0)
+
+    node = 0.0
+    if op != "all-gather":
+        node = node + ring("reduce-scatter", size, inside, up)
+    if op != "reduce-scatter":
+        node = node + ring("all-gather", size, inside, up)
+    levels, below, chunk = [node], inside, size / inside
+    for domain, cost in tiers:
+        whole = xp.minimum(xp.maximum(members(domain), below), ranks)
+        r = xp.ceil(whole / below - 1e-9)
+        if op == "all-reduce":
+            levels.append(xp.where(whole >= ranks, ring(op, chunk, r, cost),
+                                   ring("reduce-scatter", chunk, r, cost) + ring("all-gather", chunk, r, cost)))
+        else:
+            levels.append(ring(op, chunk, r, cost))
+        below, chunk = whole, chunk / r
+    return levels
+
+
+def _tiered(op, size, ranks, inside, members, up: LinkCost, tiers, xp=np):
+    """Seconds of the whole hierarchical collective: the sum of :func:`_tiered_levels`."""
+    return sum(_tiered_levels(op, size, ranks, inside, members, up, tiers, xp)[1:],
+               _tiered_levels(op, size, ranks, inside, members, up, (), xp)[0])
+
+
+@dataclass(frozen=True)
+class TieredCollective:
+    """A collective on a multi-tier fabric, level by level (what the tier figures draw).
+
+    Attributes:
+        op: the collective.
+        ranks: GPUs in the group.
+        span: GPUs of consecutive rank order the group spreads over (its members evenly spaced in it).
+        levels: ``"node"`` (NVLink), then each tier's name, bottom-up.
+        members: the group's GPUs in one domain of each level (the node, then each tier's domain).
+        bandwidth: the achievable bytes/s per GPU per direction at each level (the NIC's divided by the taper).
+        seconds: the time of each level's phases (reduce-scatter up and all-gather down, or the collective itself),
+            seconds; arrays where ``size`` was one.
+        crossed: the name of the highest level the group crosses.
+    """
+
+    op: str
+    ranks: int
+    span: int
+    levels: tuple
+    members: tuple
+    bandwidth: tuple
+    seconds: tuple
+    crossed: str
+
+    @property
+    def total(self):
+        """Seconds, the levels one after another."""
+        return as_scalar(sum(np.asarray(s) for s in self.seconds))
+
+
+def _cluster(cluster) -> hardware.Cluster:
+    if not isinstance(cluster, hardware.Cluster):
+        raise ValueError(f"cluster={_v.show(cluster)} must be an atscale.hardware.Cluster (e.g. hardware.Cluster."
+                         "of_gpus(hardware.DGX_H100, 16384, hardware.fabric('RoCE 400G (Llama 3 cluster)')))")
+    return cluster
+
+
+def _group(ranks, cluster, ranks_per_node, span) -> tuple[int, int, int]:
+    """``(ranks, ranks per node, span)`` of one group, checked against ``cluster``."""
+    n = _v.count("ranks", ranks, high=cluster.num_gpus, unit=f"GPUs of the cluster's {cluster.num_gpus:,}")
+    g = cluster.node.gpus
+    r = min(n, g) if ranks_per_node is None else _v.count("ranks_per_node", ranks_per_node, high=g,
+                                                          unit=f"GPUs of a {g}-GPU node")
+    if r > n or n % r:
+        raise ValueError(f"ranks_per_node={_v.show(ranks_per_node)} must divide ranks={n} (as many group members on "
+                         "every node)")
+    low = n // r * g if r < g or n > g else n
+    s = low if span is None else _v.count("span", span, low=low, high=max(cluster.num_gpus, low),
+                                          unit=f"GPUs the group spreads over: at least its {n // r} nodes' GPUs, at "
+                                               "most the cluster's")
+    return n, r, s
+
+
+def tiered_phases(op: str, size, ranks, cluster: hardware.Cluster, *, ranks_per_node=None,
+                  span=None) -> TieredCollective:
+    """The levels of a hierarchical ``op`` (all-reduce, reduce-scatter, all-gather) of ``size`` bytes over ``ranks``
+    GPUs of ``cluster`` (:class:`TieredCollective`).
+
+    The group has ``ranks_per_node`` GPUs in each node (default ``min(ranks, gpus per node)``) and spreads evenly over
+    ``span`` consecutive GPUs of the rank order (default: its nodes side by side). Inside the node the collective runs
+    on NVLink; then, tier by tier, across the domains of the tier below at the NIC's bandwidth divided by the tier's
+    cumulative oversubscription, on ``1 / (members below)`` of the data, with each tier's added latency per step.
+    A group inside one domain of a tier never pays that tier's taper. On an untiered fabric the one level above the
+    node is the non-blocking switch, priced as :func:`hierarchical_phases` prices it. ``size``: bytes, as nccl-tests
+    counts it (vectorised). Sources: Jia et al. (2018, sec. 3.2), the hierarchical all-reduce; NCCL's
+    intra-node/inter-node split; Llama Team (2024, sec. 3.3.1): the parallel dimensions mapped onto the tiers.
+    """
+    op = _op(op)
+    if op not in ("all-reduce", "reduce-scatter", "all-gather"):
+        raise ValueError(f"op={op!r} has no hierarchical form here; valid: all-reduce, reduce-scatter, all-gather "
+                         "(all_to_all_time and send_time price the others)")
+    cluster = _cluster(cluster)
+    n, r, s = _group(ranks, cluster, ranks_per_node, span)
+    m = _size(size)
+    fab_up = _scale_up(cluster.node)
+    up, rail = _link_cost(fab_up, "ring"), _link_cost(_rail(cluster), "ring")
+    tiers = _tier_costs(cluster) or ((float(cluster.num_gpus), rail),)
+    names = ("node",) + (tuple(t.name for t in cluster.fabric.tiers) or ("network",))
+    seconds = _tiered_levels(op, m / fab_up.mesh_share(r), float(n), float(r), lambda d: d * n / s, up, tiers)
+    members = [float(r)]
+    for domain, _ in tiers:
+        members.append(float(min(max(domain * n / s, members[-1]), n)))
+    top = next(i for i, count in enumerate(members) if count >= n)
+    return TieredCollective(op, n, s, names, tuple(members), (float(up.rate),) + tuple(float(c.rate) for _, c in tiers),
+                            tuple(as_scalar(np.asarray(x) + 0.0 * m) for x in seconds), names[top])
+
+
+def tiered_time(op: str, size, ranks, cluster: hardware.Cluster, *, ranks_per_node=None, span=None):
+    """Seconds of a hierarchical ``op`` over ``ranks`` GPUs of a (possibly multi-tier) ``cluster``:
+    :func:`tiered_phases` ``.total``. Vectorised over ``size``."""
+    return tiered_phases(op, size, ranks, cluster, ranks_per_node=ranks_per_node, span=span).total
+
+
+def send_time(size, distance, cluster: hardware.Cluster):
+    """Seconds of a point-to-point send of ``size`` bytes between two GPUs ``distance`` ranks apart in the rank order
+    (a pipeline's neighbouring stages are ``tp * cp`` apart with data parallelism outermost), every GPU sending at
+    once: on NVLink inside the node (``distance`` below the node's GPUs); else through the highest tier the pair
+    crosses, the lowest whose domain exceeds ``distance`` (the pair sits in two domains of the tier below), at the
+    NIC's rate divided by that tier's cumulative taper, with its latency; on an untiered fabric, through the one
+    switch. Vectorised over ``size`` and ``distance``. Sources: Narayanan et al. (2021, sec. 4.1) for the pipeline's
+    sends; the tiers' figures from the catalog (:data:`atscale.hardware.TIERED_FABRICS`)."""
+    cluster = _cluster(cluster)
+    m = _size(size)
+    d = np.asarray(_v.count("distance", distance, high=max(cluster.num_gpus - 1, 1), scalar=False,
+                            unit="ranks between the two GPUs"), dtype=float)
+    m, d = _v.broadcast(size=m, distance=d)
+    up, rail = _link_cost(_scale_up(cluster.node), "ring"), _link_cost(_rail(cluster), "ring")
+    costs = _tier_costs(cluster) or ((float(cluster.num_gpus), rail),)
+    t = _time("broadcast", "ring", m, 2.0, up)
+    for low, (_, cost) in zip([float(cluster.node.gpus)] + [dom for dom, _ in costs[:-1]], costs):
+        t = np.where(d >= low, _time("broadcast", "ring", m, 2.0, cost), t)
+    return as_scalar(t)
+
+
+PLACEMENT_ORDERS = ("tp-cp-pp-dp", "tp-cp-dp-pp")
+"""The rank orders :func:`dimension_tiers` knows, innermost first: ``"tp-cp-pp-dp"``, data parallelism outermost,
+Meta's order for Llama 3 (Llama Team 2024, sec. 3.3.2), the one the step time prices a tiered fabric with;
+``"tp-cp-dp-pp"``, Megatron-Core's default (``initialize_model_parallel``), the pipeline outermost. Experts'
+groups are ``ep x expert_tp`` consecutive GPUs in both (Megatron-Core folds them inside the data-parallel group)."""
+
+
+@dataclass(frozen=True)
+class DimensionTiers:
+    """Where each parallel dimension's groups land on a cluster's tiers (what the fabric figure draws).
+
+    Attributes:
+        order: the rank order (:data:`PLACEMENT_ORDERS`).
+        dims: the dimensions, ``"TP"``, ``"CP"``, ``"EP"`` (mixtures of experts only), ``"PP"``, ``"DP"``.
+        sizes: GPUs in one group of each dimension.
+        strides: GPUs between neighbouring members of a group in the rank order.
+        spans: GPUs of the rank order one group spreads over (``size x stride``).
+        crossed: the level each group's traffic climbs to: ``"node"`` (NVLink) or a tier's name (``"network"`` for
+            an untiered fabric).
+        levels: ``"node"``, then the fabric's tiers, bottom-up.
+        domains: GPUs below each level (the node's GPUs, then each tier's domain).
+        bandwidth: achievable bytes/s per GPU per direction at each level (NVLink; the NIC's over each tier's taper).
+    """
+
+    order: str
+    dims: tuple
+    sizes: tuple
+    strides: tuple
+    spans: tuple
+    crossed: tuple
+    levels: tuple
+    domains: tuple
+    bandwidth: tuple
+
+
+def dimension_tiers(plan: Plan, cluster: hardware.Cluster, *, order: str = "tp-cp-pp-dp") -> DimensionTiers:
+    """Which tier each parallel dimension of ``plan`` crosses on ``cluster`` (:class:`DimensionTiers`).
+
+    Ranks are numbered in ``order`` (innermost first) and fill nodes, racks and pods in turn, as Megatron-Core numbers
+    them and Meta maps them (Llama Team 2024, sec. 3.3.2: tensor parallelism innermost, needing the most bandwidth
+    and the least latency, data parallelism outermost, since it tolerates latency and overlaps with compute). A
+    group of ``size`` members ``stride`` apart spans ``size x stride`` GPUs and climbs to the lowest level whose
+    domain holds that span.
+    """
+    if not isinstance(plan, Plan):
+        raise ValueError(f"plan={_v.show(plan)} must be an atscale.plan.Plan")
+    cluster = _cluster(cluster)
+    order = _v.choice("order", order, PLACEMENT_ORDERS)
+    if plan.gpus > cluster.num_gpus:
+        raise ValueError(f"plan={plan.describe()} needs {plan.gpus:,} GPUs; the cluster has {cluster.num_gpus:,}")
+    tp, cp, pp, dp = plan.tp, plan.cp, plan.pp, plan.dp
+    outer = {"PP": tp * cp, "DP": tp * cp * pp} if order == "tp-cp-pp-dp" else {"DP": tp * cp, "PP": tp * cp * dp}
+    rows = [("TP", tp, 1), ("CP", cp, tp)]
+    if plan.ep > 1:
+        rows.append(("EP", plan.ep, plan.expert_tp or tp))
+    rows += [(d, {"PP": pp, "DP": dp}[d], outer[d]) for d in ("PP", "DP")]
+    g = cluster.node.gpus
+    fab = cluster.fabric
+    levels = ("node",) + (tuple(t.name for t in fab.tiers) or ("network",))
+    domains = (g,) + (tuple(t.domain for t in fab.tiers) or (cluster.num_gpus,))
+    up, rail = _link_cost(_scale_up(cluster.node), "ring"), _link_cost(_rail(cluster), "ring")
+    rates = (up.rate,) + (tuple(cost.rate for _, cost in _tier_costs(cluster)) or (rail.rate,))
+
+    def crossed(span):
+        return next((name for name, dom in zip(levels, domains) if span <= dom), levels[-1])
+
+    spans = tuple(size * stride for _, size, stride in rows)
+    return DimensionTiers(order, tuple(r[0] for r in rows), tuple(r[1] for r in rows), tuple(r[2] for r in rows),
+                          spans, tuple(crossed(s) if size > 1 else "none" for s, (_, size, _) in zip(spans, rows)),
+                          levels, domains, tuple(float(r) for r in rates))
+
+
+@dataclass(frozen=True)
+class TierSweep:
+    """A collective's time against the span of its group on several fabrics (what the tier-cost figure draws).
+
+    Attributes:
+        op: the collective; size: bytes per GPU, as nccl-tests counts them; stride: GPUs between members.
+        ranks: group sizes (read-only array); spans: GPUs each group spreads over, ``ranks x stride`` (read-only).
+        fabrics: the fabrics' names; seconds: one read-only array of seconds per fabric, in that order.
+        boundaries: ``(name, domain)`` of the first tiered fabric's tiers, the spans where a group starts crossing
+            the next tier up.
+    """
+
+    op: str
+    size: float
+    stride: int
+    ranks: np.ndarray
+    spans: np.ndarray
+    fabrics: tuple
+    seconds: tuple
+    boundaries: tuple
+
+
+def tier_sweep(op: str, size, fabrics, *, node=hardware.DGX_H100, stride: int = 128,
+               max_gpus: int = 24576) -> TierSweep:
+    """:func:`tiered_time` of ``op`` on ``size`` bytes for groups of 2, 4, 8, ... members ``stride`` GPUs apart (a
+    data-parallel group with ``stride = tp x cp x pp``), up to ``max_gpus`` GPUs of ``node`` on each of ``fabrics``
+    (catalog fabrics or their names, scale-out) (:class:`TierSweep`)."""
+    op = _op(op)
+    m = _v.nonnegative("size", size, scalar=True, unit="bytes")
+    if isinstance(fabrics, (str, hardware.Fabric)) or not isinstance(fabrics, (list, tuple)) or not fabrics:
+        raise ValueError(f"fabrics={_v.show(fabrics)} must be a non-empty list of scale-out fabrics or their names")
+    fabs = [hardware.fabric(f) for f in fabrics]
+    if not isinstance(node, hardware.Node):
+        raise ValueError(f"node={_v.show(node)} must be an atscale.hardware.Node, e.g. hardware.DGX_H100")
+    g = node.gpus
+    stride = _v.count("stride", stride, unit="GPUs between members")
+    if stride < g and g % stride:
+        raise ValueError(f"stride={stride} must divide the node's {g} GPUs or be at least {g}")
+    max_gpus = _v.count("max_gpus", max_gpus, low=2 * max(stride, g), unit=f"a multiple of {node.name}'s GPUs")
+    top = max_gpus // stride
+    ranks = np.unique(np.append(2 ** np.arange(1, int(np.log2(top)) + 1), top))
+    per_node = max(g // stride, 1)
+    ranks = ranks[ranks % per_node == 0]
+    clusters = [hardware.Cluster.of_gpus(node, max_gpus - max_gpus % g, f) for f in fabs]
+    seconds = tuple(_frozen([tiered_time(op, m, int(n), cl, ranks_per_node=min(per_node, int(n)),
+                                         span=max(int(n) * stride, int(n) // per_node * g)) for n in ranks])
+                    for cl in clusters)
+    tiered = next((f for f in fabs if f.tiers), None)
+    bounds = tuple((t.name, t.domain) for t in tiered.tiers[:-1]) if tiered else ()
+    return TierSweep(op, m, stride, _frozen(ranks), _frozen(ranks * stride), tuple(f.name for f in fabs), seconds,
+                     bounds)
 
 
 # --------------------------------------------------------------------------------------

@@ -39,10 +39,11 @@ from . import _validate
 from . import units as u
 
 __all__ = [
-    "DTYPES", "BYTES_PER_ELEMENT", "bytes_per_element", "Accelerator", "Fabric", "Node", "Cluster", "H100_SXM",
+    "DTYPES", "BYTES_PER_ELEMENT", "bytes_per_element", "Accelerator", "FabricTier", "Fabric", "Node", "Cluster",
+    "H100_SXM",
     "H100_PCIE", "H800_SXM", "H200_SXM", "A100_SXM_80GB", "A100_SXM_40GB", "B200", "MI300X", "ACCELERATORS", "FABRICS",
-    "DGX_H100", "DGX_A100", "HGX_H800", "HGX_B200", "NODES", "SCALABLE_UNIT_NODES", "accelerator_arg", "accelerator", "fabric", "node",
-    "accelerator_table", "node_table", "fabric_table", "source_table",
+    "TIERED_FABRICS", "DGX_H100", "DGX_A100", "HGX_H800", "HGX_B200", "NODES", "SCALABLE_UNIT_NODES", "accelerator_arg", "accelerator", "fabric", "node",
+    "accelerator_table", "node_table", "fabric_table", "fabric_tier_table", "source_table",
 ]
 
 DTYPES = ("fp64", "tf32", "bf16", "fp16", "fp8")
@@ -172,6 +173,51 @@ class Accelerator:
 
 
 @dataclass(frozen=True)
+class FabricTier:
+    """One tier of switches of a multi-tier scale-out fabric (a folded Clos or fat tree).
+
+    A tier joins the domains of the tier below it (the nodes, for the first tier) into a domain of ``domain`` GPUs:
+    a leaf (top-of-rack or rail) tier joins the nodes of a rack or a scalable unit, a spine tier the leaves of a pod,
+    a third (core, aggregation) tier the pods. Traffic between two GPUs climbs to the lowest tier whose domain holds
+    both, and comes back down.
+
+    Attributes:
+        name: what the source calls the tier (``"leaf"``, ``"spine"``, ``"aggregation"``).
+        domain: GPUs below one switch group of this tier (a count, e.g. 3,072 for a Llama 3 pod).
+        oversubscription: the ratio of the bandwidth the domains below can inject into this tier to what it carries
+            between them, dimensionless, ``>= 1`` (1: full bisection; 7 above Meta's pods). Tapers compound: traffic
+            crossing a tier gets the NIC's bandwidth divided by the product of the oversubscriptions of every tier
+            up to and including it.
+        latency: seconds this tier adds to a message's one-way latency when the message crosses it (the extra
+            switch traversals up to it and back down, and the fibre), ``>= 0``; the first tier's is 0, its one
+            switch being counted in :attr:`Fabric.latency`.
+        rail_optimised: whether the tier is a rail-optimised leaf: NIC ``i`` of every node of the domain on rail
+            switch ``i``, so traffic between GPUs of the same local index never leaves the leaf (NVIDIA DGX SuperPOD
+            reference architecture); else one switch serves all NICs of a rack (Meta's top-of-rack switches).
+        sources: field name -> provenance.
+    """
+
+    name: str
+    domain: int
+    oversubscription: float = 1.0
+    latency: float = 0.0
+    rail_optimised: bool = False
+    sources: Mapping[str, str] = field(default_factory=dict, repr=False, compare=False)
+
+    def __post_init__(self):
+        _frozen_mapping(self, "sources")
+        if not isinstance(self.name, str) or not self.name:
+            raise ValueError(f"name={_validate.show(self.name)} must be a non-empty string (e.g. 'leaf', 'spine')")
+        object.__setattr__(self, "domain", _validate.count("domain", self.domain, low=2, unit="GPUs below the tier"))
+        object.__setattr__(self, "oversubscription", _validate.number(
+            "oversubscription", self.oversubscription, low=1, scalar=True,
+            unit="downlink to uplink bandwidth; 1 is full bisection"))
+        object.__setattr__(self, "latency", _validate.nonnegative("latency", self.latency, scalar=True,
+                                                                   unit="seconds"))
+        object.__setattr__(self, "rail_optimised", _validate.flag("rail_optimised", self.rail_optimised))
+
+
+@dataclass(frozen=True)
 class Fabric:
     """An interconnect technology, described per port (scale-out) or per GPU (scale-up).
 
@@ -189,6 +235,10 @@ class Fabric:
             point-to-point links (AMD's Infinity Fabric on an 8-GPU MI300X platform), the number of links per
             GPU, each carrying ``bandwidth / mesh_links``: a group of ``k`` GPUs uses only the ``k - 1`` links
             joining its members (:meth:`group_bandwidth`).
+        tiers: the switch tiers of a scale-out fabric, bottom-up (:class:`FabricTier`; domains increasing, each a
+            multiple of the one below). Empty (the default): one non-blocking switch joins every node, the model
+            every untiered entry of the catalog keeps (:mod:`atscale.collectives` prices an untiered fabric exactly
+            as it always has).
     """
 
     name: str
@@ -198,6 +248,7 @@ class Fabric:
     year: int
     sources: Mapping[str, str] = field(default_factory=dict, repr=False, compare=False)
     mesh_links: int | None = None
+    tiers: tuple = ()
 
     def __post_init__(self):
         _frozen_mapping(self, "sources")
@@ -208,6 +259,17 @@ class Fabric:
         object.__setattr__(self, "year", _validate.count("year", self.year, unit=self.name))
         if self.mesh_links is not None:
             object.__setattr__(self, "mesh_links", _validate.count("mesh_links", self.mesh_links))
+        object.__setattr__(self, "tiers", _checked_tiers(self.name, self.kind, self.tiers))
+
+    @property
+    def tapers(self) -> tuple:
+        """The cumulative oversubscription of each tier (dimensionless, bottom-up): traffic crossing tier ``k`` gets
+        ``bandwidth / tapers[k]`` per GPU. Empty for an untiered fabric."""
+        out, taper = [], 1.0
+        for tier in self.tiers:
+            taper *= tier.oversubscription
+            out.append(taper)
+        return tuple(out)
 
     @property
     def link_bandwidth(self) -> float:
@@ -232,6 +294,24 @@ class Fabric:
     def group_bandwidth(self, ranks):
         """Bytes/s per direction per GPU that a group of ``ranks`` GPUs gets: ``bandwidth * mesh_share(ranks)``."""
         return self.bandwidth * self.mesh_share(ranks)
+
+
+def _checked_tiers(name: str, kind: str, tiers) -> tuple:
+    """``tiers`` as a tuple of :class:`FabricTier`, checked: only a scale-out fabric has tiers, and each tier's
+    domain is a multiple of the one below it."""
+    if isinstance(tiers, FabricTier) or not isinstance(tiers, (tuple, list)):
+        raise ValueError(f"{name}: tiers={_validate.show(tiers)} must be a tuple of atscale.hardware.FabricTier, "
+                         "bottom-up (empty: one non-blocking switch)")
+    tiers = tuple(tiers)
+    if tiers and kind != "scale-out":
+        raise ValueError(f"{name}: tiers={_validate.show(tiers)} are for a scale-out fabric; this one is {kind}")
+    for i, tier in enumerate(tiers):
+        if not isinstance(tier, FabricTier):
+            raise ValueError(f"{name}: tiers[{i}]={_validate.show(tier)} must be an atscale.hardware.FabricTier")
+        if i and (tier.domain <= tiers[i - 1].domain or tier.domain % tiers[i - 1].domain):
+            raise ValueError(f"{name}: tiers[{i}].domain={tier.domain} must be a larger multiple of the tier below's "
+                             f"{tiers[i - 1].domain} GPUs (tiers are listed bottom-up)")
+    return tiers
 
 
 @dataclass(frozen=True)
@@ -282,7 +362,9 @@ class Node:
 
 @dataclass(frozen=True)
 class Cluster:
-    """``num_nodes`` identical nodes joined by a scale-out fabric (assumed non-blocking)."""
+    """``num_nodes`` identical nodes joined by a scale-out fabric: one non-blocking switch, or the tiers of
+    ``fabric.tiers`` (the first tier's domain a multiple of the node's GPUs). A cluster larger than the top tier's
+    domain is priced as if that tier extended over it."""
 
     node: Node
     num_nodes: int
@@ -297,6 +379,9 @@ class Cluster:
         object.__setattr__(self, "num_nodes", _validate.count("num_nodes", self.num_nodes))
         if self.fabric.kind != "scale-out":
             raise ValueError(f"fabric={self.fabric.name!r} is a {self.fabric.kind} fabric; a cluster needs a scale-out one")
+        if self.fabric.tiers and self.fabric.tiers[0].domain % self.node.gpus:
+            raise ValueError(f"fabric={self.fabric.name!r}: its first tier's domain of {self.fabric.tiers[0].domain} GPUs "
+                             f"is not a whole number of {self.node.name}'s {self.node.gpus}-GPU nodes")
 
     @classmethod
     def of_gpus(cls, node: Node, gpus: int, fabric: Fabric) -> "Cluster":
@@ -596,6 +681,74 @@ FABRICS: Mapping[str, Fabric] = MappingProxyType({f.name: f for f in (
         "latency": f"{_LAT_NOTE}; Ethernet switches add more per hop than InfiniBand"}),
 )})
 
+# --- Multi-tier fabrics ----------------------------------------------------------------
+_LLAMA3_NET = "Llama Team (2024), The Llama 3 Herd of Models, sec. 3.3.1 ('Network topology')"
+_GANGIDI = ("Gangidi et al. (2024), RDMA over Ethernet for Distributed Training at Meta Scale, SIGCOMM "
+            "(the backend fabric: rack training switches, cluster training switches forming an AI zone, aggregation "
+            "training switches joining the zones)")
+_SUPERPOD = "NVIDIA DGX SuperPOD Reference Architecture, DGX H100 systems (2023), 'Compute fabric'"
+_MEGASCALE_NET = "Jiang et al. (2024), MegaScale, NSDI, the paragraphs 'Network topology' and 'Reducing ECMP hashing conflicts'"
+_TIER_LAT = ("assumed, not stated by the source: the two more switch traversals (a few hundred ns each on 400G switch "
+             "ASICs) and the fibre of climbing one more tier, order of magnitude")
+
+TIERED_FABRICS = (
+    Fabric("RoCE 400G (Llama 3 cluster)", "scale-out", 400 * u.Gbps, 8 * u.us, 2024, {
+        "bandwidth": "IEEE 802.3 400GbE: 400 Gb/s per port per direction (50 GB/s), one RoCE NIC per GPU "
+        f"({_GANGIDI}; {_LLAMA3_NET})",
+        "latency": f"{_LAT_NOTE}; taken equal to the untiered RoCE 400G entry's",
+        "tiers": f"{_LLAMA3_NET}: a three-layer Clos of 24K GPUs; 16 GPUs (two servers) per rack on one top-of-rack "
+        "switch; 192 racks joined by cluster switches into a pod of 3,072 GPUs with full bisection bandwidth; eight pods "
+        f"joined by aggregation switches with a 1:7 oversubscription; {_GANGIDI}"},
+        tiers=(FabricTier("rack", 16, 1.0, 0.0, sources={
+                   "domain": f"{_LLAMA3_NET}: 16 GPUs, two servers, per top-of-rack switch (Minipack2)",
+                   "oversubscription": f"{_LLAMA3_NET}: the pod above has full bisection bandwidth, so the rack "
+                   "switches' uplinks carry what their GPUs inject (no taper)"}),
+               FabricTier("pod", 3072, 1.0, 1 * u.us, sources={
+                   "domain": f"{_LLAMA3_NET}: 192 racks per pod, 3,072 GPUs, full bisection bandwidth",
+                   "latency": _TIER_LAT}),
+               FabricTier("aggregation", 24576, 7.0, 1 * u.us, sources={
+                   "domain": f"{_LLAMA3_NET}: eight pods in one data-centre building, 24K GPUs",
+                   "oversubscription": f"{_LLAMA3_NET}: the aggregation layer does not keep full bisection "
+                   "bandwidth; oversubscription 1:7",
+                   "latency": _TIER_LAT}))),
+    Fabric("InfiniBand NDR (DGX SuperPOD)", "scale-out", 400 * u.Gbps, 5 * u.us, 2023, {
+        "bandwidth": f"{_IB}: NDR 400 Gb/s per port per direction (50 GB/s); {_SUPERPOD}: one ConnectX-7 per GPU",
+        "latency": _LAT_NOTE,
+        "tiers": f"{_SUPERPOD}: a rail-optimised full fat tree; scalable units (SU) of 32 DGX H100 nodes, one leaf "
+        "switch per rail per SU; spine switches join the leaves of up to four SUs (127 nodes and the fabric manager) "
+        "with full bisection. Larger SuperPODs add a core tier, also without taper: the spine tier is taken to extend "
+        "over it"},
+        tiers=(FabricTier("leaf", 256, 1.0, 0.0, rail_optimised=True, sources={
+                   "domain": f"{_SUPERPOD}: 32 nodes x 8 GPUs per SU; GPU i of every node on rail switch i"}),
+               FabricTier("spine", 1024, 1.0, 0.5 * u.us, sources={
+                   "domain": f"{_SUPERPOD}: four SUs under one spine layer",
+                   "oversubscription": f"{_SUPERPOD}: full fat tree, no oversubscription",
+                   "latency": _TIER_LAT}))),
+    Fabric("RoCE 200G (MegaScale)", "scale-out", 200 * u.Gbps, 8 * u.us, 2023, {
+        "bandwidth": f"{_MEGASCALE_NET}: eight 200 Gb/s NICs per server, one per GPU (25 GB/s per direction)",
+        "latency": f"{_LAT_NOTE}; taken equal to the RoCE 400G entry's",
+        "tiers": f"{_MEGASCALE_NET}: three layers of switches on Broadcom Tomahawk 4 chips (25.6 Tb/s, 64 ports of "
+        "400 Gb/s) in a Clos-like topology for more than 10,000 GPUs; at every layer 32 ports down and 32 up, a 1:1 "
+        "downlink to uplink ratio (no oversubscription); each top-of-rack 400G port split in two 200G downlinks; a "
+        "server's eight NICs on eight different switches (multi-rail), up to 64 servers on the same set of switches. "
+        "The paper gives no pod size: 32 spine-facing ports per switch imply pods of 32 top-of-rack switches (four "
+        "rail groups, 2,048 GPUs), derived here"},
+        tiers=(FabricTier("leaf", 512, 1.0, 0.0, rail_optimised=True, sources={
+                   "domain": f"{_MEGASCALE_NET}: up to 64 servers (512 GPUs) on the same set of eight rail switches"}),
+               FabricTier("spine", 2048, 1.0, 1 * u.us, sources={
+                   "domain": "derived from the 64-port switches at 1:1 (32 downlinks each): not stated by the paper",
+                   "oversubscription": f"{_MEGASCALE_NET}: 1:1 at every layer",
+                   "latency": _TIER_LAT}),
+               FabricTier("core", 12288, 1.0, 1 * u.us, sources={
+                   "domain": f"{_MEGASCALE_NET}: more than 10,000 GPUs; 12,288, the largest run of its evaluation, taken",
+                   "oversubscription": f"{_MEGASCALE_NET}: 1:1 at every layer",
+                   "latency": _TIER_LAT}))),
+)
+"""Scale-out fabrics described tier by tier (:class:`FabricTier`), each also in :data:`FABRICS` under its own name;
+the untiered entries of the same technology (``"RoCE 400G"``, ``"InfiniBand NDR"``) stay one non-blocking switch."""
+
+FABRICS = MappingProxyType({**FABRICS, **{f.name: f for f in TIERED_FABRICS}})
+
 # --- Nodes ------------------------------------------------------------------------------
 DGX_H100 = Node("DGX H100", H100_SXM, gpus=8, nics=8, nic_bandwidth=400 * u.Gbps, psus=6, sources={
     "gpus": "NVIDIA DGX H100 user guide, hardware overview: 8 x H100 SXM 80 GB",
@@ -626,8 +779,9 @@ NODES: Mapping[str, Node] = MappingProxyType({n.name: n for n in (DGX_A100, DGX_
 SCALABLE_UNIT_NODES = 32
 """Nodes in one scalable unit (SU) of NVIDIA's DGX SuperPOD reference architecture for DGX H100: the 32 nodes
 whose NIC ``i`` share rail ``i``'s leaf switch (one leaf per rail per SU); traffic between SUs crosses the spine
-switches (NVIDIA DGX SuperPOD Reference Architecture, DGX H100, "Compute fabric"). A count, not a bandwidth: the
-step-time model prices the scale-out fabric as one tier."""
+switches (NVIDIA DGX SuperPOD Reference Architecture, DGX H100, "Compute fabric"). A count, not a bandwidth: an
+untiered fabric is priced as one non-blocking tier; the tiered entry "InfiniBand NDR (DGX SuperPOD)"
+(:data:`TIERED_FABRICS`) puts a leaf tier of this many nodes under a spine."""
 
 
 def _lookup(table: Mapping, kind: str, name: str):
@@ -713,6 +867,18 @@ def fabric_table():
              str(f.year)) for f in FABRICS.values()]
     return Table(("Fabric", "Kind", "Bandwidth per direction", "(in bits)", "Latency (order of magnitude)", "Year"),
                  rows, caption="Fabrics. Scale-up bandwidth is per GPU, scale-out per port.")
+
+
+def fabric_tier_table():
+    """Every tier of every multi-tier fabric: its domain, oversubscription, cumulative taper and added latency."""
+    from .tables import Table
+
+    rows = [(f.name, t.name + (" (rail-optimised)" if t.rail_optimised else ""), f"{t.domain:,}",
+             f"{t.oversubscription:g}:1", f"{taper:g}:1", u.fmt_time(t.latency, 1))
+            for f in TIERED_FABRICS for t, taper in zip(f.tiers, f.tapers)]
+    return Table(("Fabric", "Tier", "GPUs below it", "Oversubscription", "Taper from the NIC", "Added latency"), rows,
+                 caption="Multi-tier fabrics, bottom-up. Traffic crossing a tier gets the NIC's bandwidth divided by "
+                         "the taper.")
 
 
 def source_table():

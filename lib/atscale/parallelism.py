@@ -431,6 +431,7 @@ class _Context:
     xp: object = _ArrayOps
     ops: object = None  # the operator-level compute's constants (operators._context), or None: the efficiency curve
     contention: float = 0.0  # the share of compute an overlapped collective takes (the stack's comm_sm_share)
+    tiers: tuple = ()  # a multi-tier fabric's ((domain, LinkCost), ...) bottom-up (collectives._tier_costs); () untiered
 
 
 def _ceiling(acc: hardware.Accelerator, dtype: str, cal: Calibration) -> float:
@@ -742,6 +743,8 @@ def _ep_comm(L, c: _Context, layer: dict):
     value_bytes = FP8_DISPATCH_BYTES if (c.fp8 and k.fp8_dispatch) else ACTIVATION_BYTES
     per_copy = layer["tokens"] / L.tp * k.h * value_bytes * L.load  # bytes of one copy of the tokens
     one = collectives._all_to_all(per_copy * local, per_copy * remote, inside, nodes, c.up, c.rail, xp)
+    if c.tiers:  # the copies bound outside a pod (or rack) cross its tapered tier
+        one = xp.maximum(one, collectives._all_to_all_tiers(per_copy * remote, nodes, span, g, c.tiers, xp))
     t = xp.where(L.ep > 1, (4.0 + 2.0 * layer["full"]) * one * k.moe_share, 0.0)
     cover = layer["gemm"] + layer["attention"]
     return xp.where(L.a2a, xp.maximum(0.0, t - cover), t)
@@ -801,14 +804,21 @@ def _pace(L, c: _Context, layer: dict, tp_t, cp_t, pp_t, ep_t=0.0) -> dict:
                 stages=sl)
 
 
-def _group_time(op, size, ranks, per_node, c: _Context):
+def _group_time(op, size, ranks, per_node, c: _Context, members=None):
     """``op`` over ``ranks`` GPUs of which ``per_node`` share each node: flat on NVLink when they all do,
     else hierarchical (Jia et al. 2018; NCCL's tree/ring across nodes): reduce-scatter inside the node,
-    the collective of ``1/per_node`` of the data across nodes on the NICs, all-gather inside the node."""
+    the collective of ``1/per_node`` of the data across nodes on the NICs, all-gather inside the node. On a
+    multi-tier fabric the part across nodes climbs the tiers the group spans (:func:`atscale.collectives._tiered`):
+    ``members(domain)`` says how many of the group one domain of ``domain`` GPUs holds (default: the group's nodes
+    side by side, ``domain * per_node / g``)."""
     xp = c.xp
     inside = xp.minimum(per_node, ranks)
 
     def hierarchical():
+        if c.tiers:
+            g = float(c.gpus_per_node)
+            return collectives._tiered(op, size, ranks, xp.maximum(inside, 1.0),
+                                       members or (lambda domain: domain * inside / g), c.up, c.tiers, xp)
         nodes = xp.maximum(xp.ceil(ranks / xp.maximum(inside, 1.0)), 1.0)
         t = _link_time(op, size / inside, nodes, False, c)
         if op != "all-gather":
@@ -818,6 +828,30 @@ def _group_time(op, size, ranks, per_node, c: _Context):
         return t
 
     return xp.lazy_where(ranks <= inside, lambda: _link_time(op, size, ranks, True, c), hierarchical)
+
+
+def _dp_members(L, c: _Context, k):
+    """How many GPUs of a data-parallel group (``dp x cp`` GPUs holding the same weights) one domain of a tiered
+    fabric holds, with data parallelism outermost, Meta's order ``[TP, CP, PP, DP]`` (Llama Team 2024, sec. 3.3.2;
+    Megatron-Core's ``tp-pp-dp`` mapping option): the ``cp`` members ``tp`` apart, the ``dp`` replicas ``tp cp pp``
+    apart, so a data-parallel group spans the whole job and crosses pods at scale. Returns three functions of the
+    domain's GPUs: the members of the whole group, of a shard group (its first ``k``, HSDP) and of a replica group
+    (every ``k``-th). Untiered fabrics never call them: there, placement beyond the node does not matter."""
+    xp = c.xp
+
+    def group(domain):
+        return (xp.minimum(xp.maximum(domain / L.tp, 1.0), L.cp)
+                * xp.minimum(xp.maximum(domain / (L.tp * L.cp * L.pp), 1.0), L.dp))
+
+    return group, (lambda d: xp.minimum(group(d), k)), (lambda d: xp.maximum(group(d) / k, 1.0))
+
+
+def _replicas(size, r, members, c: _Context):
+    """The HSDP all-reduce of ``size`` bytes across ``r`` replicas, one GPU per node: on the NICs, or over the tiers
+    the replicas span."""
+    if c.tiers:
+        return c.xp.where(r > 1, collectives._tiered("all-reduce", size, r, 1.0, members, c.up, c.tiers, c.xp), 0.0)
+    return _link_time("all-reduce", size, r, False, c)
 
 
 def _dp_comm(L, c: _Context, psi, fwd_mb, bwd_mb, layers, shards, psi_experts=0.0):
@@ -849,21 +883,28 @@ def _dp_comm(L, c: _Context, psi, fwd_mb, bwd_mb, layers, shards, psi_experts=0.
     per_node = xp.where(g % L.tp == 0, xp.minimum(g // L.tp, n), 1.0)
     grad_bytes = GRADIENT_ACCUMULATION_BYTES if c.opt.gradients >= 4 else float(c.opt.gradients)
     grad, weights = psi * grad_bytes, psi * c.opt.weights
-    rs = _group_time("reduce-scatter", grad, k, per_node, c)
-    ag = _group_time("all-gather", weights, k, per_node, c)
-    replicas = _link_time("all-reduce", grad / k, r, False, c)
+    group, shard, replica = _dp_members(L, c, k) if c.tiers else (None, None, None)
+    if c.tiers:  # with data parallelism outermost a node holds the group's cp members (or a whole stage's replicas)
+        per_node = xp.minimum(group(float(g)), n)
+    rs = _group_time("reduce-scatter", grad, k, per_node, c, shard)
+    ag = _group_time("all-gather", weights, k, per_node, c, shard)
+    replicas = _replicas(grad / k, r, replica, c)
     moe = c.k.moe
     if moe:  # the experts' gradients, over their own data-parallel group (sharded over k_e of it)
         n_e = L.tp * n / (L.ep * L.etp)
         per_node_e = xp.maximum(xp.minimum(g / (L.ep * L.etp), n_e), 1.0)
         e_grad, e_weights = psi_experts * grad_bytes, psi_experts * c.opt.weights
+        job = L.tp * L.cp * L.pp * L.dp  # the experts' replicas spread evenly over the job (data parallelism outermost)
+        e_group = (lambda d: xp.minimum(xp.maximum(d * n_e / job, per_node_e), n_e)) if c.tiers else None
 
         def experts(op, size):
-            return xp.where(n_e > 1, _group_time(op, size, k_e, per_node_e, c), 0.0)
+            members = (lambda d: xp.minimum(e_group(d), k_e)) if c.tiers else None
+            return xp.where(n_e > 1, _group_time(op, size, k_e, per_node_e, c, members), 0.0)
 
         rs = rs + experts("reduce-scatter", e_grad)
         ag = ag + experts("all-gather", e_weights)
-        replicas = replicas + _link_time("all-reduce", e_grad / k_e, xp.ceil(n_e / k_e), False, c)
+        replicas = replicas + _replicas(e_grad / k_e, xp.ceil(n_e / k_e), (lambda d: xp.maximum(
+            e_group(d) / k_e, 1.0)) if c.tiers else None, c)
         n = xp.maximum(n, n_e)
     ovl = L.ovl
 
@@ -1202,7 +1243,7 @@ def _new_context(model, cluster, seq_length, dtype, optimizer_name, flash_attent
     return _Context(model, float(s), _ceiling(acc, dtype, calibration), _ceiling(acc, "bf16", calibration),
                     acc.hbm_bandwidth, up, rail, cluster.node.gpus, memory.optimizer(optimizer_name), flash,
                     dtype == "fp8", calibration.for_accelerator(acc), _model_constants(model, s, flash), xp,
-                    ops, contention)
+                    ops, contention, collectives._tier_costs(cluster))
 
 
 def _parts(L, c: _Context) -> dict:

@@ -50,3 +50,22 @@ def _():
         hint="c.collective_time('all-to-all', size, 64, 'InfiniBand NDR') for size = 256 MB.")
 def _():
     return c.collective_time("all-to-all", 256e6, 64, "InfiniBand NDR")
+
+
+@answer("coll-llama3-taper-14", unit="s", rtol=0.02,
+        idea="Only the level that crosses pods feels the taper, and it carries a small share of the data.",
+        hint="Replace the top tier of hardware.fabric('RoCE 400G (Llama 3 cluster)') with dataclasses.replace("
+             "tier, oversubscription=14.0), build a 16,384-GPU cluster on it and call c.tiered_time('reduce-scatter', "
+             "size, 128, cluster, ranks_per_node=1, span=16384).")
+def _():
+    import dataclasses
+
+    from .. import models
+    from ..parallelism import GRADIENT_ACCUMULATION_BYTES
+
+    meta = hardware.fabric("RoCE 400G (Llama 3 cluster)")
+    top = dataclasses.replace(meta.tiers[-1], oversubscription=14.0)
+    fabric = dataclasses.replace(meta, name="RoCE 400G (Llama 3 cluster, 14:1)", tiers=meta.tiers[:-1] + (top,))
+    cluster = hardware.Cluster.of_gpus(hardware.DGX_H100, 16384, fabric)
+    grad = models.LLAMA3_405B.num_params / (8 * 16) * GRADIENT_ACCUMULATION_BYTES
+    return c.tiered_time("reduce-scatter", grad, 128, cluster, ranks_per_node=1, span=16384)

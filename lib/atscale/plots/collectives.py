@@ -12,7 +12,7 @@ from .. import units as u
 from ._base import INK, MARGINS, MUTED, PALETTE, STYLE, LiveFigure, house_style, new_axes
 
 __all__ = ["ring_step_chart", "RingExplorerFigure", "CostExplorerFigure", "bus_bandwidth_chart",
-           "latency_series_chart", "scaling_chart"]
+           "latency_series_chart", "scaling_chart", "fabric_tiers_chart", "tier_sweep_chart"]
 
 
 _RING_CMAP = "Blues"
@@ -321,4 +321,73 @@ def scaling_chart(size: float = 140e9, *, gpus=(8, 32, 64, 128, 256, 512, 1024),
     ax.set_ylabel(f"all-reduce of {u.fmt_bytes(size, 0)} (s)")
     ax.set_ylim(0, float(np.max(flat)) * 1.1)
     ax.legend(loc="center right", fontsize=8)
+    return ax.figure
+
+
+@house_style
+def fabric_tiers_chart(placement: c.DimensionTiers, *, ax=None):
+    """Where each parallel dimension's traffic goes on a multi-tier fabric: one bar per dimension rising to the
+    GPUs its group spans (log scale), over bands for the levels of the fabric (the node's NVLink, then each tier,
+    labelled with its domain and the bandwidth per GPU it leaves); a bar is coloured by the level it climbs to.
+    ``placement``: :func:`atscale.collectives.dimension_tiers`."""
+    if not isinstance(placement, c.DimensionTiers):
+        raise ValueError(f"placement={_v.show(placement)} must be an atscale.collectives.DimensionTiers "
+                         "(collectives.dimension_tiers(plan, cluster))")
+    ax = new_axes(ax, figsize=(7.2, 4.4))
+    levels, domains = placement.levels, placement.domains
+    top = max(max(domains), max(placement.spans)) * 2.5
+    lows = (1,) + domains[:-1]
+    shades = ("#f3f6fa", "#e4ecf5")
+    colour = {name: PALETTE[i % len(PALETTE)] for i, name in enumerate(levels)}
+    for i, (name, low, high, rate) in enumerate(zip(levels, lows, domains, placement.bandwidth)):
+        high = top if i == len(levels) - 1 else high
+        ax.axhspan(low, high, color=shades[i % 2], zorder=0, lw=0)
+        what = "NVLink" if name == "node" else name
+        ax.text(len(placement.dims) - 0.55, np.sqrt(low * min(high, top)),
+                f"{what}: {placement.domains[i]:,} GPUs\n{u.fmt_bandwidth(rate, 1)} per GPU",
+                ha="left", va="center", fontsize=8, color=colour[name])
+    x = np.arange(len(placement.dims))
+    for xi, dim, size, stride, span, level in zip(x, placement.dims, placement.sizes, placement.strides,
+                                                   placement.spans, placement.crossed):
+        ax.bar(xi, span - 1 if span > 1 else 0.0, bottom=1, width=0.5, color=colour.get(level, MUTED), zorder=2)
+        label = f"{size} × {stride:,} apart" if size > 1 else "1 (none)"
+        ax.text(xi, max(span, 1) * 1.3, label, ha="center", va="bottom", fontsize=8, color=INK, zorder=3)
+    ax.set_yscale("log", base=2)
+    ax.set_ylim(1, top)
+    ax.set_xlim(-0.6, len(placement.dims) + 1.3)
+    ax.set_xticks(x)
+    ax.set_xticklabels(placement.dims)
+    ticks = [d for d in domains] + [1]
+    ax.set_yticks(sorted(set(ticks)))
+    ax.set_yticklabels([f"{t:,}" for t in sorted(set(ticks))])
+    ax.minorticks_off()
+    ax.set_xlabel(f"parallel dimension (ranks ordered {placement.order}, innermost first)")
+    ax.set_ylabel("GPUs one group spans (log scale)")
+    return ax.figure
+
+
+@house_style
+def tier_sweep_chart(sweep: c.TierSweep, *, ax=None):
+    """A collective's time against the GPUs its group spans, one line per fabric, with the tier boundaries of the
+    tiered fabric marked: the taper shows only past a boundary. ``sweep``: :func:`atscale.collectives.tier_sweep`."""
+    if not isinstance(sweep, c.TierSweep):
+        raise ValueError(f"sweep={_v.show(sweep)} must be an atscale.collectives.TierSweep (collectives.tier_sweep)")
+    ax = new_axes(ax)
+    markers = "os^vD"
+    for i, (name, t) in enumerate(zip(sweep.fabrics, sweep.seconds)):
+        ax.plot(sweep.spans, np.asarray(t) * 1e3, marker=markers[i % len(markers)], ms=4,
+                color=PALETTE[i % len(PALETTE)], label=name)
+    top = float(max(np.max(t) for t in sweep.seconds)) * 1.7e3
+    for name, domain in sweep.boundaries:
+        if sweep.spans[0] < domain < sweep.spans[-1]:  # a line collection: the key may sit across it
+            ax.vlines(domain, 0, top, colors=MUTED, linestyles="--", lw=1)
+            ax.text(domain * 1.05, 0, f" one {name}", rotation=90, va="bottom", fontsize=8, color=MUTED)
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(sweep.spans)
+    ax.set_xticklabels([f"{s:,}" for s in sweep.spans], rotation=45, ha="right")
+    ax.minorticks_off()
+    ax.set_ylim(0, top)
+    ax.set_xlabel(f"GPUs the group spans (members {sweep.stride:,} GPUs apart)")
+    ax.set_ylabel(f"{sweep.op} of {u.fmt_bytes(sweep.size, 1)} per GPU (ms)")
+    ax.legend(loc="upper left", fontsize=8)
     return ax.figure
