@@ -144,3 +144,35 @@ def test_jct_estimate_takes_a_stack():
     assert jct.estimate(ex.model, 1e12, ex.cluster, ex.plan, stack=quiet).total <= ops.total
     with pytest.raises(ValueError, match="stack"):
         jct.estimate(ex.model, 1e12, ex.cluster, ex.plan, stack="jax")
+
+
+# --------------------------------------------------------------------------------------
+# the model's error along runs of one stack as the GPU count grows (issue 33, item 5)
+def test_scale_series_are_one_model_one_stack_growing():
+    from atscale import accuracy
+
+    by_label = {r.label: r for r in runs.ALL_RUNS}
+    for name, labels in accuracy.SCALE_SERIES:
+        rs = [by_label[x] for x in labels]
+        assert len({(r.model.name, r.stack, r.dtype, r.seq_length or r.model.seq_length) for r in rs}) == 1, name
+        gpus = [r.cluster.num_gpus for r in rs]
+        assert gpus == sorted(gpus) and gpus[0] < gpus[-1]
+        assert all(r.role == "validation" for r in rs)
+
+
+# drift in MFU points (largest minus smallest count), curve and operators, as measured when the table was added
+DRIFT = {"MegaScale 175B, Megatron-LM (A100)": (2.4, 2.6), "Llama 3 405B, Meta (H100)": (-1.1, -1.3),
+         "Llama 3.1 405B, NVIDIA recipe, FP8": (3.7, 3.7)}
+
+
+@pytest.mark.parametrize("operators", [False, True], ids=["curve", "operators"])
+def test_scale_drift_pinned(operators):
+    from atscale import accuracy
+
+    got = {d.series: d for d in accuracy.scale_drift(operators=operators)}
+    for name, pinned in DRIFT.items():
+        assert got[name].drift == pytest.approx(pinned[operators], abs=0.06)
+    d = got["MegaScale 175B, Megatron-LM (A100)"]
+    assert d.drift == pytest.approx(d.errors[-1] - d.errors[0])
+    with pytest.raises(ValueError, match="operators"):
+        accuracy.scale_drift(operators=None)

@@ -641,7 +641,7 @@ RESULTS = {  # public types the library builds as results or as its own data: no
     "reliability.Event", "reliability.UCurve", "reliability.TimelineRun", "reliability.NodeFailureRate",
     "reliability.JobMTTF", "roofline.TimeBound", "roofline.Placement", "roofline.LayerTime",
     "roofline.MeasuredRoofline", "roofline.RooflineCheck", "tables.Table", "kernels.GemmModel", "operators.Stack", "operators.OperatorRow",
-    "operators.LayerOperators", "accuracy.StackSummary", "runs.FP8Pair", "runs.AblationStep",
+    "operators.LayerOperators", "accuracy.StackSummary", "runs.FP8Pair", "runs.AblationStep", "accuracy.Drift",
     "parallelism.RecomputeChoice",
     "kernels.AttentionModel",
 }

@@ -39,7 +39,7 @@ from . import _validate as _v
 __all__ = ["Comparison", "Summary", "Gap", "megascale_drops", "megascale_against_selene", "comparisons", "summary",
            "table", "summary_table", "sources_table", "GROUPS", "COLLECTIVES_TOLERANCE", "STEP_TIME_TOLERANCE",
            "PEAK_OVER_MEASURED_MAX", "StackSummary", "stack_summaries", "stack_table", "operator_table",
-           "ablation_table"]
+           "ablation_table", "SCALE_SERIES", "Drift", "scale_drift", "drift_table"]
 
 GROUPS = ("Hardware", "Memory", "Collectives", "Step time", "Experts", "Reliability")
 """The groups, in the order of the chapters that make the comparisons."""
@@ -576,3 +576,64 @@ def ablation_table():
                  caption=f"MegaScale's ablation, 175B on 256 A100, batch 256; the baseline ran {100 * pub:.1f} % MFU "
                          f"(the curve predicts {100 * model:.1f} %). Gains in MFU points; a modelled gain is the "
                          "model's relative speed-up applied to the published MFU before the step.")
+
+
+SCALE_SERIES = (
+    ("MegaScale 175B, Megatron-LM (A100)", ("MegaScale 175B (Megatron-LM), 3,072 A100",
+                                           "MegaScale 175B (Megatron-LM), 6,144 A100",
+                                           "MegaScale 175B (Megatron-LM), 8,192 A100",
+                                           "MegaScale 175B (Megatron-LM), 12,288 A100")),
+    ("Llama 3 405B, Meta (H100)", ("Llama 3 405B, 8,192 H100", "Llama 3 405B, 16,384 H100")),
+    ("Llama 3.1 405B, NVIDIA recipe, BF16", ("Llama 3.1 405B, 576 H100, BF16", "Llama 3.1 405B, 2,304 H100, BF16")),
+    ("Llama 3.1 405B, NVIDIA recipe, FP8", ("Llama 3.1 405B, 576 H100, FP8", "Llama 3.1 405B, 2,304 H100, FP8")),
+    ("Llama 3.1 8B, torchtitan compiled, BF16", ("Llama 3.1 8B, 8 H100, torchtitan FSDP2 compile, BF16",
+                                                 "Llama 3.1 8B, 128 H100, torchtitan FSDP2 compile, BF16")),
+    ("Llama 3.1 8B, torchtitan eager, BF16", ("Llama 3.1 8B, 8 H100, torchtitan FSDP2 eager, BF16",
+                                              "Llama 3.1 8B, 128 H100, torchtitan FSDP2 eager, BF16")),
+    ("MPT-7B, llm-foundry, 2,048 tokens (H100)", ("MPT-7B, 8 H100, Composer FSDP, 2,048 tokens, BF16",
+                                                  "MPT-7B, 512 H100, Composer FSDP, 2,048 tokens, BF16")),
+)
+"""Published runs of one model on one stack at growing GPU counts (labels of :data:`atscale.runs.ALL_RUNS`, in
+order of GPUs): the series :func:`scale_drift` follows."""
+
+
+@dataclass(frozen=True)
+class Drift:
+    """One series of :data:`SCALE_SERIES`: ``gpus`` (counts), the model's error in MFU points at each
+    (``errors``; positive: optimistic), and ``drift``, the error at the largest count minus the error at the
+    smallest (points; positive: the model grows more optimistic with scale)."""
+
+    series: str
+    gpus: tuple
+    errors: tuple
+
+    @property
+    def drift(self) -> float:
+        return self.errors[-1] - self.errors[0]
+
+
+def scale_drift(*, operators: bool = False) -> tuple[Drift, ...]:
+    """The model's error along each series of :data:`SCALE_SERIES` (``operators``: the operator-level compute
+    rather than the calibrated curve), as :class:`Drift` records."""
+    from . import runs
+
+    _v.flag("operators", operators)
+    by_label = {r.label: r for r in runs.ALL_RUNS}
+    return tuple(Drift(name, tuple(by_label[x].cluster.num_gpus for x in labels),
+                       tuple(100 * by_label[x].points(operators=operators) for x in labels))
+                 for name, labels in SCALE_SERIES)
+
+
+def drift_table():
+    """:func:`scale_drift` of both models as a :class:`~atscale.tables.Table`."""
+    from .tables import Table
+
+    rows = []
+    for c, o in zip(scale_drift(), scale_drift(operators=True)):
+        rows.append((c.series, " → ".join(f"{g:,}" for g in c.gpus), ", ".join(f"{e:+.1f}" for e in c.errors),
+                     f"{c.drift:+.1f}", ", ".join(f"{e:+.1f}" for e in o.errors), f"{o.drift:+.1f}"))
+    return Table(("Series (one model, one stack)", "GPUs", "Curve: error by size", "Curve: drift",
+                  "Operators: error by size", "Operators: drift"), rows,
+                 caption="The model's MFU error (points; positive: optimistic) along runs of one model on one stack "
+                         "as the GPU count grows, and its drift: the error at the largest count minus that at the "
+                         "smallest.")
