@@ -241,20 +241,21 @@ def _points():
 def test_llama3_table4_is_a_known_miss_with_its_error_pinned():
     """Llama 3 405B, Table 4 (validation). Targets: rows 1-2 within 3 MFU points, the CP16 row within 5. MISSED,
     and pinned as a known miss: with the layout Llama 3's sec. 3.3.2 describes (v = 8 chunks of one layer slot,
-    context parallelism by an exposed all-gather of K and V) the model is optimistic by +8.6, +7.5 and +9.2 points
-    (51.6 %, 48.5 % and 47.2 % against 43 %, 41 % and 38 %). The earlier "+2.6, -2.9, +1.3" rested on v = 2 chunks,
+    context parallelism by an exposed all-gather of K and V, on the tiered network of its sec. 3.3.1) the model is
+    optimistic by +8.3, +6.8 and +9.3 points (51.3 %, 47.8 % and 47.3 % against 43 %, 41 % and 38 %; +8.6, +7.5
+    and +9.2 before the network's 7:1 taper above its pods was modelled). The earlier "+2.6, -2.9, +1.3" rested on v = 2 chunks,
     which the paper's text rules out. No constant is retuned here: the H100 ceiling was fitted on calibration runs
     only, and these rows no longer validate it (the step-time model's optimism is the next issue's)."""
     pts = _points()
-    assert pts["Llama 3 405B, 8,192 H100"] == pytest.approx(0.086, abs=0.002)
-    assert pts["Llama 3 405B, 16,384 H100"] == pytest.approx(0.075, abs=0.002)
-    assert pts["Llama 3 405B, 16,384 H100, CP 16, 131,072 tokens"] == pytest.approx(0.092, abs=0.002)
+    assert pts["Llama 3 405B, 8,192 H100"] == pytest.approx(0.083, abs=0.002)
+    assert pts["Llama 3 405B, 16,384 H100"] == pytest.approx(0.068, abs=0.002)
+    assert pts["Llama 3 405B, 16,384 H100, CP 16, 131,072 tokens"] == pytest.approx(0.093, abs=0.002)
     assert all(pts[k] > 0.05 for k in pts if k.startswith("Llama 3 405B"))  # optimistic, beyond both targets
     runs = {r.label: r for r in P.OTHER_RUNS}
-    # Between the two CP-1 rows the model loses about 3 points of MFU (more bubble on half the micro-batches per
-    # replica), Meta measured 2.
+    # Between the two CP-1 rows the model loses about 3.5 points of MFU (more bubble on half the micro-batches per
+    # replica, and the data-parallel traffic across the pods' taper), Meta measured 2.
     drop = runs["Llama 3 405B, 8,192 H100"].mfu_pair()[1] - runs["Llama 3 405B, 16,384 H100"].mfu_pair()[1]
-    assert drop == pytest.approx(0.031, abs=0.002)
+    assert drop == pytest.approx(0.035, abs=0.002)
     assert abs(runs["MT-NLG 530B, 2,240 A100 (DP 8)"].error) <= TOLERANCE
     # At v = 8 every published layout fits, the 8,192-GPU one within the margin (tight): no memory check is off.
     for label, run in runs.items():

@@ -30,10 +30,25 @@ def old():
     return module
 
 
+CHANGED = {  # records changed on purpose since db76ecc, and what changed (the rest is compared as before)
+    **{label: "fabric" for label in ("Llama 3 405B, 8,192 H100", "Llama 3 405B, 16,384 H100",
+                                     "Llama 3 405B, 16,384 H100, CP 16, 131,072 tokens")},
+    **{f"MegaScale 175B (Megatron-LM), {n} A100": "fabric" for n in ("3,072", "6,144", "8,192", "12,288")},
+}
+"""Issue 33: the Llama 3 and MegaScale runs moved to the tiered networks their papers describe (Meta's RoCE cluster,
+MegaScale's three-tier CLOS), their ``assumed`` text saying so; node and GPU count unchanged."""
+
+
 def _same(new, old, role):
-    """Every field the old run had, compared one by one (``published`` to 1e-12 relative)."""
+    """Every field the old run had, compared one by one (``published`` to 1e-12 relative); a record in
+    :data:`CHANGED` is compared on everything but its fabric and its ``assumed`` text, which must begin as it did."""
     assert new.label == old.label
     assert new.model == old.model, new.label
+    if CHANGED.get(new.label) == "fabric":
+        assert (new.cluster.node, new.cluster.num_gpus) == (old.cluster.node, old.cluster.num_gpus), new.label
+        assert new.cluster.fabric.tiers and new.cluster.fabric != old.cluster.fabric, new.label
+        assert new.assumed.startswith(old.assumed) and new.source == old.source, new.label
+        old = dataclasses.replace(old, cluster=new.cluster, assumed=new.assumed)
     assert new.cluster == old.cluster, new.label
     assert new.plan == old.plan, new.label
     assert new.metric == old.metric, new.label
@@ -55,7 +70,8 @@ def test_every_loaded_run_equals_the_python_one(old, name):
         # one the fit used. Every other role is compared as it was.
         role = "calibration" if name == "MEGATRON_TABLE1_RUNS" and was.label in calibration else was.role
         _same(new, was, role)
-        assert new.predict() == was.predict(), new.label  # hence every prediction of the book unchanged
+        if new.label not in CHANGED:
+            assert new.predict() == was.predict(), new.label  # hence every prediction of the book unchanged
 
 
 def test_the_fixture_is_the_old_code_verbatim():

@@ -122,14 +122,15 @@ class Run:
         recipe = self.details.get("float8_recipe") or "delayed"
         return {"tensorwise": "current", "rowwise": "current"}.get(recipe, recipe)
 
-    def step(self, calibration: Calibration = CALIBRATION, *, operators: bool = False) -> StepTime:
+    def step(self, calibration: Calibration = CALIBRATION, *, operators: bool = False, stragglers=None) -> StepTime:
         """The model's step for this run (with ``calibration``'s constants); ``operators=True``: the operator-level
-        compute with the run's :attr:`stack_preset` and :attr:`fp8_recipe` (``step_time(..., stack=...)``)."""
+        compute with the run's :attr:`stack_preset` and :attr:`fp8_recipe` (``step_time(..., stack=...)``);
+        ``stragglers``: the wait for the slowest GPU (``step_time(..., stragglers=...)``; default off)."""
         extra = dict(stack=self.stack_preset, fp8_recipe=self.fp8_recipe) if operators else {}
         return step_time(self.model, self.cluster, self.plan, optimizer_name=self.optimizer_name,
                          dp_overlap=self.dp_overlap, seq_length=self.seq_length, dtype=self.dtype,
                          flash_attention=self.flash_attention, memory_check=self.memory_check,
-                         calibration=calibration, **extra)
+                         calibration=calibration, stragglers=stragglers, **extra)
 
     def predict(self, calibration: Calibration = CALIBRATION, *, operators: bool = False) -> float:
         """The model's value of :attr:`metric` with ``calibration``'s constants (``operators``: see :meth:`step`)."""
@@ -144,22 +145,24 @@ class Run:
             return predicted / self.published - 1
         return self.published / predicted - 1
 
-    def mfu_pair(self, calibration: Calibration = CALIBRATION, *, operators: bool = False) -> tuple[float, float]:
+    def mfu_pair(self, calibration: Calibration = CALIBRATION, *, operators: bool = False,
+                 stragglers=None) -> tuple[float, float]:
         """``(published, predicted)`` as MFU (fractions) in one convention for this run: the MFU the published
-        value implies for the model's FLOPs, and the model's own (see :meth:`points` for the convention)."""
-        st = self.step(calibration, operators=operators)
+        value implies for the model's FLOPs, and the model's own (see :meth:`points` for the convention;
+        ``operators`` and ``stragglers``: see :meth:`step`)."""
+        st = self.step(calibration, operators=operators, stragglers=stragglers)
         mfu = float(st.mfu_causal if self.metric == "mfu_causal" else st.mfu_at_dtype_peak)
         if self.metric == "step_seconds":
             return mfu * float(st.total) / self.published, mfu
         return mfu * self.published / float(getattr(st, self.metric)), mfu
 
-    def points(self, calibration: Calibration = CALIBRATION, *, operators: bool = False) -> float:
+    def points(self, calibration: Calibration = CALIBRATION, *, operators: bool = False, stragglers=None) -> float:
         """The model's error in MFU points (0.01 = one point; positive: optimistic), whatever the metric: the
         predicted MFU (:attr:`StepTime.mfu_causal` for an ``"mfu_causal"`` run, else
         :attr:`StepTime.mfu_at_dtype_peak`: against the FP8 peak for an FP8 run, as NVIDIA's tables report
         it, so an FP8 point is worth twice a BF16 one in throughput) minus the MFU the published value implies for the same FLOPs (a rate scales MFU, a step time divides
         it). A relative error of 10 % is 5 points at 50 % MFU."""
-        published, predicted = self.mfu_pair(calibration, operators=operators)
+        published, predicted = self.mfu_pair(calibration, operators=operators, stragglers=stragglers)
         return predicted - published
 
     def memory_verdict(self) -> str:
