@@ -612,28 +612,34 @@ class Drift:
         return self.errors[-1] - self.errors[0]
 
 
-def scale_drift(*, operators: bool = False) -> tuple[Drift, ...]:
+def scale_drift(*, operators: bool = False, stragglers: bool = False) -> tuple[Drift, ...]:
     """The model's error along each series of :data:`SCALE_SERIES` (``operators``: the operator-level compute
-    rather than the calibrated curve), as :class:`Drift` records."""
+    rather than the calibrated curve; ``stragglers``: with the wait for the slowest GPU,
+    :mod:`atscale.stragglers`), as :class:`Drift` records."""
     from . import runs
 
     _v.flag("operators", operators)
+    slow = True if _v.flag("stragglers", stragglers) else None
     by_label = {r.label: r for r in runs.ALL_RUNS}
     return tuple(Drift(name, tuple(by_label[x].cluster.num_gpus for x in labels),
-                       tuple(100 * by_label[x].points(operators=operators) for x in labels))
+                       tuple(100 * by_label[x].points(operators=operators, stragglers=slow) for x in labels))
                  for name, labels in SCALE_SERIES)
 
 
 def drift_table():
-    """:func:`scale_drift` of both models as a :class:`~atscale.tables.Table`."""
+    """:func:`scale_drift` of the curve without and with stragglers, and of the operator-level compute, as a
+    :class:`~atscale.tables.Table`."""
     from .tables import Table
 
+    def errors(d):
+        return ", ".join(f"{e:+.1f}" for e in d.errors)
+
     rows = []
-    for c, o in zip(scale_drift(), scale_drift(operators=True)):
-        rows.append((c.series, " → ".join(f"{g:,}" for g in c.gpus), ", ".join(f"{e:+.1f}" for e in c.errors),
-                     f"{c.drift:+.1f}", ", ".join(f"{e:+.1f}" for e in o.errors), f"{o.drift:+.1f}"))
+    for c, s, o in zip(scale_drift(), scale_drift(stragglers=True), scale_drift(operators=True)):
+        rows.append((c.series, " → ".join(f"{g:,}" for g in c.gpus), errors(c), f"{c.drift:+.1f}", errors(s),
+                     f"{s.drift:+.1f}", f"{o.drift:+.1f}"))
     return Table(("Series (one model, one stack)", "GPUs", "Curve: error by size", "Curve: drift",
-                  "Operators: error by size", "Operators: drift"), rows,
+                  "With stragglers: error by size", "With stragglers: drift", "Operators: drift"), rows,
                  caption="The model's MFU error (points; positive: optimistic) along runs of one model on one stack "
                          "as the GPU count grows, and its drift: the error at the largest count minus that at the "
-                         "smallest.")
+                         "smallest. With stragglers: the curve plus the wait for the slowest GPU.")
