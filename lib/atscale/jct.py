@@ -495,14 +495,7 @@ def estimate(model, tokens, cluster: hardware.Cluster, plan: Plan | None = None,
     _check_estimate_objects(cluster, plan, checkpoint)
     profile = _profile(failures)
     r = _restart(restart_time)
-    if isinstance(dp_overlap, bool) or not isinstance(dp_overlap, numbers.Real) or not 0 <= dp_overlap <= 1:
-        raise ValueError(f"dp_overlap={_v.show(dp_overlap)} must be a number in [0, 1]")
-    if global_batch is not None:
-        global_batch = _count("global_batch", global_batch)
-        if plan is not None and plan.global_batch != global_batch:
-            raise ValueError(f"global_batch={global_batch} disagrees with plan.global_batch={plan.global_batch}")
-    if seq_length is not None:
-        seq_length = _count("seq_length", seq_length)
+    global_batch, seq_length = _estimate_counts(dp_overlap, global_batch, plan, seq_length)
     s = model.seq_length if seq_length is None else seq_length
     fname, gpus, slow = "none" if profile is None else profile.name, cluster.num_gpus, \
         _stragglers._stragglers_arg(stragglers)
@@ -538,6 +531,18 @@ def estimate(model, tokens, cluster: hardware.Cluster, plan: Plan | None = None,
                     mtbf=mtbf, interval=tau, checkpoint_stall=delta, durable_lag=lag, restart_time=r,
                     strategy=checkpoint.strategy, failures=fname, communication_parts=comm,
                     **({} if slow is None else dict(straggler=step.straggler * steps, stragglers=slow)))
+
+
+def _estimate_counts(dp_overlap, global_batch, plan, seq_length) -> tuple:
+    """:func:`estimate`'s ``dp_overlap`` checked, and its ``global_batch`` (agreeing with the plan's) and
+    ``seq_length`` as counts or ``None``; a ``ValueError`` naming the argument otherwise."""
+    if isinstance(dp_overlap, bool) or not isinstance(dp_overlap, numbers.Real) or not 0 <= dp_overlap <= 1:
+        raise ValueError(f"dp_overlap={_v.show(dp_overlap)} must be a number in [0, 1]")
+    if global_batch is not None:
+        global_batch = _count("global_batch", global_batch)
+        if plan is not None and plan.global_batch != global_batch:
+            raise ValueError(f"global_batch={global_batch} disagrees with plan.global_batch={plan.global_batch}")
+    return global_batch, None if seq_length is None else _count("seq_length", seq_length)
 
 
 def _check_estimate_objects(cluster, plan, checkpoint) -> None:

@@ -1,7 +1,7 @@
 """3D parallelism and beyond: what a layout (``Plan``) costs in seconds per step, and the best layout.
 
 A step of a replica laid out as ``tp x cp x pp x dp`` (a :class:`~atscale.plan.Plan`) is modelled as the
-sum of eight parts, per GPU, on the critical path of the pipeline stage that sets the pace (Narayanan et
+sum of nine parts (a tenth, ``straggler``, with ``stragglers=``), per GPU, on the critical path of the pipeline stage that sets the pace (Narayanan et
 al. 2021, sec. 3; Korthikanti et al. 2022, sec. 6). Each part is a small function of the same name as the
 chapter's section:
 
@@ -16,8 +16,11 @@ chapter's section:
 ``cp_comm``
     context parallelism's exchange of keys and values (a ring, minus what hides behind attention; an all-gather;
     or DeepSpeed-Ulysses' all-to-alls: ``Plan.cp_algorithm``; :func:`_cp_comm`, :func:`context_parallel_bytes`);
+``ep_comm``
+    a mixture of experts' all-to-all dispatch and combine, what is not hidden (:func:`_ep_comm`);
 ``pp_comm``
-    the point-to-point sends between pipeline stages (:func:`_pp_comm`);
+    the point-to-point sends between pipeline stages (:func:`_pp_comm`; with ``Plan.pp_overlap``, only the
+    pipeline's fill and drain and what the computation cannot cover: :func:`_pp_overlap`);
 ``bubble``
     the pipeline's fill and drain, ``(p - 1) / (v m)`` of the work above (:func:`bubble_fraction`), with the
     fullest stage setting the pace (:func:`stage_layers`: any number of layers on any ``pp x v``);
