@@ -514,6 +514,7 @@ CALLS = {  # label -> keyword arguments (a function of nothing: built when probe
                                         rail_optimised=False),
     "experts.moe_summary": lambda: dict(model=models.DEEPSEEK_V3),
     "parallelism.recompute_choices": lambda: dict(model=EX.model, cluster=EX.cluster, plan=EX.plan),
+    "parallelism.recompute_table": lambda: dict(model=EX.model, cluster=EX.cluster, plan=EX.plan),
     "experts.dense_twin": lambda: dict(model=models.DEEPSEEK_V3),
     "experts.published_count": lambda: dict(model=models.DEEPSEEK_V3),
     "experts.ep_sweep": lambda: dict(model=models.DEEPSEEK_V3, cluster=hardware.Cluster.of_gpus(

@@ -143,3 +143,13 @@ def test_recompute_choices_table():
         parallelism.recompute_choices(EX.model, EX.cluster, EX.plan, choices=[("x", "selective", ("qkv",))])
     with pytest.raises(ValueError, match="plan"):
         parallelism.recompute_choices(EX.model, EX.cluster, "TP=8")
+
+
+def test_recompute_table_shows_the_choices():
+    t = parallelism.recompute_table(EX.model, EX.cluster, EX.plan)
+    rows = {r[0]: r for r in t.rows}
+    assert list(rows)[0] == "none" and rows["none"][2] == "—" and rows["none"][3] == "—"
+    assert rows["attention core"][2] == "—"  # fused attention: nothing saved
+    assert rows["MLP"][2].endswith("GB") and rows["full"][4].startswith("+")
+    with pytest.raises(ValueError, match="plan"):
+        parallelism.recompute_table(EX.model, EX.cluster, None)

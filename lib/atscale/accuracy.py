@@ -559,38 +559,39 @@ def sources_table(*, folded: bool = True):
 def ablation_table():
     """MegaScale's ablation (:func:`atscale.runs.megascale_ablation`), each step's published gain beside the
     gain the calibrated curve and the operator-level compute predict, in MFU points, as a
-    :class:`~atscale.tables.Table`."""
+    :class:`~atscale.tables.Table` (how each step is expressed: :attr:`atscale.runs.AblationStep.note`)."""
     from . import runs
     from .tables import Table
 
     curve, ops = runs.megascale_ablation(), runs.megascale_ablation(operators=True)
 
     def pts(x):
-        return "not modelled" if x is None else f"{100 * x:+.1f}"
+        return "—" if x is None else f"{100 * x:+.1f}"
 
-    rows = tuple((c.step, f"{100 * c.published:.1f} %", pts(c.published_gain), pts(c.model_gain), pts(o.model_gain),
-                  c.note or "") for c, o in zip(curve, ops))
+    rows = tuple((c.step, f"{100 * c.published:.1f}", pts(c.published_gain), pts(c.model_gain), pts(o.model_gain))
+                 for c, o in zip(curve, ops))
     pub, model = runs.megascale_ablation_baseline()
-    return Table(("Step (each added to the row above)", "Published MFU", "Published gain", "Curve: gain",
-                  "Operators: gain", "How the model expresses it"), rows,
-                 caption=f"MegaScale's ablation, 175B on 256 A100, batch 256; the baseline ran {100 * pub:.1f} % MFU "
-                         f"(the curve predicts {100 * model:.1f} %). Gains in MFU points; a modelled gain is the "
-                         "model's relative speed-up applied to the published MFU before the step.")
+    return Table(("Step, added to the row above", "MFU %", "Gain", "Curve", "Operators"), rows,
+                 caption=f"MegaScale's ablation, 175B on 256 A100, batch 256, from a baseline of {100 * pub:.1f} % "
+                         f"MFU (the curve predicts {100 * model:.1f} %): the published MFU after each step and its "
+                         "gain, and the gains the curve and the operator-level compute predict, in MFU points (the "
+                         "model's relative speed-up applied to the published MFU before the step; —: a step the "
+                         "model cannot express).")
 
 
 SCALE_SERIES = (
-    ("MegaScale 175B, Megatron-LM (A100)", ("MegaScale 175B (Megatron-LM), 3,072 A100",
+    ("MegaScale 175B, Megatron-LM", ("MegaScale 175B (Megatron-LM), 3,072 A100",
                                            "MegaScale 175B (Megatron-LM), 6,144 A100",
                                            "MegaScale 175B (Megatron-LM), 8,192 A100",
                                            "MegaScale 175B (Megatron-LM), 12,288 A100")),
-    ("Llama 3 405B, Meta (H100)", ("Llama 3 405B, 8,192 H100", "Llama 3 405B, 16,384 H100")),
-    ("Llama 3.1 405B, NVIDIA recipe, BF16", ("Llama 3.1 405B, 576 H100, BF16", "Llama 3.1 405B, 2,304 H100, BF16")),
-    ("Llama 3.1 405B, NVIDIA recipe, FP8", ("Llama 3.1 405B, 576 H100, FP8", "Llama 3.1 405B, 2,304 H100, FP8")),
-    ("Llama 3.1 8B, torchtitan compiled, BF16", ("Llama 3.1 8B, 8 H100, torchtitan FSDP2 compile, BF16",
+    ("Llama 3 405B, Meta", ("Llama 3 405B, 8,192 H100", "Llama 3 405B, 16,384 H100")),
+    ("Llama 3.1 405B, NVIDIA, BF16", ("Llama 3.1 405B, 576 H100, BF16", "Llama 3.1 405B, 2,304 H100, BF16")),
+    ("Llama 3.1 405B, NVIDIA, FP8", ("Llama 3.1 405B, 576 H100, FP8", "Llama 3.1 405B, 2,304 H100, FP8")),
+    ("Llama 3.1 8B, torchtitan compiled", ("Llama 3.1 8B, 8 H100, torchtitan FSDP2 compile, BF16",
                                                  "Llama 3.1 8B, 128 H100, torchtitan FSDP2 compile, BF16")),
-    ("Llama 3.1 8B, torchtitan eager, BF16", ("Llama 3.1 8B, 8 H100, torchtitan FSDP2 eager, BF16",
+    ("Llama 3.1 8B, torchtitan eager", ("Llama 3.1 8B, 8 H100, torchtitan FSDP2 eager, BF16",
                                               "Llama 3.1 8B, 128 H100, torchtitan FSDP2 eager, BF16")),
-    ("MPT-7B, llm-foundry, 2,048 tokens (H100)", ("MPT-7B, 8 H100, Composer FSDP, 2,048 tokens, BF16",
+    ("MPT-7B, llm-foundry", ("MPT-7B, 8 H100, Composer FSDP, 2,048 tokens, BF16",
                                                   "MPT-7B, 512 H100, Composer FSDP, 2,048 tokens, BF16")),
 )
 """Published runs of one model on one stack at growing GPU counts (labels of :data:`atscale.runs.ALL_RUNS`, in
@@ -628,18 +629,17 @@ def scale_drift(*, operators: bool = False, stragglers: bool = False) -> tuple[D
 
 def drift_table():
     """:func:`scale_drift` of the curve without and with stragglers, and of the operator-level compute, as a
-    :class:`~atscale.tables.Table`."""
+    :class:`~atscale.tables.Table`: one row per run (the series named on its first), then the series' drift."""
     from .tables import Table
-
-    def errors(d):
-        return ", ".join(f"{e:+.1f}" for e in d.errors)
 
     rows = []
     for c, s, o in zip(scale_drift(), scale_drift(stragglers=True), scale_drift(operators=True)):
-        rows.append((c.series, " → ".join(f"{g:,}" for g in c.gpus), errors(c), f"{c.drift:+.1f}", errors(s),
-                     f"{s.drift:+.1f}", f"{o.drift:+.1f}"))
-    return Table(("Series (one model, one stack)", "GPUs", "Curve: error by size", "Curve: drift",
-                  "With stragglers: error by size", "With stragglers: drift", "Operators: drift"), rows,
-                 caption="The model's MFU error (points; positive: optimistic) along runs of one model on one stack "
-                         "as the GPU count grows, and its drift: the error at the largest count minus that at the "
-                         "smallest. With stragglers: the curve plus the wait for the slowest GPU.")
+        for i, g in enumerate(c.gpus):
+            rows.append((c.series if i == 0 else "", f"{g:,}", f"{c.errors[i]:+.1f}", f"{s.errors[i]:+.1f}",
+                         f"{o.errors[i]:+.1f}"))
+        rows.append(("", "drift", f"{c.drift:+.1f}", f"{s.drift:+.1f}", f"{o.drift:+.1f}"))
+    return Table(("Series", "GPUs", "Curve", "Stragglers", "Ops"), rows,
+                 caption="The model's MFU error in points (positive: optimistic) along runs of one model on one "
+                         "stack as the GPU count grows. Curve: the calibrated curve; Stragglers: the curve with the "
+                         "wait for the slowest GPU; Ops: the operator-level compute. Drift: the error at the largest "
+                         "count minus that at the smallest.")

@@ -97,7 +97,7 @@ __all__ = [
     "Run", "METRICS", "MEGATRON_TABLE1_RUNS", "KORTHIKANTI_TABLE5_RUNS", "OTHER_RUNS", "H100_RUNS",
     "MEGASCALE_RUNS", "MOE_RUNS", "CALIBRATION_RUNS", "VALIDATION_RUNS", "A2A_OVERLAP_SM_SHARE",
     "calibrate", "amdahl_speedup", "rank_groups", "Timeline", "pipeline_timeline", "MAX_SEARCH_LAYOUTS", "MAX_RANKS",
-    "RecomputeChoice", "RECOMPUTE_CHOICES", "recompute_choices",
+    "RecomputeChoice", "RECOMPUTE_CHOICES", "recompute_choices", "recompute_table",
 ]
 
 
@@ -1559,3 +1559,21 @@ def recompute_choices(model, cluster: hardware.Cluster, plan: Plan, choices=None
         out.append(RecomputeChoice(label, rc, p.recompute_modules, float(st.memory_total), float(st.recompute),
                                    float(st.total), st.memory_status != "over"))
     return tuple(out)
+
+
+def recompute_table(model, cluster: hardware.Cluster, plan: Plan, choices=None, **kwargs):
+    """:func:`recompute_choices` as a :class:`~atscale.tables.Table`: per choice, the memory per GPU, what it
+    saves against recomputing nothing, the recomputation's time per step and the step's change."""
+    from .tables import Table
+
+    rows, base = [], None
+    for c in recompute_choices(model, cluster, plan, choices, **kwargs):
+        base = c if base is None else base
+        saved = base.memory - c.memory
+        rows.append((c.label, u.fmt_bytes(c.memory), u.fmt_bytes(saved) if saved > 0 else "—",
+                     u.fmt_time(c.recompute_seconds) if c.recompute_seconds > 0 else "—",
+                     f"{c.step_seconds / base.step_seconds - 1:+.1%}" + ("" if c.fits else " (does not fit)")))
+    return Table(("Recomputed", "Memory", "Saved", "Recompute", "Step"), rows,
+                 caption=f"{models.model(model).name}, {plan.describe()}: each way of recomputing, priced by the "
+                         f"step-time model; memory per GPU of the fuller end stage, what it saves and the "
+                         f"recomputation's time per step against the first row, and the step's change.")
