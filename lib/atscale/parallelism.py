@@ -1185,10 +1185,11 @@ def _model_constants(model: models.TransformerConfig, s: int, flash: bool) -> ty
     rep, par = elementwise_bytes_per_token(model, s)
     l, matrices = model.num_layers, (3 if model.gated_mlp else 2)
     routed = model.routed_expert_params
+    q_width, o_width = model.num_heads * model.qk_head_dim, model.num_heads * model.v_head_dim
+    kv_width = model.kv_heads * (model.qk_head_dim + model.v_head_dim) / 2
     return types.SimpleNamespace(
         l=l, h=h, f=model.active_ffn_size, a=model.num_heads, V=V, vh=V * h, aw=model.attention_width,
-        kv_width=model.kv_heads * (model.qk_head_dim + model.v_head_dim) / 2,
-        q_width=model.num_heads * model.qk_head_dim, o_width=model.num_heads * model.v_head_dim,
+        kv_width=kv_width, q_width=q_width, o_width=o_width,
         layer_matmul=(model.matmul_params - V * h) / l,
         layer_dense=(model.block_params - routed) / l, layer_routed=routed / l,
         moe=model.is_moe, moe_share=model.moe_layers / l, top_k=float(model.experts_per_token),
@@ -1200,9 +1201,8 @@ def _model_constants(model: models.TransformerConfig, s: int, flash: bool) -> ty
         elem_rep=rep, elem_par=par, act_rep=terms.replicated, act_par=terms.parallel, act_scores=terms.scores,
         model_tok=float(models.training_flops_per_token(model, s)), tp_collectives=2.0 if model.parallel_block else 4.0,
         saved={m: memory.recompute_savings(model, 1, s, (m,), flash_attention=flash) for m in RECOMPUTE_MODULES},
-        mlp_matmul=(3 if model.gated_mlp else 2) * h * model.active_ffn_size, gated=model.gated_mlp,
-        attn_matmul=h * (model.num_heads * model.qk_head_dim + model.kv_heads * (model.qk_head_dim + model.v_head_dim))
-        + model.num_heads * model.v_head_dim * h)
+        mlp_matmul=matrices * h * model.active_ffn_size, gated=model.gated_mlp,
+        attn_matmul=h * (q_width + 2 * kv_width + o_width))
 
 
 _CONTEXTS: dict = {}

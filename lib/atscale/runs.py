@@ -27,7 +27,7 @@ from typing import Mapping
 from . import _validate as _v
 from . import hardware, memory, models
 from .calibration import CALIBRATION, Calibration
-from .parallelism import StepTime, step_time
+from .parallelism import StepTime, _remembered, step_time
 from .plan import Plan
 
 __all__ = ["Run", "METRICS", "load", "ALL_RUNS", "MEGATRON_TABLE1_RUNS", "KORTHIKANTI_TABLE5_RUNS", "OTHER_RUNS",
@@ -437,11 +437,8 @@ def megascale_ablation(calibration: Calibration = CALIBRATION, *, operators: boo
     if not isinstance(calibration, Calibration):
         raise ValueError(f"calibration={_v.show(calibration)} must be an atscale.calibration.Calibration")
     _v.flag("operators", operators)
-    key = (id(calibration), operators)
-    hit = _ABLATIONS.get(key)
-    if hit is None or hit[0] is not calibration:
-        _ABLATIONS[key] = hit = (calibration, _megascale_ablation(calibration, operators))
-    return hit[1]
+    return _remembered(_ABLATIONS, (id(calibration), operators), (calibration,),
+                       lambda: _megascale_ablation(calibration, operators))
 
 
 _ABLATIONS: dict = {}
