@@ -153,3 +153,14 @@ def test_recompute_table_shows_the_choices():
     assert rows["MLP"][2].endswith("GB") and rows["full"][4].startswith("+")
     with pytest.raises(ValueError, match="plan"):
         parallelism.recompute_table(EX.model, EX.cluster, None)
+
+
+def test_recomputed_mlp_runs_its_tensor_parallel_collective_again():
+    """Recomputing the MLP re-runs its forward gather and reduction: five collective pairs per layer instead of
+    four (exposed in full without TP overlap); the attention core alone adds none."""
+    plan = dataclasses.replace(SEL, tp_overlap=False)
+    core, mlp = _st(("core_attn",), plan=plan), _st(("mlp",), plan=plan)
+    assert mlp.tp_comm == pytest.approx(core.tp_comm * 5 / 4, rel=1e-12)
+    none = parallelism.step_time(EX.model, EX.cluster, dataclasses.replace(plan, recompute="none"),
+                                 memory_check=False)
+    assert core.tp_comm == pytest.approx(none.tp_comm, rel=1e-12)
