@@ -41,8 +41,8 @@ from . import units as u
 __all__ = [
     "DTYPES", "BYTES_PER_ELEMENT", "bytes_per_element", "Accelerator", "FabricTier", "Fabric", "Node", "Cluster",
     "H100_SXM",
-    "H100_PCIE", "H800_SXM", "H200_SXM", "A100_SXM_80GB", "A100_SXM_40GB", "B200", "MI300X", "ACCELERATORS", "FABRICS",
-    "TIERED_FABRICS", "DGX_H100", "DGX_A100", "HGX_H800", "HGX_B200", "NODES", "SCALABLE_UNIT_NODES", "accelerator_arg", "accelerator", "fabric", "node",
+    "H100_PCIE", "H100_GRAND_TETON", "H800_SXM", "H200_SXM", "A100_SXM_80GB", "A100_SXM_40GB", "B200", "MI300X", "ACCELERATORS", "FABRICS",
+    "TIERED_FABRICS", "DGX_H100", "DGX_A100", "GRAND_TETON_H100", "HGX_H800", "HGX_B200", "NODES", "SCALABLE_UNIT_NODES", "accelerator_arg", "accelerator", "fabric", "node",
     "accelerator_table", "node_table", "fabric_table", "fabric_tier_table", "source_table",
 ]
 
@@ -502,6 +502,37 @@ H100_PCIE = Accelerator(
     },
 )
 
+_TITAN = ("torchtitan team (PyTorch), Llama 3 performance benchmarks on H100, end of 2024 "
+          "(pytorch/torchtitan, benchmarks/llama3_h100_202412_torchtitan.md), 'Hardware' and footnote 2")
+_H100_NVL = "NVIDIA H100 NVL datasheet (2024): BF16 1,671 TFLOP/s with sparsity, i.e. 835.5 dense"
+
+H100_GRAND_TETON = Accelerator(
+    name="H100 SXM 96 GB (500 W)",
+    vendor="NVIDIA",
+    form_factor="SXM5",
+    year=2023,
+    peak_flops={"fp64": 63.5e12, "tf32": 456.1e12, "bf16": 912.45e12, "fp16": 912.45e12, "fp8": 1824.7e12},
+    memory_capacity=96 * u.GB,
+    memory_type="HBM2e",
+    hbm_bandwidth=2.4 * u.TBps,
+    scale_up_bandwidth=450 * u.GBps,
+    scale_up_fabric="NVLink 4",
+    tdp=500 * u.W,
+    sources={
+        "peak_flops": f"{_TITAN}: 'HBM2e-based SXM H100 with lower TDP, the actual peak TFLOPs number is between SXM "
+        f"and NVL, and we don't know its exact value'. Taken as the midpoint of the H100 SXM's dense rates "
+        f"({_H100_DS}) and the H100 NVL's ({_H100_NVL}; TF32 417.5, FP8 1,670.5, FP64 Tensor Core 60): an "
+        "assumption; the ends of that range move a compute-bound step by -7.8 % (SXM) and +9.2 % (NVL)",
+        "memory_capacity": f"{_TITAN}: 'Each H100 GPU is equipped with 96GB HBM2e' ({_NOMINAL})",
+        "memory_physical": "not published (96 GB suggests all six of the GH100 package's HBM sites populated)",
+        "memory_usable": _NO_SMI,
+        "hbm_bandwidth": f"{_TITAN}: '2.4 TB/sec peak memory bandwidth'",
+        "scale_up_bandwidth": f"{_TITAN}: '8 NVIDIA H100 GPUs fully connected with NVLink'; an SXM H100's NVLink 4, "
+        f"450 GB/s {_PER_DIR}, assumed",
+        "tdp": f"{_TITAN}: 'We used the default 500W power limit'",
+    },
+)
+
 H200_SXM = Accelerator(
     name="H200 SXM",
     vendor="NVIDIA",
@@ -633,7 +664,8 @@ MI300X = Accelerator(
 )
 
 ACCELERATORS: Mapping[str, Accelerator] = MappingProxyType(
-    {a.name: a for a in (A100_SXM_40GB, A100_SXM_80GB, H100_PCIE, H100_SXM, H800_SXM, H200_SXM, B200, MI300X)}
+    {a.name: a for a in (A100_SXM_40GB, A100_SXM_80GB, H100_PCIE, H100_SXM, H100_GRAND_TETON, H800_SXM, H200_SXM, B200,
+                         MI300X)}
 )
 
 # --- Fabrics -------------------------------------------------------------------------
@@ -774,7 +806,15 @@ HGX_H800 = Node("HGX H800", H800_SXM, gpus=8, nics=8, nic_bandwidth=400 * u.Gbps
     "psus": "not published; a DGX H100's 6 supplies assumed",
 })
 
-NODES: Mapping[str, Node] = MappingProxyType({n.name: n for n in (DGX_A100, DGX_H100, HGX_H800, HGX_B200)})
+GRAND_TETON_H100 = Node("Grand Teton H100", H100_GRAND_TETON, gpus=8, nics=8, nic_bandwidth=400 * u.Gbps, psus=6,
+                        sources={
+    "gpus": f"{_TITAN}: 'Each host has 8 NVIDIA H100 GPUs fully connected with NVLink' (Meta's Grand Teton platform)",
+    "nics": f"{_TITAN}: 'backend RDMA network with 400 Gb/s per GPU', i.e. one 400 Gb/s NIC per GPU",
+    "psus": "not published; a DGX H100's 6 supplies assumed",
+})
+
+NODES: Mapping[str, Node] = MappingProxyType({n.name: n for n in (DGX_A100, DGX_H100, GRAND_TETON_H100, HGX_H800,
+                                                                        HGX_B200)})
 
 SCALABLE_UNIT_NODES = 32
 """Nodes in one scalable unit (SU) of NVIDIA's DGX SuperPOD reference architecture for DGX H100: the 32 nodes
