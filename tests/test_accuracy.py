@@ -29,12 +29,12 @@ KNOWN_MISSES = {
     "Llama 3 405B, 16,384 H100": 0.166,  # +6.8 points (47.8 % against 41 %; 48.5 % before the tiered network)
     "Llama 3 405B, 16,384 H100, CP 16, 131,072 tokens": 0.244,  # +9.3 points (47.3 % against 38 %)
     # Mixtures of experts (all validation; the expert terms are new and these runs judge them): the model is
-    # optimistic on DeepSeek-V3 under NVIDIA's recipes and on gpt-oss, pessimistic on Qwen3-235B without the
-    # all-to-all overlap and optimistic with it, and 33 % optimistic on DeepSeek's own run (with DualPipe).
+    # optimistic on DeepSeek-V3 under NVIDIA's recipes, on gpt-oss and on Qwen3-235B with the all-to-all overlap
+    # (within 3 points without it, once the records took the DeepEP dispatcher and the recomputation their source
+    # prints: -0.202 and +0.176 before), and 33 % optimistic on DeepSeek's own run (with DualPipe).
     "DeepSeek-V3, 512 H100, BF16": 0.806,
     "DeepSeek-V3, 1,024 H100, BF16": 0.902,
-    "Qwen3-235B-A22B, 256 H100, BF16": -0.202,
-    "Qwen3-235B-A22B, 256 H100, BF16, all-to-all overlapped": 0.176,
+    "Qwen3-235B-A22B, 256 H100, BF16, all-to-all overlapped": 0.229,
     "gpt-oss-120b, 64 H100, BF16": 0.567,
     "DeepSeek-V3, 2,048 H800, FP8": 0.2915,  # 0.299 before its BF16-moment optimizer layout (FP32 gradients)
     # Reliability at the running example's scale (validation; no profile was fitted on these fleets): the

@@ -585,6 +585,8 @@ CALLS = {  # label -> keyword arguments (a function of nothing: built when probe
     "operators.llama_shaped": lambda: dict(hidden_size=4096),
     "operators.fp8_layer_speedup": lambda: dict(model=models.LLAMA3_8B, seq_length=4096),
     "plots.parallelism.operator_breakdown_chart": lambda: dict(layers=[operators.layer_operators(models.LLAMA3_8B)]),
+    "plots.experts.moe_operator_chart": lambda: dict(layers=[operators.layer_operators(models.model("Qwen3-30B-A3B"),
+                                                                                        ep=8, expert_tp=1)]),
     "plots.parallelism.fp8_width_chart": lambda: dict(hidden_sizes=[2048, 4096], modelled=[1.2, 1.4], pairs=[]),
     "plots.parallelism.attention_share_chart": lambda: dict(seq_lengths=[8192, 16384], layers={"8B": [
         operators.layer_operators(models.LLAMA3_8B, seq_length=s) for s in (8192, 16384)]}),
@@ -643,6 +645,7 @@ RESULTS = {  # public types the library builds as results or as its own data: no
     "reliability.JobMTTF", "roofline.TimeBound", "roofline.Placement", "roofline.LayerTime",
     "roofline.MeasuredRoofline", "roofline.RooflineCheck", "tables.Table", "kernels.GemmModel", "operators.Stack", "operators.OperatorRow",
     "operators.LayerOperators", "accuracy.StackSummary", "runs.FP8Pair", "runs.AblationStep", "accuracy.Drift",
+    "accuracy.MoeError",
     "parallelism.RecomputeChoice",
     "kernels.AttentionModel",
 }
@@ -782,7 +785,7 @@ EXEMPT = {  # (callable, argument) -> why a class the probe would refuse is legi
 }
 EMPTY_OK = {"ridge_lines", "mark"}  # an empty list of guide lines (or marks) draws none
 NEGATIVE_OK = {"accuracy.Gap", "accuracy.comparisons", "accuracy.summary", "accuracy.megascale_against_selene",
-               "accuracy.megascale_drops"}  # signed errors are legitimate
+               "accuracy.megascale_drops", "accuracy.moe_errors"}  # signed errors are legitimate
 ALIASES.update({"model_or_params": ("model", "params"), "b": ("breakdown", "b="), "steps": ("step",),
                 "estimates": ("estimate",), "value": ("value", "model", "accelerator")})
 

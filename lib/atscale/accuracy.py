@@ -39,7 +39,7 @@ from . import _validate as _v
 __all__ = ["Comparison", "Summary", "Gap", "megascale_drops", "megascale_against_selene", "comparisons", "summary",
            "table", "summary_table", "sources_table", "GROUPS", "COLLECTIVES_TOLERANCE", "STEP_TIME_TOLERANCE",
            "PEAK_OVER_MEASURED_MAX", "StackSummary", "stack_summaries", "stack_table", "operator_table",
-           "ablation_table", "SCALE_SERIES", "Drift", "scale_drift", "drift_table"]
+           "ablation_table", "SCALE_SERIES", "Drift", "scale_drift", "drift_table", "MoeError", "moe_errors", "moe_table"]
 
 GROUPS = ("Hardware", "Memory", "Collectives", "Step time", "Experts", "Reliability")
 """The groups, in the order of the chapters that make the comparisons."""
@@ -522,6 +522,39 @@ def operator_table(*, folded: bool = True):
     return Table(("Run", "Stack", "Preset", "Role", "Source", "Curve", "Operators"), rows,
                  caption="Step-time error of each run (positive: the model is slower than published).",
                  fold=f"All {len(rows)} dense runs, one by one" if folded else "")
+
+
+@dataclass(frozen=True)
+class MoeError:
+    """One published mixture-of-experts run (``run``, a :class:`~atscale.runs.Run`) and the step-time error of each
+    model, ``predicted / published - 1`` of the seconds per step (a published rate converted; positive: the model
+    is slower): ``curve``, the calibrated curve; ``operators``, the operator-level compute with the run's stack
+    preset (the router, the permutation around the all-to-all and the grouped GEMMs timed as operators)."""
+
+    run: object
+    curve: float
+    operators: float
+
+
+def moe_errors() -> tuple[MoeError, ...]:
+    """A :class:`MoeError` for every published mixture-of-experts run (:data:`atscale.runs.MOE_RUNS`)."""
+    from . import runs
+
+    return tuple(MoeError(r, r.step_error(), r.step_error(operators=True)) for r in runs.MOE_RUNS)
+
+
+def moe_table():
+    """:func:`moe_errors` as a :class:`~atscale.tables.Table`: each mixture-of-experts run with its role, stack
+    and both models' step-time errors."""
+    from .tables import Table
+
+    rows = tuple((e.run.label, e.run.role, e.run.stack or e.run.stack_preset, f"{e.curve:+.1%}", f"{e.operators:+.1%}")
+                 for e in moe_errors())
+    return Table(("Run", "Role", "Stack", "Curve", "Operators"), rows,
+                 caption="Step-time error of each published mixture-of-experts run (positive: the model is slower "
+                         "than published). Curve: the calibrated efficiency curve with a roofline per expert. "
+                         "Operators: the router, the token permutation and un-permutation and the grouped GEMMs "
+                         "timed as operators, with the run's stack preset.")
 
 
 def summary_table():

@@ -189,6 +189,7 @@ def _model_shapes(model: models.TransformerConfig) -> dict:
                 d=float(model.qk_head_dim + model.v_head_dim) / 2, vocab=float(model.vocab_size),
                 fe=float(model.expert_size), top_k=float(model.experts_per_token),
                 experts=float(max(model.num_experts, 1)), moe_share=model.moe_layers / l, memory_ops=ops,
+                fp8_dispatch=bool(model.fp8_dispatch),
                 elements=elements, layer_params=float(model.block_params) / l)
 
 
@@ -273,20 +274,73 @@ def _rows(L, c, xp) -> list:
     return rows
 
 
+MOE_OPS: Mapping[str, MemoryOp] = MappingProxyType({op.name: op for op in (
+    MemoryOp("router scores and top-k", "replicated", 1, 10.0, 4, 18.0,
+             "per (token, expert) score: the router's logits read (2 bytes), its probabilities written and read by "
+             "the top-k in FP32 (8); Megatron-Core's fused router (moe_router_fusion: Transformer Engine's "
+             "fused_topk_with_score_function) is one kernel; the eager path (softmax or sigmoid, topk, the "
+             "gather of the chosen probabilities, the load-balancing loss's sum) 4 kernels that write and read the "
+             "probabilities once more (18)"),
+    MemoryOp("token permutation", "routed", 2, 4.0, 4, 8.0,
+             "per routed copy, element and pass: the token gathered into expert order before the dispatch, and the "
+             "received tokens sorted by local expert after it (Megatron-Core's MoEAlltoAllTokenDispatcher: permute, "
+             "then sort_chunks_by_idxs), each pass reading and writing the value once (2 + 2 bytes in BF16); fused: "
+             "Transformer Engine's moe_permute and moe_sort_chunks_by_index, one kernel each; eager: an argsort and "
+             "an index_select per pass, the values written twice"),
+    MemoryOp("token un-permutation", "routed", 2, 4.0, 4, 8.0,
+             "the reverse after the experts: the outputs sorted back (read and write each copy, 4 bytes) and the "
+             "combine (Megatron-Core's unpermute; Transformer Engine's moe_unpermute), which reads each token's k "
+             "copies (2 bytes each), weights them by their router probabilities and writes the token once (2 bytes "
+             "per token, 2/k per copy: the combine's bytes per copy are 2 + 2/k, not 4); eager: index and "
+             "scatter-add kernels, the values written twice"),
+)})
+"""A mixture-of-experts layer's memory-bound operators beyond the dense layer's (:data:`MEMORY_OPS`), forward:
+bytes per score (router) or per routed copy, element and pass (permutation). The backward moves the same bytes
+the other way (the combine's backward also reads the expert outputs for the probabilities' gradient), doubled as
+every :class:`MemoryOp`'s backward is. Values in BF16; the dispatched copies in FP8 where the model says so
+(:attr:`~atscale.models.TransformerConfig.fp8_dispatch`, in FP8 training): the permutation's forward bytes
+halve."""
+
+
 def _experts(L, c, xp) -> list:
-    """The routed experts' GEMMs of a mixture-of-experts layer, averaged over the layers: each GPU holds
-    ``E / ep`` experts (each ``1/expert_tp`` of one) and each receives ``T_e = (tokens / tp) k ep expert_tp / E``
-    tokens, the busiest ``expert_load`` times that; one GEMM per expert and matrix, at the GEMM model's rate
-    for its small ``M = T_e`` (a grouped GEMM runs them as one launch; Gale et al. 2023, MegaBlocks)."""
-    w = c.w
+    """A mixture-of-experts layer's own operators, averaged over the layers (``moe_share`` of them are MoE):
+
+    * the **router**: a BF16 GEMM ``[tokens / tp, h] x [h, E]`` (Transformer Engine's FP8 covers the experts,
+      not the router) and its scores' softmax or sigmoid and top-k (:data:`MOE_OPS`);
+    * the **routed experts**: each GPU holds ``E / ep`` experts (each ``1/expert_tp`` of one) and each receives
+      ``T_e = (tokens / tp) k ep expert_tp / E`` tokens, the busiest ``expert_load`` times that; one GEMM per
+      expert and matrix at the GEMM model's rate for its small ``M = T_e`` (a grouped GEMM runs them as one
+      launch; Gale et al. 2023, MegaBlocks);
+    * the **permutation** around the all-to-all, memory-bound: the ``k`` copies of each local token gathered into
+      expert order, then on the receiving GPU sorted by local expert (the busiest GPU's copies), and the reverse
+      after the experts with the weighted combine (:data:`MOE_OPS`).
+
+    The all-to-all itself is a communication term (:func:`atscale.parallelism._ep_comm`)."""
+    w, st = c.w, c.stack
     tokens = L.b * c.s / L.cp
-    t_e = tokens / L.tp * w["top_k"] * L.ep * L.etp / w["experts"] * L.load
+    local_tokens = tokens / L.tp
+    t_e = local_tokens * w["top_k"] * L.ep * L.etp / w["experts"] * L.load
     local = w["experts"] / L.ep
     n_up = w["fe"] * (2.0 if w["gated"] else 1.0) / L.etp
     up_f, up_b = _gemm3(t_e, n_up, w["h"], c.gemm, xp)
     dn_f, dn_b = _gemm3(t_e, w["h"], w["fe"] / L.etp, c.gemm, xp)
     share = w["moe_share"]
-    return [("routed experts", "matmul", share * local * (up_f + dn_f), share * local * (up_b + dn_b), 2.0, 4.0)]
+    r_f, r_b = _gemm3(local_tokens, w["experts"], w["h"], c.gemm16, xp)
+    rows = [("router", "matmul", share * r_f, share * r_b, share, 2.0 * share),
+            ("routed experts", "matmul", share * local * (up_f + dn_f), share * local * (up_b + dn_b), 2.0, 4.0)]
+    # copies each pass moves: the local tokens' k copies (the permutation before the dispatch, the combine after
+    # the return) and the busiest GPU's received copies (the sort by local expert, and back)
+    sent, received = local_tokens * w["top_k"], t_e * local / L.etp
+    fp8_half = 0.5 if (c.fp8 and w["fp8_dispatch"]) else 1.0
+    combine = (2.0 + 2.0 / w["top_k"]) / 4.0  # the combine's bytes per copy over a full read-and-write pass
+    for name, elements, forward_scale in (("router scores and top-k", local_tokens * w["experts"], 1.0),
+                                          ("token permutation", (sent + received) * w["h"], fp8_half),
+                                          ("token un-permutation", (received + combine * sent) * w["h"], 1.0)):
+        op = MOE_OPS[name]
+        nbytes, n_k = (op.bytes_fused, op.kernels_fused) if st.fused else (op.bytes_eager, op.kernels_eager)
+        t = share * elements * nbytes / c.hbm
+        rows.append((name, "memory-bound", t * forward_scale, 2.0 * t, share * n_k, 2.0 * share * n_k))
+    return rows
 
 
 def _layer(L, c, xp) -> dict:
@@ -393,14 +447,29 @@ class LayerOperators:
         return f"LayerOperators({self.model} on {self.accelerator}, {self.stack}, {self.dtype}: {parts})"
 
 
+def _expert_args(model: models.TransformerConfig, ep, expert_tp, expert_imbalance) -> tuple:
+    """``(ep, expert_tp, expert_imbalance)`` of :func:`layer_operators` as floats, checked: ``ep`` must divide the
+    routed experts (1 for a dense model)."""
+    ep, etp = _v.count("ep", ep, scalar=True), _v.count("expert_tp", expert_tp, scalar=True)
+    load = _v.number("expert_imbalance", expert_imbalance, low=1, scalar=True)
+    if ep > 1 and (not model.is_moe or model.num_experts % ep):
+        raise ValueError(f"ep={ep} must divide the routed experts of {model.name} "
+                         f"({model.num_experts if model.is_moe else 'none: a dense model takes ep=1'})")
+    return float(ep), float(etp), float(load)
+
+
 def layer_operators(model, accelerator="H100 SXM", *, micro_batch=1, seq_length=None, tp=1, cp=1,
                     sequence_parallel: bool = False, dtype: str = "bf16", stack: str | Stack = "megatron-core",
                     fp8_recipe: str = "delayed", flash_attention: bool = True, calibration=None,
-                    zero_stage: int = 0) -> LayerOperators:
+                    zero_stage: int = 0, ep: int = 1, expert_tp: int | None = None,
+                    expert_imbalance: float = 1.0) -> LayerOperators:
     """The operators of one layer of ``model`` on ``accelerator`` for one micro-batch of ``micro_batch`` sequences
     of ``seq_length`` tokens, sharded ``tp`` and ``cp`` ways, as ``stack`` runs them (:class:`LayerOperators`;
     seconds); ``zero_stage`` 3 adds an FSDP stack's copies around its collectives (:data:`FSDP_COPY_BYTES`). The same arithmetic the step-time model runs with ``stack=...``; ``calibration`` (default
-    :data:`atscale.calibration.CALIBRATION`) supplies the kernel efficiency of the accelerator's generation."""
+    :data:`atscale.calibration.CALIBRATION`) supplies the kernel efficiency of the accelerator's generation.
+    A mixture of experts' layer (averaged over the layers, as :func:`_experts` says) takes ``ep``, ``expert_tp``
+    (``None``: ``tp``) and ``expert_imbalance`` (the busiest expert's load over the mean) as
+    :class:`~atscale.plan.Plan` does; the all-to-all is communication, not an operator, and is not here."""
     model = models.model_arg("model", model)
     acc = hardware.accelerator_arg("accelerator", accelerator)
     acc.peak(dtype)
@@ -417,7 +486,8 @@ def layer_operators(model, accelerator="H100 SXM", *, micro_batch=1, seq_length=
     zero_stage = _v.count("zero_stage", zero_stage, low=0, high=3, scalar=True)
     c = _context(model, acc, float(s), dtype, st, fp8_recipe, _v.flag("flash_attention", flash_attention),
                  cal.kernel_efficiency_for(acc))
-    L = types.SimpleNamespace(b=float(b), tp=float(tp), cp=float(cp), sp=sp, ep=1.0, etp=float(tp), load=1.0,
+    ep, etp, load = _expert_args(model, ep, tp if expert_tp is None else expert_tp, expert_imbalance)
+    L = types.SimpleNamespace(b=float(b), tp=float(tp), cp=float(cp), sp=sp, ep=ep, etp=etp, load=load,
                               zs=float(zero_stage), reshard=True, tp_overlap=False)
     rows = _rows(L, c, _ScalarOps)
     summed = _summed(rows, c, _ScalarOps)
@@ -453,7 +523,7 @@ def llama_shaped(hidden_size: int) -> models.TransformerConfig:
 
 def fp8_layer_speedup(model, accelerator="H100 SXM", *, micro_batch=1, seq_length=None, tp=1,
                       sequence_parallel: bool = False, stack: str | Stack = "megatron-core",
-                      fp8_recipe: str = "delayed") -> float:
+                      fp8_recipe: str = "delayed", ep: int = 1, expert_tp: int | None = None) -> float:
     """FP8's speedup of one layer (dimensionless): :attr:`LayerOperators.total` in BF16 over the same in FP8,
     both from :func:`layer_operators` with the same arguments (the output layer, which stays in BF16, left out).
 
@@ -461,9 +531,9 @@ def fp8_layer_speedup(model, accelerator="H100 SXM", *, micro_batch=1, seq_lengt
     gains less than the FP8/BF16 rate ratio of :data:`atscale.kernels.GEMM_FIT`), from what stays in BF16 (the
     attention core, the memory-bound operators) and from the casts the recipe adds
     (:data:`atscale.kernels.FP8_CAST_BYTES`). The classic misreading: the datasheet's 2x, which is the ratio of
-    the peaks of one large GEMM."""
+    the peaks of one large GEMM. ``ep`` and ``expert_tp``: a mixture of experts' layout (:func:`layer_operators`)."""
     kw = dict(micro_batch=micro_batch, seq_length=seq_length, tp=tp, sequence_parallel=sequence_parallel,
-              stack=stack)
+              stack=stack, ep=ep, expert_tp=expert_tp)
     bf16 = layer_operators(model, accelerator, dtype="bf16", **kw)
     fp8 = layer_operators(model, accelerator, dtype="fp8", fp8_recipe=fp8_recipe, **kw)
     return bf16.total / fp8.total

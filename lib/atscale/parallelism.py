@@ -492,7 +492,8 @@ def _operator_times(L, c: _Context) -> dict:
 
 _NORM_OPS = ("norms (x2)", "LayerNorm (x2)")
 _ACT_OPS = ("SwiGLU product", "MLP activation")
-_MLP_OPS = ("MLP gate", "MLP up", "MLP down", "routed experts", *_ACT_OPS)
+_MLP_OPS = ("MLP gate", "MLP up", "MLP down", "router", "routed experts", "router scores and top-k", "token permutation",
+            "token un-permutation", *_ACT_OPS)
 """The operators (:func:`atscale.operators._rows`) each recompute module of :data:`atscale.plan.RECOMPUTE_MODULES`
 runs again, beside the attention core."""
 

@@ -192,7 +192,12 @@ is kept in :attr:`Run.details`."""
 
 
 def _model(entry) -> models.TransformerConfig:
-    """A catalog name, or the keyword arguments of a :class:`~atscale.models.TransformerConfig`."""
+    """A catalog name; a catalog name under ``"catalog"`` with fields to change (a run's token dispatcher, which
+    the model carries as Megatron-Core's ``TransformerConfig`` does); or the keyword arguments of a
+    :class:`~atscale.models.TransformerConfig`."""
+    if isinstance(entry, Mapping) and "catalog" in entry:
+        changes = {k: v for k, v in entry.items() if k != "catalog"}
+        return dataclasses.replace(models.model(entry["catalog"]), **changes)
     if isinstance(entry, Mapping):
         return models.TransformerConfig(**entry)
     return models.model(entry)

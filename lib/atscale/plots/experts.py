@@ -8,13 +8,14 @@ import numpy as np
 from .. import _validate as _v
 from .. import experts as X
 from .. import models
+from .. import operators as O
 from .. import parallelism as P
 from .. import runs as R
 from ._base import INK, MUTED, PALETTE, STYLE, LiveFigure, house_style, log_axes, new_axes
 from .parallelism import _PART_COLOURS, stack_parts
 
 __all__ = ["moe_params_chart", "all_to_all_chart", "cross_node_chart", "routing_chart", "ep_sweep_chart",
-           "deepseek_chart", "moe_validation_chart", "ExpertStepFigure"]
+           "deepseek_chart", "moe_validation_chart", "moe_operator_chart", "ExpertStepFigure"]
 
 _RED = "#b00020"
 _MEMORY = "#6c6c99"
@@ -250,6 +251,42 @@ def moe_validation_chart(runs=None, *, ax=None):
     ax.set_ylabel("Model's step time (s)")
     ax.set_title("Mixture-of-experts runs: the model against the record")
     ax.legend(loc="upper left", fontsize=7)
+    return ax.figure
+
+
+_MOE_OPERATORS = ("router", "router scores and top-k", "token permutation", "routed experts", "token un-permutation")
+
+
+@house_style
+def moe_operator_chart(layers, *, ax=None):
+    """One mixture-of-experts layer's time by operator, forward plus backward, ms per micro-batch: one bar per
+    operator and per entry of ``layers`` (:class:`~atscale.operators.LayerOperators` of the same model, e.g. in
+    BF16 and in FP8), the expert layer's own operators first and highlighted, the rest of the layer after."""
+    layers = list(layers) if not isinstance(layers, O.LayerOperators) else [layers]
+    if not layers or not all(isinstance(x, O.LayerOperators) for x in layers):
+        raise ValueError("layers must be a non-empty sequence of atscale.operators.LayerOperators "
+                         "(as operators.layer_operators returns)")
+    names = list(dict.fromkeys(r.name for x in layers for r in x.rows))  # FP8 adds its casts
+    if any(x.model != layers[0].model or not set(_MOE_OPERATORS) <= {r.name for r in x.rows} for x in layers):
+        raise ValueError("layers must all be the same mixture-of-experts layer's operators (one model, e.g. in "
+                         "two dtypes)")
+    order = [*_MOE_OPERATORS, *(n for n in names if n not in _MOE_OPERATORS)]
+    ax = new_axes(ax, figsize=(7.2, 0.34 * len(order) * max(len(layers), 2) / 2 + 1.6))
+    height = 0.8 / len(layers)
+    for j, layer in enumerate(layers):
+        t = {r.name: (r.forward + r.backward) * 1e3 for r in layer.rows}
+        y = np.arange(len(order)) + (j - (len(layers) - 1) / 2) * height
+        label = f"{layer.dtype.upper()}: {layer.total * 1e3:.1f} ms per layer"
+        ax.barh(y, [t.get(n, 0.0) for n in order], height=height * 0.92, color=PALETTE[j % 7], label=label)
+    ax.set_yticks(range(len(order)), order, fontsize=8.5)
+    for i, n in enumerate(order):
+        if n in _MOE_OPERATORS:
+            ax.get_yticklabels()[i].set_fontweight("bold")
+    ax.set_ylim(len(order) - 0.5, -0.5)
+    ax.axhline(len(_MOE_OPERATORS) - 0.5, color=MUTED, lw=0.8, ls=":")
+    ax.set_xlabel("Forward + backward time per micro-batch (ms)")
+    ax.set_title(f"One expert layer of {layers[0].model}, operator by operator")
+    ax.legend(loc="lower right", fontsize=8)
     return ax.figure
 
 

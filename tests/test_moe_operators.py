@@ -1,0 +1,126 @@
+"""Issue 32, item 1: a mixture-of-experts layer's own operators (router, token permutation and un-permutation,
+routed experts), counted from their bytes and shapes, in the operator-level step time."""
+
+from __future__ import annotations
+
+import dataclasses
+import statistics
+
+import pytest
+
+from atscale import kernels, models, operators, parallelism
+from atscale.plan import Plan
+from atscale.scenario import RUNNING_EXAMPLE as EX
+
+QWEN = models.model("Qwen3-235B-A22B")
+DSV3 = models.model("DeepSeek-V3")
+H100 = "H100 SXM"
+TOKENS = 4096
+
+
+def _rows(model, **kw):
+    layer = operators.layer_operators(model, H100, micro_batch=1, seq_length=TOKENS, **kw)
+    return {r.name: r for r in layer.rows}
+
+
+def _share(model):
+    return model.moe_layers / model.num_layers
+
+
+def test_the_moe_layer_has_its_own_operators_and_a_dense_one_has_none():
+    moe = _rows(QWEN)
+    for name in ("router", "routed experts", "router scores and top-k", "token permutation", "token un-permutation"):
+        assert moe[name].forward > 0 and moe[name].backward > 0, name
+    dense = _rows(models.LLAMA3_8B)
+    assert not {"router", "routed experts", "token permutation"} & set(dense)
+
+
+def test_the_permutation_moves_the_bytes_it_should():
+    """ep = 1, tp = 1, balanced: each pass moves every token's k copies; permute + sort = 2 passes of 4 bytes per
+    copy and element (read and write, BF16) at the memory roof, on the MoE share of the layers."""
+    rows = _rows(QWEN)
+    hbm = kernels.memory_bandwidth(H100)
+    k, h = QWEN.experts_per_token, QWEN.hidden_size
+    copies = TOKENS * k
+    expected = _share(QWEN) * 2 * copies * h * 4.0 / hbm
+    assert rows["token permutation"].forward == pytest.approx(expected, rel=1e-12)
+    assert rows["token permutation"].backward == pytest.approx(2 * expected, rel=1e-12)
+    # the combine writes one token for its k copies: 4 + (2 + 2/k) bytes per copy over the two passes back
+    combine = _share(QWEN) * copies * h * (4.0 + 2.0 + 2.0 / k) / hbm
+    assert rows["token un-permutation"].forward == pytest.approx(combine, rel=1e-12)
+    # the router's scores: one per token and expert, 10 bytes fused
+    scores = _share(QWEN) * TOKENS * QWEN.num_experts * 10.0 / hbm
+    assert rows["router scores and top-k"].forward == pytest.approx(scores, rel=1e-12)
+
+
+def test_an_eager_stack_moves_twice_the_bytes_and_launches_more_kernels():
+    fused, eager = _rows(QWEN), _rows(QWEN, stack="fsdp2-eager")
+    for name in ("token permutation", "token un-permutation"):
+        assert eager[name].forward == pytest.approx(2 * fused[name].forward, rel=1e-12)
+        assert eager[name].kernels_forward > fused[name].kernels_forward
+
+
+def test_the_busiest_gpu_sorts_more_and_the_router_does_not_care():
+    even, skewed = _rows(QWEN, ep=8, expert_tp=1), _rows(QWEN, ep=8, expert_tp=1, expert_imbalance=1.5)
+    assert skewed["token permutation"].forward > even["token permutation"].forward
+    assert skewed["routed experts"].forward > even["routed experts"].forward
+    assert skewed["router"].forward == even["router"].forward
+
+
+def test_an_fp8_dispatch_halves_the_permutation_forward_only():
+    fp8 = _rows(DSV3, dtype="fp8")
+    bf16_dispatch = _rows(dataclasses.replace(DSV3, fp8_dispatch=False), dtype="fp8")
+    assert fp8["token permutation"].forward == pytest.approx(bf16_dispatch["token permutation"].forward / 2)
+    assert fp8["token permutation"].backward == bf16_dispatch["token permutation"].backward
+    assert fp8["token un-permutation"].forward == bf16_dispatch["token un-permutation"].forward
+
+
+def test_expert_arguments_are_checked():
+    with pytest.raises(ValueError, match="ep=3"):
+        operators.layer_operators(QWEN, ep=3)
+    with pytest.raises(ValueError, match="ep=2"):
+        operators.layer_operators(models.LLAMA3_8B, ep=2)
+    with pytest.raises(ValueError, match="expert_imbalance"):
+        operators.layer_operators(QWEN, expert_imbalance=0.5)
+
+
+def test_recomputing_the_moe_module_runs_its_router_and_permutation_again(monkeypatch):
+    """Megatron-Core's ``moe`` recompute module (the library's ``"mlp"`` for an MoE layer) re-runs the whole MoE
+    layer's forward: take the permutation's bytes away and that recomputation gets shorter."""
+    plan = Plan(tp=1, pp=1, dp=EX.cluster.num_gpus, micro_batch=1, global_batch=EX.cluster.num_gpus, ep=8,
+                expert_tp=1, recompute="selective", recompute_modules=("mlp",))
+    small = models.model("Qwen3-30B-A3B")
+
+    def recompute():
+        return parallelism.step_time(small, EX.cluster, plan, seq_length=TOKENS, stack="megatron-core",
+                                     memory_check=False).recompute
+
+    with_bytes = recompute()
+    free = dataclasses.replace(operators.MOE_OPS["token permutation"], bytes_fused=0.0)
+    monkeypatch.setattr(operators, "MOE_OPS", {**operators.MOE_OPS, "token permutation": free})
+    assert 0 < recompute() < with_bytes
+
+
+def test_moe_validation_errors_as_measured():
+    """The operator-level compute on the published mixture-of-experts runs, as measured when the expert layer's
+    operators were added (and the Qwen3-235B records took their source's dispatcher and recomputation). Pins, so
+    that a change shows; the issue's targets are the strict xfail below."""
+    from atscale import accuracy
+
+    errors = {e.run.label: e.operators for e in accuracy.moe_errors()}
+    assert len(errors) == 7
+    assert statistics.median(abs(e) for e in errors.values()) == pytest.approx(0.158, abs=0.005)
+    assert errors["Qwen3-235B-A22B, 256 H100, BF16"] == pytest.approx(-0.049, abs=0.005)
+    assert errors["DeepSeek-V3, 2,048 H800, FP8"] == pytest.approx(0.006, abs=0.005)
+    curve = [abs(e.curve) for e in accuracy.moe_errors()]
+    assert statistics.median(abs(e) for e in errors.values()) < statistics.median(curve)
+
+
+@pytest.mark.xfail(strict=True, reason="issue 32's target is not met: median |step-time error| on the MoE runs 15.8 % "
+                                       "(target 10 %), worst 29.8 % (target 20 %): NVIDIA's DeepSeek-V3 recipes and "
+                                       "gpt-oss are 24-30 % too fast")
+def test_issue_32_target_on_the_moe_runs():
+    from atscale import accuracy
+
+    errors = [abs(e.operators) for e in accuracy.moe_errors()]
+    assert statistics.median(errors) <= 0.10 and max(errors) <= 0.20
