@@ -41,8 +41,8 @@ from . import units as u
 __all__ = [
     "DTYPES", "BYTES_PER_ELEMENT", "bytes_per_element", "Accelerator", "FabricTier", "Fabric", "Node", "Cluster",
     "H100_SXM",
-    "H100_PCIE", "H100_GRAND_TETON", "H800_SXM", "H200_SXM", "A100_SXM_80GB", "A100_SXM_40GB", "B200", "MI300X", "ACCELERATORS", "FABRICS",
-    "TIERED_FABRICS", "DGX_H100", "DGX_A100", "GRAND_TETON_H100", "HGX_H800", "HGX_B200", "NODES", "SCALABLE_UNIT_NODES", "accelerator_arg", "accelerator", "fabric", "node",
+    "H100_PCIE", "H100_GRAND_TETON", "H800_SXM", "H200_SXM", "A100_SXM_80GB", "A100_SXM_40GB", "B200", "GB200", "MI300X", "ACCELERATORS", "FABRICS",
+    "TIERED_FABRICS", "DGX_H100", "DGX_A100", "GRAND_TETON_H100", "HGX_H800", "HGX_B200", "GB200_NVL72", "NODES", "SCALABLE_UNIT_NODES", "accelerator_arg", "accelerator", "fabric", "node",
     "accelerator_table", "node_table", "fabric_table", "fabric_tier_table", "source_table",
 ]
 
@@ -636,6 +636,36 @@ B200 = Accelerator(
     },
 )
 
+_NVL72_DS = ("NVIDIA GB200 NVL72 datasheet (2024), specifications table: rack totals for 72 Blackwell GPUs, Tensor "
+             "Core rates with sparsity")
+
+GB200 = Accelerator(
+    name="GB200",
+    vendor="NVIDIA",
+    form_factor="Superchip module (GB200 NVL72)",
+    year=2024,
+    peak_flops={"fp64": 45e12, "tf32": 1250e12, "bf16": 2500e12, "fp16": 2500e12, "fp8": 5000e12},
+    memory_capacity=186 * u.GB,
+    memory_type="HBM3e",
+    hbm_bandwidth=8.0 * u.TBps,
+    scale_up_bandwidth=900 * u.GBps,
+    scale_up_fabric="NVLink 5",
+    tdp=1200 * u.W,
+    sources={
+        "peak_flops": f"{_NVL72_DS}: FP16/BF16 360 PFLOP/s, FP8 720, TF32 180, FP64 3,240 TFLOP/s per rack, i.e. "
+        f"per GPU BF16 2.5 PFLOP/s {_DENSE}; third-party per-GPU tables disagree (some print the 1,000 W HGX B200's "
+        "2.25 PFLOP/s for the GB200): the datasheet's rack totals are taken",
+        "memory_capacity": f"{_NVL72_DS}: up to 13.4 TB HBM3e per rack, i.e. 186 GB per GPU ({_NOMINAL}; MLCommons "
+        "inference v6.1 system descriptions of GB200 NVL72 print '186 GB' per accelerator)",
+        "memory_physical": "not published per GPU by NVIDIA",
+        "memory_usable": _NO_SMI,
+        "hbm_bandwidth": f"{_NVL72_DS}: 576 TB/s per rack, i.e. 8 TB/s per GPU",
+        "scale_up_bandwidth": f"{_NVL72_DS}: NVLink 130 TB/s per rack, i.e. 1.8 TB/s per GPU, 900 GB/s {_PER_DIR}; "
+        "all 72 GPUs of the rack in one NVLink domain",
+        "tdp": "not in the NVL72 datasheet; 1,200 W per GPU as third-party tables give it, assumed",
+    },
+)
+
 MI300X = Accelerator(
     name="MI300X",
     vendor="AMD",
@@ -665,7 +695,7 @@ MI300X = Accelerator(
 
 ACCELERATORS: Mapping[str, Accelerator] = MappingProxyType(
     {a.name: a for a in (A100_SXM_40GB, A100_SXM_80GB, H100_PCIE, H100_SXM, H100_GRAND_TETON, H800_SXM, H200_SXM, B200,
-                         MI300X)}
+                         GB200, MI300X)}
 )
 
 # --- Fabrics -------------------------------------------------------------------------
@@ -806,6 +836,14 @@ HGX_H800 = Node("HGX H800", H800_SXM, gpus=8, nics=8, nic_bandwidth=400 * u.Gbps
     "psus": "not published; a DGX H100's 6 supplies assumed",
 })
 
+GB200_NVL72 = Node("GB200 NVL72", GB200, gpus=72, nics=72, nic_bandwidth=400 * u.Gbps, psus=48, sources={
+    "gpus": f"{_NVL72_DS}: 72 Blackwell GPUs and 36 Grace CPUs in one rack, one NVLink domain (a 'node' here is "
+            "an NVLink domain: collectives inside it run on NVLink)",
+    "nics": "NVIDIA DGX GB200 datasheet (2025): 72 single-port ConnectX-7 VPI at 400 Gb/s InfiniBand per rack, one "
+            "per GPU (compute fabric; the BlueField-3 DPUs for storage and management are not counted)",
+    "psus": "NVIDIA Base Command Manager documentation, 'BCM Power Shelf Integration': the GB200 rack's reference "
+            "design has 8 power shelves of 6 supplies (5.5 kW each), 48 in all",
+})
 GRAND_TETON_H100 = Node("Grand Teton H100", H100_GRAND_TETON, gpus=8, nics=8, nic_bandwidth=400 * u.Gbps, psus=6,
                         sources={
     "gpus": f"{_TITAN}: 'Each host has 8 NVIDIA H100 GPUs fully connected with NVLink' (Meta's Grand Teton platform)",
@@ -814,7 +852,7 @@ GRAND_TETON_H100 = Node("Grand Teton H100", H100_GRAND_TETON, gpus=8, nics=8, ni
 })
 
 NODES: Mapping[str, Node] = MappingProxyType({n.name: n for n in (DGX_A100, DGX_H100, GRAND_TETON_H100, HGX_H800,
-                                                                        HGX_B200)})
+                                                                        HGX_B200, GB200_NVL72)})
 
 SCALABLE_UNIT_NODES = 32
 """Nodes in one scalable unit (SU) of NVIDIA's DGX SuperPOD reference architecture for DGX H100: the 32 nodes

@@ -110,6 +110,11 @@ def gemm_intensity_chart(model=models.LLAMA3_70B, accelerator="H100 SXM", dtype:
     return ax.figure
 
 
+_FLAGSHIPS = ("A100 SXM 80GB", "H100 SXM", "B200")
+"""The NVIDIA SXM flagship of each generation, joined by a line in :func:`ridge_history_chart` (variants such as
+the H800, the H200 or a power-limited H100 are drawn as points only)."""
+
+
 @house_style
 def ridge_history_chart(dtype: str = "bf16", *, accelerators=None, ax=None):
     """Ridge point (FLOP/byte) of each catalog accelerator against its year; the NVIDIA SXM
@@ -129,8 +134,7 @@ def ridge_history_chart(dtype: str = "bf16", *, accelerators=None, ax=None):
     ax.scatter(years, ridges, s=40, color=PALETTE[0], zorder=3)
     for a, x, y in zip(accs, years, ridges):
         ax.annotate(a.name, (x, y), xytext=(5, 3), textcoords="offset points", fontsize=8)
-    flagship = sorted((a for a in accs if a.vendor == "NVIDIA" and a.form_factor.startswith("SXM")
-                       and a.name not in ("A100 SXM 40GB", "H200 SXM")), key=lambda a: a.year)
+    flagship = sorted((a for a in accs if a.name in _FLAGSHIPS), key=lambda a: a.year)
     if len(flagship) > 1:
         ax.plot([a.year for a in flagship], [roofline.ridge_point(a, dtype) for a in flagship], color=PALETTE[0],
                 lw=1.0, alpha=0.6)
