@@ -520,6 +520,10 @@ def breakdown(model: models.TransformerConfig, accelerator="H100 SXM", plan: Pla
     splits them (:func:`atscale.parallelism.stage_layers`, with the plan's accounting of the embedding and
     the loss); where that leaves the first stage a layer short, the fuller stage 1 is counted if it holds more.
 
+    A mixture of experts with expert parallelism (``ep > 1``, or an ``expert_tp`` other than ``tp``): the routed
+    experts' state is split by ``expert_tp x ep`` and sharded over the experts' data-parallel group, as the
+    step-time model counts it (:func:`_expert_parallel_state`).
+
     Instead of ``plan``, its fields may be given as keywords (``tp=8, pp=4, dp=32, zero_stage=1,
     ...``); they are checked as a ``Plan`` is. ``breakdown(model, acc, RUNNING_EXAMPLE.plan)``
     gives the running example.
@@ -545,10 +549,11 @@ def breakdown(model: models.TransformerConfig, accelerator="H100 SXM", plan: Pla
     acc = hardware.accelerator_arg("accelerator", accelerator)
     if plan.tp > 1 and (model.num_heads % plan.tp or model.kv_heads % plan.tp):
         raise ValueError(f"tp={plan.tp} must divide num_heads={model.num_heads} and num_kv_heads={model.kv_heads}")
-    if plan.ep > 1:
-        raise ValueError(f"ep={plan.ep}: this chapter's breakdown does not split experts; the step-time model's "
-                         "memory does (atscale.parallelism.step_time(...).memory_total)")
-    state = model_state_bytes(model, optimizer_name, zero_stage=plan.zero_stage, dp=plan.dp, tp=plan.tp, pp=plan.pp)
+    if plan.ep > 1 or (model.is_moe and plan.etp != plan.tp):
+        state = _expert_parallel_state(model, optimizer_name, plan)
+    else:
+        state = model_state_bytes(model, optimizer_name, zero_stage=plan.zero_stage, dp=plan.dp, tp=plan.tp,
+                                  pp=plan.pp)
     per_layer = activation_bytes_per_layer(model, plan.micro_batch, seq_length, tp=plan.tp,
                                            sequence_parallel=plan.sequence_parallel, recompute=plan.recompute,
                                            flash_attention=flash_attention, recompute_modules=plan.recompute_modules)
@@ -556,6 +561,25 @@ def breakdown(model: models.TransformerConfig, accelerator="H100 SXM", plan: Pla
     label = f"{model.name} on {acc.name}, {plan.describe()}, micro-batch {plan.micro_batch}"
     return Breakdown(state.weights, state.gradients, state.optimizer, float(acts), acc.usable_memory, label,
                      model=model.name, plan=plan)
+
+
+def _expert_parallel_state(model: models.TransformerConfig, optimizer_name: str, plan: Plan) -> ModelState:
+    """Model state per GPU with expert parallelism (``plan.ep > 1``), as the step-time model counts it: the dense
+    weights (attention, norms, embeddings, dense and shared MLPs, routers) split by ``tp`` and ZeRO-sharded over
+    ``dp``, as :func:`model_state_bytes` does; the routed experts split by ``expert_tp x ep`` (each GPU holds
+    ``E / ep`` experts, ``1 / expert_tp`` of each) and ZeRO-sharded over the experts' data-parallel group of
+    ``tp cp dp / (expert_tp ep)`` GPUs (Megatron-Core's expert data parallelism; :mod:`atscale.plan`). Both on the
+    fullest pipeline stage."""
+    if not model.is_moe:
+        raise ValueError(f"ep={plan.ep}: {model.name} has no experts (expert parallelism needs a mixture of experts)")
+    share = _stage_share(model, plan.pp)
+    routed = float(model.moe_layers * model.num_experts * model.expert_params())
+    dense = float(model.num_params) - routed
+    group = plan.tp * plan.cp * plan.dp // (plan.etp * plan.ep)
+    d = model_state_bytes(dense * share, optimizer_name, zero_stage=plan.zero_stage, dp=plan.dp, tp=plan.tp)
+    e = model_state_bytes(routed * share / (plan.etp * plan.ep), optimizer_name, zero_stage=plan.zero_stage,
+                          dp=group)
+    return ModelState(d.weights + e.weights, d.gradients + e.gradients, d.optimizer + e.optimizer)
 
 
 def _peak_stage_layer_batches(model: models.TransformerConfig, plan: Plan) -> float:
