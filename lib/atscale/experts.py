@@ -555,7 +555,7 @@ class DeepSeekEstimate:
 
 def deepseek_v3_estimate(*, model=models.DEEPSEEK_V3, plan: Plan = DEEPSEEK_V3_PLAN,
                          cluster: hardware.Cluster = DEEPSEEK_V3_CLUSTER, dtype: str = "fp8",
-                         memory_check: bool = False) -> DeepSeekEstimate:
+                         memory_check: bool = False, stack=None) -> DeepSeekEstimate:
     """GPU-hours per trillion tokens of DeepSeek-V3 (or a variant: another ``model``, ``plan``, ``cluster`` or
     ``dtype``) from one :func:`atscale.parallelism.step_time`: ``GPUs x step time / tokens per step x 10^12``.
 
@@ -564,12 +564,15 @@ def deepseek_v3_estimate(*, model=models.DEEPSEEK_V3, plan: Plan = DEEPSEEK_V3_P
     check off, because the memory model cannot express how DeepSeek's layout fits (FP8
     activation caching, recomputed norms and up-projections): ``memory_check=True`` reports that layout as not
     fitting. An infeasible variant is a ``ValueError`` with the reason. Nothing is fitted to the published figure
-    (:data:`DEEPSEEK_V3_GPU_HOURS_PER_TRILLION`)."""
+    (:data:`DEEPSEEK_V3_GPU_HOURS_PER_TRILLION`). ``stack``: the operator-level compute with that stack preset
+    (:data:`atscale.operators.STACKS`; the FP8 recipe the report describes, block-wise scaling), or ``None``
+    for the calibrated curve."""
     run = DEEPSEEK_V3_RUN  # the accuracy appendix's run: its optimizer layout (BF16 moments), overlap, sequence, kernel
+    ops = {} if stack is None else dict(stack=stack, fp8_recipe=run.fp8_recipe)
     st = parallelism.step_time(_moe_model("model", model), cluster, plan, dtype=dtype,
                                memory_check=_v.flag("memory_check", memory_check), optimizer_name=run.optimizer_name,
                                dp_overlap=run.dp_overlap, seq_length=run.seq_length,
-                               flash_attention=run.flash_attention)
+                               flash_attention=run.flash_attention, **ops)
     _refuse_infeasible(st, memory_check)
     return DeepSeekEstimate(st, gpu_seconds_per_trillion(st))
 
