@@ -5,7 +5,7 @@ import dataclasses
 import pytest
 
 from atscale import accuracy as A
-from atscale import collectives, memory, parallelism, reliability
+from atscale import collectives, memory, parallelism, reliability, runs
 
 ALL = A.comparisons()
 
@@ -35,6 +35,10 @@ KNOWN_MISSES = {
     "DeepSeek-V3, 512 H100, BF16": 0.806,
     "DeepSeek-V3, 1,024 H100, BF16": 0.902,
     "Qwen3-235B-A22B, 256 H100, BF16, all-to-all overlapped": 0.229,
+    # the further Qwen3-235B runs with the expert group inside the node (runs.MOE_FURTHER_RUNS): optimistic on the
+    # 32-stage pipeline and on TP 4 (whose published step is the slowest of the table; the model's is not)
+    "Qwen3-235B-A22B, 256 H100, BF16, EP 8, PP 32, all-to-all dispatcher": 0.372,
+    "Qwen3-235B-A22B, 256 H100, BF16, EP 8, TP 4": 0.921,
     "gpt-oss-120b, 64 H100, BF16": 0.567,
     "DeepSeek-V3, 2,048 H800, FP8": 0.2915,  # 0.299 before its BF16-moment optimizer layout (FP32 gradients)
     # Reliability at the running example's scale (validation; no profile was fitted on these fleets): the
@@ -69,7 +73,7 @@ def test_every_published_comparison_is_gathered():
                              for _ in a.measured_matmul_flops]) + len(memory.ZERO_TABLE2)
                         + len(collectives.CALIBRATION) + len(collectives.VALIDATION)
                         + len(parallelism.CALIBRATION_RUNS) + len(parallelism.VALIDATION_RUNS)
-                        + len(parallelism.MOE_RUNS) + 2 + 3)
+                        + len(parallelism.MOE_RUNS) + len(runs.MOE_FURTHER_RUNS) + 2 + 3)
     assert len({(c.group, c.what) for c in ALL}) == len(ALL)
     assert [c.group for c in ALL] == sorted((c.group for c in ALL), key=A.GROUPS.index)
 
@@ -110,11 +114,12 @@ def test_the_model_values_are_the_chapters():
 
 def test_summary_statistics_calibration_and_validation_apart():
     cal, val = A.summary("calibration"), A.summary("validation")
-    assert cal.count == 22 and val.count == 49
+    assert cal.count == 22 and val.count == 52  # 49 before the three further MoE runs
     assert cal.median_abs_error == pytest.approx(0.014, abs=0.002)
     assert cal.worst_abs_error == pytest.approx(0.048, abs=0.002) and cal.worst == "8 B ring, 2 GPUs"
-    # 0.051 with both errata merged: the Llama 3 rows at v = 8 (known misses) and the three reliability rows
-    assert val.median_abs_error == pytest.approx(0.051, abs=0.002)
+    # 0.051 with both errata merged: the Llama 3 rows at v = 8 (known misses) and the three reliability rows; 0.056
+    # with the three further MoE runs
+    assert val.median_abs_error == pytest.approx(0.056, abs=0.002)
     assert val.worst_abs_error == pytest.approx(5.264, abs=0.002)
     assert val.worst == "fitted profile (Llama 3), research-cluster jobs (1,024 A100)"
     dense = A.summary("validation", group="Step time")

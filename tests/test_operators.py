@@ -148,7 +148,7 @@ def test_long_context_as_measured():
     every stack the long runs are too fast (median about -25 %): the attention kernels' published rates stop at 16k
     tokens, and the model holds them flat beyond (a known miss, stated in the appendix)."""
     long = [r for r in runs.ALL_RUNS if (r.seq_length or r.model.seq_length) >= 32_768 and r.role == "validation"
-            and r.group != "Mixture of experts"]
+            and not r.model.is_moe]
     assert len(long) >= 15
     meta = next(r for r in long if r.label.startswith("Llama 3 405B, 16,384 H100, CP 16"))
     assert abs(meta.step_error(operators=True)) <= 0.10

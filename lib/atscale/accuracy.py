@@ -314,12 +314,12 @@ _EXPERT_LEAVES_OUT = ("the cost of routing and of permuting tokens into expert o
 
 
 def _experts():
-    """The published mixture-of-experts runs (:data:`atscale.runs.MOE_RUNS`), all validation, held to the same
-    3 MFU points as the dense runs."""
+    """The published mixture-of-experts runs (:data:`atscale.runs.MOE_RUNS`, then
+    :data:`atscale.runs.MOE_FURTHER_RUNS`), all validation, held to the same 3 MFU points as the dense runs."""
     from . import runs
 
     out = []
-    for r in runs.MOE_RUNS:
+    for r in runs.MOE_RUNS + runs.MOE_FURTHER_RUNS:
         published, predicted = r.mfu_pair()
         verdict = r.memory_verdict()
         leaves = _EXPERT_LEAVES_OUT + "; assumed: " + r.assumed
@@ -465,7 +465,7 @@ def table(group: str, *, detail: bool = False):
 def _operator_rows():
     from . import runs
 
-    return [(r, r.step_error(), r.step_error(operators=True)) for r in runs.ALL_RUNS if r.group != "Mixture of experts"]
+    return [(r, r.step_error(), r.step_error(operators=True)) for r in runs.ALL_RUNS if not r.model.is_moe]
 
 
 @dataclass(frozen=True)
@@ -537,10 +537,12 @@ class MoeError:
 
 
 def moe_errors() -> tuple[MoeError, ...]:
-    """A :class:`MoeError` for every published mixture-of-experts run (:data:`atscale.runs.MOE_RUNS`)."""
+    """A :class:`MoeError` for every published mixture-of-experts run (:data:`atscale.runs.MOE_RUNS` and
+    :data:`atscale.runs.MOE_FURTHER_RUNS`)."""
     from . import runs
 
-    return tuple(MoeError(r, r.step_error(), r.step_error(operators=True)) for r in runs.MOE_RUNS)
+    return tuple(MoeError(r, r.step_error(), r.step_error(operators=True))
+                 for r in runs.MOE_RUNS + runs.MOE_FURTHER_RUNS)
 
 
 def moe_table():
