@@ -546,17 +546,15 @@ def moe_errors() -> tuple[MoeError, ...]:
 
 
 def moe_table():
-    """:func:`moe_errors` as a :class:`~atscale.tables.Table`: each mixture-of-experts run with its role, stack
-    and both models' step-time errors."""
+    """:func:`moe_errors` as a :class:`~atscale.tables.Table`: each mixture-of-experts run (all validation) with both
+    models' step-time errors (the run's stack and source: the appendix's table of comparisons)."""
     from .tables import Table
 
-    rows = tuple((e.run.label, e.run.role, e.run.stack or e.run.stack_preset, f"{e.curve:+.1%}", f"{e.operators:+.1%}")
-                 for e in moe_errors())
-    return Table(("Run", "Role", "Stack", "Curve", "Operators"), rows,
-                 caption="Step-time error of each published mixture-of-experts run (positive: the model is slower "
-                         "than published). Curve: the calibrated efficiency curve with a roofline per expert. "
-                         "Operators: the router, the token permutation and un-permutation and the grouped GEMMs "
-                         "timed as operators, with the run's stack preset.")
+    rows = tuple((e.run.label, f"{e.curve:+.1%}", f"{e.operators:+.1%}") for e in moe_errors())
+    return Table(("Run (all validation)", "Curve", "Operators"), rows,
+                 caption="Step-time error (positive: the model is slower than published). Curve: the calibrated "
+                         "curve with a roofline per expert. Operators: the expert layer's operators timed, with "
+                         "the run's stack preset.")
 
 
 def summary_table():
