@@ -114,12 +114,12 @@ def test_the_model_values_are_the_chapters():
 
 def test_summary_statistics_calibration_and_validation_apart():
     cal, val = A.summary("calibration"), A.summary("validation")
-    assert cal.count == 22 and val.count == 52  # 49 before the three further MoE runs
+    assert cal.count == 22 and val.count == 53  # 49 before the three further MoE runs and the all-to-all
     assert cal.median_abs_error == pytest.approx(0.014, abs=0.002)
     assert cal.worst_abs_error == pytest.approx(0.048, abs=0.002) and cal.worst == "8 B ring, 2 GPUs"
     # 0.051 with both errata merged: the Llama 3 rows at v = 8 (known misses) and the three reliability rows; 0.056
-    # with the three further MoE runs
-    assert val.median_abs_error == pytest.approx(0.056, abs=0.002)
+    # with the three further MoE runs, 0.052 with the all-to-all on eight H100
+    assert val.median_abs_error == pytest.approx(0.052, abs=0.002)
     assert val.worst_abs_error == pytest.approx(5.264, abs=0.002)
     assert val.worst == "fitted profile (Llama 3), research-cluster jobs (1,024 A100)"
     dense = A.summary("validation", group="Step time")

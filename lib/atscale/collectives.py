@@ -217,6 +217,8 @@ _SRC_189 = ("nccl-tests pull request #189 (2023-24): 8 x A100 SXM, NVLink 3, all
             "'around 235 GBps' (the author also reports 'about 240') at large messages, of 300 GB/s per direction")
 _SRC_212 = ("nccl-tests issue #212 (2024), NCCL maintainer: on H100 'NCCL can get an effective NVLink bandwidth of "
             "370GB/s' of 450 with NCCL_ALGO=RING; with NVLink SHARP 'a peak busBw of ~480GB/s (algbw ~275GB/s)' on 8 GPUs")
+_SRC_212_A2A = ("nccl-tests issue #212 (2024), NCCL maintainer: the effective NVLink bandwidth of 370GB/s 'which you "
+                "can observe as \"BusBw\" when running non-allreduce operations': an all-to-all's bus bandwidth on 8 H100")
 _SRC_267 = "nccl-tests issue #267 (2024), NCCL maintainer: 'CX-7 NICs at NDR rate (400Gbps) should achieve up to 48-49GB/s per NIC'"
 _SRC_149 = "nccl-tests issue #149 (2023): HPE Apollo 6500, 8 x A100 SXM 80GB over NVLink, all-reduce 'busbw of ~200 GB/s'"
 _SRC_583 = "NCCL issue #583 (2021): 2 x A100 SXM4 40GB, all-reduce of 32 bytes in 10.14 us (default algorithm)"
@@ -892,6 +894,8 @@ collective whose traffic crosses one NIC per GPU), entered as a 2-rank all-reduc
 
 VALIDATION: tuple[Measurement, ...] = (
     _from_busbw("8 × H100 ring, large", 370 * u.GBps, 8, "NVLink 4", "validation", _SRC_212),
+    _from_busbw("8 × H100 all-to-all, large", 370 * u.GBps, 8, "NVLink 4", "validation", _SRC_212_A2A,
+                op="all-to-all"),
     _from_busbw("8 × A100 80GB (HPE), large", 200 * u.GBps, 8, "NVLink 3", "validation", _SRC_149),
     Measurement("32 B, 2 × A100 (default algorithm)", "all-reduce", 32.0, 2, "NVLink 3", 10.14e-6, "validation",
                 _SRC_583),
