@@ -3,7 +3,9 @@
 Run: ``PYTHONPATH=benchmarks .venv/bin/python benchmarks/operators.py`` from the repository root. Prints, for the
 running example (Llama 3 70B on 1,024 H100, TP 8, PP 4, ZeRO-1, 8,192 tokens): one warm ``step_time`` per model
 (minimum over 5 repeats of the median of 2,000 calls), one ``layer_operators`` table, and a vectorised ``search``
-of every layout on 1,024 GPUs against a loop of scalar calls over a seeded sample of the same layouts.
+of every layout on 1,024 GPUs against a loop of scalar calls over a seeded sample of the same layouts; then one warm
+mixture-of-experts ``step_time`` (DeepSeek-V3's own run, and Qwen3-235B-A22B's cross-node layout) per model (issue
+32's target: at most 200 us).
 """
 
 import statistics
@@ -11,7 +13,7 @@ import time
 
 import numpy as np
 
-from atscale import operators, parallelism as P, search as S
+from atscale import operators, parallelism as P, runs as R, search as S
 from atscale.plan import Plan
 from atscale.scenario import RUNNING_EXAMPLE as EX
 
@@ -64,5 +66,14 @@ def main():
               f"calls {1 / loop:,.0f}/s; {loop * n / sweep:,.0f}x")
 
 
+def moe():
+    for label in ("DeepSeek-V3, 2,048 H800, FP8", "Qwen3-235B-A22B, 256 H100, BF16"):
+        r = next(x for x in R.MOE_RUNS if x.label == label)
+        for operators_ in (False, True):
+            us = per_call_us(lambda: r.step(operators=operators_))
+            print(f"MoE step_time, {label}, {'operators' if operators_ else 'curve'}: {us:6.1f} us per call (warm)")
+
+
 if __name__ == "__main__":
     main()
+    moe()
