@@ -108,8 +108,10 @@ def test_moe_validation_errors_as_measured():
     from atscale import accuracy
 
     errors = {e.run.label: e.operators for e in accuracy.moe_errors()}
-    assert len(errors) == 10  # 7 before the further Qwen3-235B runs (median 15.8 % on those 7)
-    assert statistics.median(abs(e) for e in errors.values()) == pytest.approx(0.203, abs=0.005)
+    # 7 before the further Qwen3-235B runs (median 15.8 % on those 7); 20.3 % on the 10 before NVIDIA's DeepSeek-V3
+    # records took Megatron-Core's default dispatcher (their source names none)
+    assert len(errors) == 10
+    assert statistics.median(abs(e) for e in errors.values()) == pytest.approx(0.135, abs=0.005)
     assert errors["Qwen3-235B-A22B, 256 H100, BF16"] == pytest.approx(-0.049, abs=0.005)
     assert errors["DeepSeek-V3, 2,048 H800, FP8"] == pytest.approx(0.006, abs=0.005)
     curve = [abs(e.curve) for e in accuracy.moe_errors()]
@@ -117,8 +119,8 @@ def test_moe_validation_errors_as_measured():
 
 
 @pytest.mark.xfail(strict=True, reason="issue 32's target is not met: median |step-time error| on the 10 MoE runs "
-                                       "20.3 % (target 10 %), worst 36.1 % (target 20 %): NVIDIA's DeepSeek-V3 recipes, "
-                                       "gpt-oss and Qwen3-235B with TP 4 or 32 stages are 24-36 % too fast")
+                                       "13.5 % (target 10 %), worst 36.1 % (target 20 %): gpt-oss and Qwen3-235B with "
+                                       "TP 4 or 32 stages are 25-36 % too fast")
 def test_issue_32_target_on_the_moe_runs():
     from atscale import accuracy
 

@@ -37,13 +37,17 @@ CHANGED = {  # records changed on purpose since db76ecc, and what changed (the r
     **{label: "dispatcher" for label in ("Qwen3-235B-A22B, 256 H100, BF16",
                                          "Qwen3-235B-A22B, 256 H100, BF16, all-to-all overlapped")},
     "DeepSeek-V3, 2,048 H800, FP8": "recipe",
+    **{f"DeepSeek-V3, {n} H100, BF16": "default dispatcher" for n in ("512", "1,024")},
 }
 """Issue 33: the Llama 3 and MegaScale runs moved to the tiered networks their papers describe (Meta's RoCE cluster,
 MegaScale's three-tier CLOS), their ``assumed`` text saying so; node and GPU count unchanged. Issue 32: the two
 Qwen3-235B rows as their source's table prints them (the DeepEP dispatcher, which sends a token across the network
 once per destination node, and the recomputation 'norm, act'), where the records had assumed a plain all-to-all and
 no recomputation; nothing else of them changed. DeepSeek-V3's own run: the FP8 recipe its report describes
-(block-wise scaling, an option only the operator-level compute reads), said at the end of its ``assumed`` text."""
+(block-wise scaling, an option only the operator-level compute reads), said at the end of its ``assumed`` text.
+NVIDIA's two DeepSeek-V3 recipes on H100: their source prints no dispatcher, and the records had inherited the
+catalog model's, DeepSeek's own node-deduplicating one; they now take Megatron-Core's default (one copy per
+expert) and say so."""
 
 
 def _same(new, old, role):
@@ -56,6 +60,10 @@ def _same(new, old, role):
         assert new.plan == dataclasses.replace(old.plan, recompute="selective", recompute_modules=("act", "layernorm"))
         assert "DeepEP" in new.assumed and "DeepEP" not in old.assumed and new.source == old.source, new.label
         old = dataclasses.replace(old, model=new.model, plan=new.plan, assumed=new.assumed)
+    if CHANGED.get(new.label) == "default dispatcher":
+        assert new.model == dataclasses.replace(old.model, node_dedup=False) and old.model.node_dedup, new.label
+        assert "dispatcher is not printed" in new.assumed and new.source == old.source, new.label
+        old = dataclasses.replace(old, model=new.model, assumed=new.assumed)
     if CHANGED.get(new.label) == "recipe":
         assert new.fp8_recipe == "blockwise" and not (getattr(old, "details", None) or {}).get("float8_recipe")
         assert new.assumed.startswith(old.assumed), new.label
