@@ -52,3 +52,8 @@ def test_expert_parallelism_shrinks_only_the_experts_state():
 def test_a_dense_model_takes_no_expert_parallelism():
     with pytest.raises(ValueError, match="ep=2"):
         memory.breakdown(models.LLAMA3_8B, "H100 SXM", tp=1, pp=1, dp=8, micro_batch=1, ep=2)
+
+
+def test_ep_must_divide_the_experts():
+    with pytest.raises(ValueError, match="ep=3 must divide the 128 routed experts"):
+        memory.breakdown(QWEN, "H100 SXM", tp=1, pp=1, dp=6, micro_batch=1, ep=3, expert_tp=1)

@@ -505,13 +505,16 @@ H100_PCIE = Accelerator(
 _TITAN = ("torchtitan team (PyTorch), Llama 3 performance benchmarks on H100, end of 2024 "
           "(pytorch/torchtitan, benchmarks/llama3_h100_202412_torchtitan.md), 'Hardware' and footnote 2")
 _H100_NVL = "NVIDIA H100 NVL datasheet (2024): BF16 1,671 TFLOP/s with sparsity, i.e. 835.5 dense"
+_H100_NVL_PEAKS = {"fp64": 60e12, "tf32": 417.5e12, "bf16": 835.5e12, "fp16": 835.5e12, "fp8": 1670.5e12}
+"""The H100 NVL's dense Tensor Core rates, FLOP/s (its datasheet's figures with sparsity, halved; FP64 Tensor Core
+as printed): the other end of the Grand Teton H100's range."""
 
 H100_GRAND_TETON = Accelerator(
     name="H100 SXM 96 GB (500 W)",
     vendor="NVIDIA",
     form_factor="SXM5",
     year=2023,
-    peak_flops={"fp64": 63.5e12, "tf32": 456.1e12, "bf16": 912.45e12, "fp16": 912.45e12, "fp8": 1824.7e12},
+    peak_flops={k: (H100_SXM.peak_flops[k] + nvl) / 2 for k, nvl in _H100_NVL_PEAKS.items()},
     memory_capacity=96 * u.GB,
     memory_type="HBM2e",
     hbm_bandwidth=2.4 * u.TBps,
@@ -638,13 +641,16 @@ B200 = Accelerator(
 
 _NVL72_DS = ("NVIDIA GB200 NVL72 datasheet (2024), specifications table: rack totals for 72 Blackwell GPUs, Tensor "
              "Core rates with sparsity")
+_NVL72_RACK_SPARSE = {"tf32": 180e15, "bf16": 360e15, "fp16": 360e15, "fp8": 720e15}
+"""The GB200 NVL72 datasheet's Tensor Core rates per rack, FLOP/s, with 2:4 sparsity (FP64 apart: 3,240 TFLOP/s, no
+sparsity)."""
 
 GB200 = Accelerator(
     name="GB200",
     vendor="NVIDIA",
     form_factor="Superchip module (GB200 NVL72)",
     year=2024,
-    peak_flops={"fp64": 45e12, "tf32": 1250e12, "bf16": 2500e12, "fp16": 2500e12, "fp8": 5000e12},
+    peak_flops={"fp64": 3240e12 / 72, **{k: rack / 72 / 2 for k, rack in _NVL72_RACK_SPARSE.items()}},
     memory_capacity=186 * u.GB,
     memory_type="HBM3e",
     hbm_bandwidth=8.0 * u.TBps,

@@ -572,8 +572,10 @@ def _expert_parallel_state(model: models.TransformerConfig, optimizer_name: str,
     fullest pipeline stage."""
     if not model.is_moe:
         raise ValueError(f"ep={plan.ep}: {model.name} has no experts (expert parallelism needs a mixture of experts)")
+    if model.num_experts % plan.ep:
+        raise ValueError(f"ep={plan.ep} must divide the {model.num_experts} routed experts of {model.name}")
     share = _stage_share(model, plan.pp)
-    routed = float(model.moe_layers * model.num_experts * model.expert_params())
+    routed = float(model.routed_expert_params)
     dense = float(model.num_params) - routed
     group = plan.tp * plan.cp * plan.dp // (plan.etp * plan.ep)
     d = model_state_bytes(dense * share, optimizer_name, zero_stage=plan.zero_stage, dp=plan.dp, tp=plan.tp)

@@ -57,12 +57,17 @@ class MemoryOp:
     input and the incoming gradient and writes the outgoing one: twice the forward's bytes and kernels."""
 
     name: str
-    region: str  # "replicated" (outside the tensor-parallel region: split only by sequence parallelism) or "parallel"
+    region: str  # "replicated" (outside the tensor-parallel region: split only by sequence parallelism), "parallel",
+    # or "routed" (an expert layer's routed copies, counted by _experts)
     kernels_fused: float
     bytes_fused: float
     kernels_eager: float
     bytes_eager: float
     source: str
+
+    def cost(self, fused: bool) -> tuple[float, float]:
+        """``(bytes per element, kernels)`` of the forward pass, fused or eager."""
+        return (self.bytes_fused, self.kernels_fused) if fused else (self.bytes_eager, self.kernels_eager)
 
 
 MEMORY_OPS: Mapping[str, MemoryOp] = MappingProxyType({op.name: op for op in (
@@ -256,7 +261,7 @@ def _rows(L, c, xp) -> list:
         op = MEMORY_OPS[name]
         e = w["elements"][name] * tokens / ((sp_div if op.region == "replicated" else 1.0) * (
             1.0 if op.region == "replicated" else tp))
-        nbytes, n_k = (op.bytes_fused, op.kernels_fused) if st.fused else (op.bytes_eager, op.kernels_eager)
+        nbytes, n_k = op.cost(st.fused)
         t = e * nbytes / c.hbm
         rows.append((name, "memory-bound", t, 2 * t, n_k, 2 * n_k))
     if st.fsdp_copies:  # FSDP2 with ZeRO-3: copy-out of each gathered weight, copy-in of each gradient
@@ -337,7 +342,7 @@ def _experts(L, c, xp) -> list:
                                           ("token permutation", (sent + received) * w["h"], fp8_half),
                                           ("token un-permutation", (received + combine * sent) * w["h"], 1.0)):
         op = MOE_OPS[name]
-        nbytes, n_k = (op.bytes_fused, op.kernels_fused) if st.fused else (op.bytes_eager, op.kernels_eager)
+        nbytes, n_k = op.cost(st.fused)
         t = share * elements * nbytes / c.hbm
         rows.append((name, "memory-bound", t * forward_scale, 2.0 * t, share * n_k, 2.0 * share * n_k))
     return rows
