@@ -126,3 +126,13 @@ def test_issue_32_target_on_the_moe_runs():
 
     errors = [abs(e.operators) for e in accuracy.moe_errors()]
     assert statistics.median(errors) <= 0.10 and max(errors) <= 0.20
+
+
+def test_expert_tensor_parallelism_counts_the_copies_that_arrive_once():
+    """tp = expert_tp = 2, ep = 1: each GPU permutes its half of the tokens' k copies, and the copies the all-to-all
+    brings it are as many (each expert's tokens, split over its expert_tp ranks)."""
+    rows = _rows(QWEN, tp=2, sequence_parallel=True)
+    hbm = kernels.memory_bandwidth(H100)
+    sent = TOKENS / 2 * QWEN.experts_per_token
+    expected = _share(QWEN) * 2 * sent * QWEN.hidden_size * 4.0 / hbm
+    assert rows["token permutation"].forward == pytest.approx(expected, rel=1e-12)
