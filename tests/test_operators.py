@@ -97,7 +97,7 @@ def test_validation_errors_as_measured():
     validation = [r for r in runs.VALIDATION_RUNS] + list(runs.OTHER_STACK_RUNS)
     errors = _errors(validation)
     assert len(validation) >= 30 and len({r.stack_preset for r in validation}) >= 3
-    assert statistics.median(errors) == pytest.approx(0.086, abs=0.01)  # 0.106 before the torchtitan runs moved to their GPU
+    assert statistics.median(errors) == pytest.approx(0.109, abs=0.01)  # 0.106 before the torchtitan runs moved to their GPU, 0.086 before the other stacks overlapped their data-parallel communication
     curve = [abs(r.step_error()) for r in validation]
     assert statistics.median(errors) < statistics.median(curve)  # better than the efficiency curve, still short
     nvidia = _errors([r for r in runs.H100_RUNS if r.role == "validation"])
@@ -105,7 +105,7 @@ def test_validation_errors_as_measured():
 
 
 @pytest.mark.xfail(strict=True, reason="issue 31's target is not met yet: median |step-time error| on the "
-                                       "validation and other-stack runs 8.6 % (target 6 %), worst above 45 %; runs of 128k tokens "
+                                       "validation and other-stack runs 10.9 % (target 6 %), worst above 50 %; runs of 128k tokens "
                                        "and more are 15-35 % too fast on every stack")
 def test_issue_31_target_on_every_validation_run():
     validation = [r for r in runs.VALIDATION_RUNS] + list(runs.OTHER_STACK_RUNS)

@@ -808,3 +808,22 @@ def test_one_plan_path_equals_the_vectorised_path(dtype, flash):
             for name in P.PARTS + ("hardware_flops_per_step", "model_flops_per_step", "memory_total"):
                 assert getattr(one, name) == pytest.approx(getattr(r, name)[i], rel=1e-9, abs=1e-15), (plan, name)
     assert feasible >= 10  # and the rest agree on their reasons
+
+
+# --------------------------------------------------------------------------------------
+# FSDP gathers the 16-bit compute copy (parallelism.FSDP_GATHER_BYTES)
+def _dp(optimizer_name, zero_stage):
+    plan = dataclasses.replace(EX.plan, zero_stage=zero_stage)
+    return P.step_time(EX.model, EX.cluster, plan, seq_length=EX.seq_length, optimizer_name=optimizer_name,
+                       dp_overlap=0.0, memory_check=False).dp_comm
+
+
+@pytest.mark.parametrize("zero_stage", [2, 3])
+def test_fsdp_gathers_the_compute_copy_of_fp32_weights(zero_stage):
+    """adam-fp32 keeps FP32 weights (4 bytes) and gradients (4); megatron-bf16 BF16 weights (2) and FP32 gradient
+    buffers (4). Under ZeRO-2/3 both gather the BF16 copy and reduce FP32 gradients, so their data-parallel
+    communication is the same; under ZeRO-1 the FP32 layout gathers its FP32 weights, which costs more."""
+    assert P.FSDP_GATHER_BYTES == 2.0
+    assert M.optimizer("adam-fp32").weights == 4 and M.optimizer("megatron-bf16").weights == 2
+    assert _dp("adam-fp32", zero_stage) == pytest.approx(_dp("megatron-bf16", zero_stage), rel=1e-12)
+    assert _dp("adam-fp32", 1) > _dp("megatron-bf16", 1) * 1.01

@@ -89,7 +89,7 @@ __all__ = [
     "Calibration", "CALIBRATION", "H100_ERA", "COMPUTE_EFFICIENCY_MAX", "COMPUTE_EFFICIENCY_MAX_H100",
     "COMPUTE_HALF_WIDTH", "COMPUTE_HALF_HIDDEN", "PARTS",
     "PART_LABELS", "SELECTIVE_RECOMPUTE_FACTOR", "FLASH_CAUSAL_FRACTION", "DP_OVERLAP", "SEQUENCE_PARALLEL_COMM_FACTOR",
-    "GRADIENT_ACCUMULATION_BYTES", "ACTIVATION_BYTES", "FP8_CAST_BYTES", "LOGITS_BYTES", "MEMORY_MARGIN",
+    "GRADIENT_ACCUMULATION_BYTES", "FSDP_GATHER_BYTES", "ACTIVATION_BYTES", "FP8_CAST_BYTES", "LOGITS_BYTES", "MEMORY_MARGIN",
     "bubble_fraction", "bubble_fraction_of_total", "StageLayers", "stage_layers", "stage_loads",
     "layers_per_stage",
     "compute_efficiency", "elementwise_bytes_per_token", "context_parallel_bytes", "StepTime", "step_time", "evaluate",
@@ -127,6 +127,16 @@ GRADIENT_ACCUMULATION_BYTES = 4.0
 """Bytes per element of the gradient the data-parallel group reduces when the optimizer layout keeps an FP32
 gradient buffer (Megatron's default for BF16, :data:`atscale.memory.OPTIMIZERS`); otherwise the layout's own
 ``gradients`` bytes are used."""
+
+FSDP_GATHER_BYTES = 2.0
+"""Bytes per parameter that ZeRO-2 and ZeRO-3 (FSDP) all-gather when the optimizer layout keeps FP32 weights
+(``adam-fp32``): the 16-bit copy the forward computes with, not the FP32 shard. PyTorch FSDP casts each shard to
+``MixedPrecision.param_dtype`` before its all-gather (FSDP1; FSDP2's ``MixedPrecisionPolicy.param_dtype`` is "the
+dtype for the unsharded parameter and hence ... the parameter all-gather"), and the stacks whose runs the book
+validates set it to BF16: torchtitan's default ``mixed_precision_param = "bfloat16"``, Composer's ``DEFAULT`` mixed
+precision (``param_dtype`` = the autocast dtype, ``reduce_dtype`` = FP32: mosaicml/composer,
+``composer/distributed/mosaic_parallelism.py``, ``get_mixed_precision``). A layout whose weights are already 16-bit
+gathers its own bytes. ZeRO-1 (Megatron's distributed optimizer) gathers the layout's weights as they are."""
 
 ACTIVATION_BYTES = 2.0
 """Bytes per element of the activations (and their gradients) that tensor-, context- and pipeline-parallel
@@ -886,7 +896,8 @@ def _dp_comm(L, c: _Context, psi, fwd_mb, bwd_mb, layers, shards, psi_experts=0.
     g = c.gpus_per_node
     per_node = xp.where(g % L.tp == 0, xp.minimum(g // L.tp, n), 1.0)
     grad_bytes = GRADIENT_ACCUMULATION_BYTES if c.opt.gradients >= 4 else float(c.opt.gradients)
-    grad, weights = psi * grad_bytes, psi * c.opt.weights
+    gathered = xp.where(L.zs >= 2, min(c.opt.weights, FSDP_GATHER_BYTES), c.opt.weights)
+    grad, weights = psi * grad_bytes, psi * gathered
     group, shard, replica = _dp_members(L, c, k) if c.tiers else (None, None, None)
     if c.tiers:  # with data parallelism outermost a node holds the group's cp members (or a whole stage's replicas)
         per_node = xp.minimum(group(float(g)), n)
@@ -897,7 +908,7 @@ def _dp_comm(L, c: _Context, psi, fwd_mb, bwd_mb, layers, shards, psi_experts=0.
     if moe:  # the experts' gradients, over their own data-parallel group (sharded over k_e of it)
         n_e = L.tp * n / (L.ep * L.etp)
         per_node_e = xp.maximum(xp.minimum(g / (L.ep * L.etp), n_e), 1.0)
-        e_grad, e_weights = psi_experts * grad_bytes, psi_experts * c.opt.weights
+        e_grad, e_weights = psi_experts * grad_bytes, psi_experts * gathered
         job = L.tp * L.cp * L.pp * L.dp  # the experts' replicas spread evenly over the job (data parallelism outermost)
         e_group = (lambda d: xp.minimum(xp.maximum(d * n_e / job, per_node_e), n_e)) if c.tiers else None
 
