@@ -58,3 +58,7 @@ if __name__ == "__main__":
           "(budget 100 ms)")
     ex = widgets.rank_map_explorer()
     print(f"rank map explorer redraw: {redraw_ms(ex, 'colour_by', ['tp', 'dp', 'pp']):.0f} ms (budget 100 ms)")
+    print(f"rank map explorer redraw, switching rank order: "
+          f"{redraw_ms(ex, 'order', ['tp-cp-pp-dp', 'tp-cp-dp-pp']):.0f} ms (budget 100 ms)")
+    networks = list(widgets.parallelism.RANK_MAP_NETWORKS.values())
+    print(f"rank map explorer redraw, switching network: {redraw_ms(ex, 'network', networks):.0f} ms (budget 100 ms)")

@@ -272,3 +272,97 @@ def test_on_a_tiered_fabric_data_parallelism_is_outermost_down_to_the_node():
     assert dict(zip(place.dims, place.strides))["DP"] == 16
     flat, tiered = (_step(f, plan, model=models.LLAMA3_70B, dp_overlap=0.0) for f in (FLAT, _one_tier()))
     assert tiered.dp_comm > flat.dp_comm
+
+
+# --- the rank order as part of a plan (Plan.order) ------------------------------------------------------------
+_L3 = Plan(tp=8, pp=16, dp=128, micro_batch=1, global_batch=2048, zero_stage=1, schedule="interleaved",
+           virtual_stages=8, sequence_parallel=True, account_for_embedding=True, account_for_loss=True)
+
+
+def _l3_step(order, fabric=META):
+    return parallelism.step_time(models.LLAMA3_405B, _cluster(fabric), dataclasses.replace(_L3, order=order),
+                                 seq_length=8192, memory_check=False, dp_overlap=0.0)
+
+
+def test_plan_order_is_checked_and_shown():
+    assert Plan().order is None and "ranks ordered" not in str(Plan())
+    assert "ranks ordered tp-cp-pp-dp" in str(Plan(order="tp-cp-pp-dp"))
+    with pytest.raises(ValueError, match="order"):
+        Plan(order="dp-tp")
+    assert c.PLACEMENT_ORDERS == ("tp-cp-pp-dp", "tp-cp-dp-pp")
+
+
+def test_the_default_order_follows_the_network():
+    """No order named: data parallelism outermost on a tiered fabric (as Meta places Llama 3), Megatron-Core's
+    order on one switch; a named order wins. The step time prices what placement_order says."""
+    assert c.placement_order(_L3, _cluster(META)) == "tp-cp-pp-dp"
+    assert c.placement_order(_L3, _cluster(FLAT)) == "tp-cp-dp-pp"
+    assert c.placement_order(dataclasses.replace(_L3, order="tp-cp-dp-pp"), _cluster(META)) == "tp-cp-dp-pp"
+    assert _l3_step(None).total == _l3_step("tp-cp-pp-dp").total
+    assert _l3_step(None, FLAT).total == _l3_step("tp-cp-dp-pp", FLAT).total
+    assert c.dimension_tiers(_L3, _cluster(META)) == c.dimension_tiers(_L3, _cluster(META), order="tp-cp-pp-dp")
+
+
+def test_megatron_order_on_meta_cluster_sends_the_pipeline_across_the_taper():
+    """Llama 3 405B on 16,384 GPUs of Meta's cluster. Megatron-Core's order keeps each data-parallel group (128
+    members 8 apart, 1,024 GPUs) inside one pod, so its reduction is cheaper, but spreads every pipeline over the
+    whole job: neighbouring stages are 1,024 ranks apart, a third of the pairs straddle two pods (pods of 3,072),
+    and the stage boundaries that do share the 7:1 aggregation tier, 7/3 times slower than the NIC. The step is
+    slower overall, which is why Meta put data parallelism outermost."""
+    meta, megatron = _l3_step("tp-cp-pp-dp"), _l3_step("tp-cp-dp-pp")
+    assert megatron.dp_comm < meta.dp_comm
+    assert megatron.pp_comm > 2.0 * meta.pp_comm
+    assert megatron.total > meta.total
+    # the straddling sends run at the NIC's rate over 7 x 1/3: the pipeline's sends as priced by hand
+    size = 8192 * models.LLAMA3_405B.hidden_size * parallelism.ACTIVATION_BYTES / 8
+    rail = c.link_cost(FLAT)
+    one = rail.base + rail.hop + META.tiers[1].latency + META.tiers[2].latency + size / (rail.rate / (7 / 3))
+    assert megatron.pp_comm == pytest.approx(2 * 8 * 16 * one, rel=1e-9)
+
+
+def test_a_pipeline_inside_one_node_sends_on_nvlink_and_one_across_nodes_on_the_nics():
+    """On one switch: with data parallelism outermost, TP 4 x PP 2 fills a node, so every pipeline's sends stay on
+    NVLink; in Megatron-Core's order the same pipeline spans the job and its middle boundary crosses nodes."""
+    plan = Plan(tp=4, pp=2, dp=16, micro_batch=1, global_batch=256, zero_stage=1)
+    cl = _cluster(FLAT, 128)
+    st = {o: parallelism.step_time(models.LLAMA3_8B, cl, dataclasses.replace(plan, order=o), seq_length=8192,
+                                   memory_check=False, dp_overlap=0.0) for o in c.PLACEMENT_ORDERS}
+    assert st["tp-cp-pp-dp"].pp_comm < st["tp-cp-dp-pp"].pp_comm / 3
+    assert st["tp-cp-pp-dp"].dp_comm > st["tp-cp-dp-pp"].dp_comm  # its data-parallel groups leave the node
+    # Megatron-Core's order, a pipeline inside the node only when the whole job is one node
+    one_node = dataclasses.replace(plan, dp=1, global_batch=16, order="tp-cp-dp-pp")
+    nvlink = parallelism.step_time(models.LLAMA3_8B, _cluster(FLAT, 8), one_node, seq_length=8192,
+                                   memory_check=False).pp_comm
+    assert one_node.micro_batches == plan.micro_batches
+    assert nvlink == pytest.approx(st["tp-cp-pp-dp"].pp_comm, rel=1e-12)
+
+
+def test_rank_groups_follow_the_order():
+    plan = Plan(tp=2, pp=4, dp=8)
+    tp, dp, pp, node = parallelism.rank_groups(plan, order="tp-cp-pp-dp")
+    assert list(pp[:8]) == [0, 0, 1, 1, 2, 2, 3, 3] and list(dp[:8]) == [0] * 8 and dp[8] == 1
+    assert np.array_equal(np.bincount(dp), [8] * 8) and np.array_equal(np.bincount(pp), [16] * 4)
+    default = parallelism.rank_groups(plan)
+    assert list(dp[:8]) != list(default[1][:8]) and list(default[1][:4]) == [0, 0, 1, 1]
+    assert np.array_equal(parallelism.rank_groups(dataclasses.replace(plan, order="tp-cp-pp-dp"))[2], pp)
+    with pytest.raises(ValueError, match="order"):
+        parallelism.rank_groups(plan, order="pp-dp")
+
+
+def test_rank_map_explorer_places_the_layout_on_a_network():
+    from atscale import plots
+    from atscale.widgets import parallelism as wp
+
+    view = wp.rank_map_view(8, 16, 128, "pp", order="tp-cp-dp-pp", network="RoCE 400G (Llama 3 cluster)")
+    plan, placement = view[0], view[4]
+    assert plan.order == "tp-cp-dp-pp" and placement.order == "tp-cp-dp-pp"
+    assert dict(zip(placement.dims, placement.crossed))["PP"] == "aggregation"
+    fig = plots.RankMapFigure()
+    fig.png(view)
+    assert "PP aggregation" in fig._current.tiers_line() and "PP outermost" in fig._current.title()
+    meta = wp.rank_map_view(8, 16, 128, "dp", order="tp-cp-pp-dp", network="RoCE 400G (Llama 3 cluster)")
+    fig.png(meta)
+    assert "DP aggregation" in fig._current.tiers_line() and "PP pod" in fig._current.tiers_line()
+    assert set(wp.RANK_MAP_NETWORKS.values()) <= set(hw.FABRICS)
+    with pytest.raises(ValueError, match="order"):
+        wp.rank_map_view(order="dp-first")

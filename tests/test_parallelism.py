@@ -760,6 +760,7 @@ def _random_plans(n, seed=7):
     not a whole number of micro-batches)."""
     rng = np.random.default_rng(seed)
     cp_rng = np.random.default_rng(seed + 1000)  # its own stream: the other fields are drawn as before it existed
+    order_rng = np.random.default_rng(seed + 2000)  # likewise for the rank order
     made = 0
     while made < n:
         try:
@@ -767,7 +768,7 @@ def _random_plans(n, seed=7):
         except ValueError:
             continue
         made += 1
-        yield plan
+        yield dataclasses.replace(plan, order=(None, "tp-cp-pp-dp", "tp-cp-dp-pp")[int(order_rng.integers(3))])
 
 
 def _random_plan(rng, cp_rng):
@@ -787,17 +788,40 @@ def _random_plan(rng, cp_rng):
                    cp_algorithm=str(cp_rng.choice(["ring", "all-gather", "ulysses"])))
 
 
+def _evaluated(plans, cluster, kw):
+    """``evaluate`` on the fields of ``plans`` as arrays (``None`` as 0, or as "" for the rank order)."""
+    arrays = {f: np.array([getattr(p, f) if getattr(p, f) is not None else ("" if f == "order" else 0)
+                           for p in plans], dtype=object) for f in P._FIELDS}
+    arrays = {f: (a.astype(bool) if isinstance(a[0], (bool, np.bool_)) else a.astype(str)
+                  if isinstance(a[0], str) else a.astype(int)) for f, a in arrays.items()}
+    return P.evaluate(m.LLAMA3_70B, cluster, **arrays, **kw), arrays
+
+
+def test_one_plan_path_equals_the_vectorised_path_on_a_tiered_fabric():
+    """The same on Meta's tiered cluster, where the rank order decides which tier the pipeline's sends and the
+    data-parallel groups cross."""
+    cluster = hw.Cluster.of_gpus(hw.DGX_H100, 1024, hw.fabric("RoCE 400G (Llama 3 cluster)"))
+    plans = list(_random_plans(150, seed=5))
+    kw = dict(seq_length=8192, dp_overlap=0.6, memory_check=False)
+    r, _ = _evaluated(plans, cluster, kw)
+    checked = 0
+    for i, plan in enumerate(plans):
+        one = P.step_time(m.LLAMA3_70B, cluster, plan, **kw)
+        assert one.feasible == r.feasible[i] and one.reason == r.reason[i], plan
+        if one.feasible:
+            checked += 1
+            for name in P.PARTS:
+                assert getattr(one, name) == pytest.approx(getattr(r, name)[i], rel=1e-9, abs=1e-15), (plan, name)
+    assert checked >= 50
+
+
 @pytest.mark.parametrize("dtype,flash", [("bf16", True), ("fp8", True), ("bf16", False)])
 def test_one_plan_path_equals_the_vectorised_path(dtype, flash):
     """step_time runs the cost terms on Python numbers, evaluate on arrays: the same numbers, reasons and
     verdicts for 300 random plans (feasible and not) of every field."""
     plans = list(_random_plans(300, seed={"bf16": 1, "fp8": 2}[dtype] + 10 * (not flash)))
     kw = dict(seq_length=8192, dtype=dtype, flash_attention=flash, dp_overlap=0.6)
-    arrays = {f: np.array([getattr(p, f) if getattr(p, f) is not None else 0 for p in plans], dtype=object)
-              for f in P._FIELDS}
-    arrays = {f: (a.astype(bool) if isinstance(a[0], (bool, np.bool_)) else a.astype(str)
-                  if isinstance(a[0], str) else a.astype(int)) for f, a in arrays.items()}
-    r = P.evaluate(m.LLAMA3_70B, EX.cluster, **arrays, **kw)
+    r, arrays = _evaluated(plans, EX.cluster, kw)
     feasible = 0
     for i, plan in enumerate(plans):
         one = P.step_time(m.LLAMA3_70B, EX.cluster, plan, **kw)

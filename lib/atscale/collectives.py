@@ -40,6 +40,7 @@ from . import hardware
 from . import units as u
 from . import _validate as _v
 from ._numeric import as_scalar
+from . import plan as _plan
 from .plan import Plan
 
 __all__ = [
@@ -50,7 +51,7 @@ __all__ = [
     "hierarchical_time", "all_to_all_time", "Measurement", "CALIBRATION", "VALIDATION", "model_time", "fit_ring_latency",
     "ring_schedule", "RingStep", "ring_step", "CostCurve", "cost_curve", "COST_CURVE_SIZES", "gradient_sync",
     "GradientSync", "exposed_time", "TieredCollective", "tiered_phases", "tiered_time", "send_time",
-    "PLACEMENT_ORDERS", "DimensionTiers", "dimension_tiers", "TierSweep", "tier_sweep",
+    "PLACEMENT_ORDERS", "placement_order", "DimensionTiers", "dimension_tiers", "TierSweep", "tier_sweep",
 ]
 
 OPS = ("all-reduce", "reduce-scatter", "all-gather", "all-to-all", "broadcast")
@@ -706,11 +707,20 @@ def send_time(size, distance, cluster: hardware.Cluster):
     return as_scalar(t)
 
 
-PLACEMENT_ORDERS = ("tp-cp-pp-dp", "tp-cp-dp-pp")
-"""The rank orders :func:`dimension_tiers` knows, innermost first: ``"tp-cp-pp-dp"``, data parallelism outermost,
-Meta's order for Llama 3 (Llama Team 2024, sec. 3.3.2), the one the step time prices a tiered fabric with;
-``"tp-cp-dp-pp"``, Megatron-Core's default (``initialize_model_parallel``), the pipeline outermost. Experts'
-groups are ``ep x expert_tp`` consecutive GPUs in both (Megatron-Core folds them inside the data-parallel group)."""
+PLACEMENT_ORDERS = _plan.PLACEMENT_ORDERS
+"""The rank orders :func:`dimension_tiers` knows, innermost first (:data:`atscale.plan.PLACEMENT_ORDERS`)."""
+
+
+def placement_order(plan: Plan, cluster: hardware.Cluster) -> str:
+    """The rank order of ``plan`` on ``cluster``: ``plan.order`` when it names one, else the placement the step time
+    assumes for the network: data parallelism outermost (``"tp-cp-pp-dp"``, Meta's for Llama 3) on a multi-tier
+    fabric, Megatron-Core's default (``"tp-cp-dp-pp"``) on a network of one switch."""
+    if not isinstance(plan, Plan):
+        raise ValueError(f"plan={_v.show(plan)} must be an atscale.plan.Plan")
+    cluster = _cluster(cluster)
+    if plan.order is not None:
+        return plan.order
+    return "tp-cp-pp-dp" if cluster.fabric.tiers else "tp-cp-dp-pp"
 
 
 @dataclass(frozen=True)
@@ -741,19 +751,19 @@ class DimensionTiers:
     bandwidth: tuple
 
 
-def dimension_tiers(plan: Plan, cluster: hardware.Cluster, *, order: str = "tp-cp-pp-dp") -> DimensionTiers:
+def dimension_tiers(plan: Plan, cluster: hardware.Cluster, *, order: str | None = None) -> DimensionTiers:
     """Which tier each parallel dimension of ``plan`` crosses on ``cluster`` (:class:`DimensionTiers`).
 
     Ranks are numbered in ``order`` (innermost first) and fill nodes, racks and pods in turn, as Megatron-Core numbers
     them and Meta maps them (Llama Team 2024, sec. 3.3.2: tensor parallelism innermost, needing the most bandwidth
     and the least latency, data parallelism outermost, since it tolerates latency and overlaps with compute). A
     group of ``size`` members ``stride`` apart spans ``size x stride`` GPUs and climbs to the lowest level whose
-    domain holds that span.
+    domain holds that span. ``order=None``: the plan's (:func:`placement_order`).
     """
     if not isinstance(plan, Plan):
         raise ValueError(f"plan={_v.show(plan)} must be an atscale.plan.Plan")
     cluster = _cluster(cluster)
-    order = _v.choice("order", order, PLACEMENT_ORDERS)
+    order = placement_order(plan, cluster) if order is None else _v.choice("order", order, PLACEMENT_ORDERS)
     if plan.gpus > cluster.num_gpus:
         raise ValueError(f"plan={plan.describe()} needs {plan.gpus:,} GPUs; the cluster has {cluster.num_gpus:,}")
     tp, cp, pp, dp = plan.tp, plan.cp, plan.pp, plan.dp

@@ -77,7 +77,7 @@ from ._numeric import _ArrayOps, _ScalarOps
 from .calibration import (CALIBRATION, COMPUTE_EFFICIENCY_MAX, COMPUTE_EFFICIENCY_MAX_H100,  # noqa: F401 (re-exported)
                           COMPUTE_HALF_HIDDEN, COMPUTE_HALF_WIDTH, H100_ERA, Calibration)
 from . import units as u
-from .plan import CP_ALGORITHMS, RECOMPUTE, RECOMPUTE_MODULES, SCHEDULES, Plan, _modules_arg
+from .plan import CP_ALGORITHMS, PLACEMENT_ORDERS, RECOMPUTE, RECOMPUTE_MODULES, SCHEDULES, Plan, _modules_arg
 from .plan import StageLayers, _stage_layers, stage_layers  # re-exported: the split lives beside the Plan
 from . import pipeline as _pipeline
 from .pipeline import MAX_SIMULATED_PASSES, Timeline, pipeline_timeline  # re-exported: they live in pipeline
@@ -165,6 +165,8 @@ step-time model slows the layer's compute by this share whenever ``a2a_overlap``
 _SCHEDULE_CODE = {name: i for i, name in enumerate(SCHEDULES)}
 _RECOMPUTE_CODE = {name: i for i, name in enumerate(RECOMPUTE)}
 _CP_CODE = {name: i for i, name in enumerate(CP_ALGORITHMS)}
+_ORDER_CODE = {name: i for i, name in enumerate(PLACEMENT_ORDERS)}
+_ORDER_DEFAULT = len(PLACEMENT_ORDERS)  # Plan.order None: the network's default (collectives.placement_order)
 _V_SHAPED_CODES = tuple(_SCHEDULE_CODE[name] for name in _pipeline.V_SHAPED)
 
 
@@ -771,8 +773,43 @@ def _pp_comm(L, c: _Context, layer: dict):
     2021, sec. 4.1), on the NICs unless the stage's neighbour is in the node."""
     xp = c.xp
     size = layer["tokens"] * c.k.h * ACTIVATION_BYTES / L.tp
-    on_node = L.tp * L.cp * L.dp < c.gpus_per_node
-    return xp.where(L.pp > 1, 2.0 * L.v * L.hops * _link_time("broadcast", size, 2.0, on_node, c), 0.0)
+    return xp.where(L.pp > 1, 2.0 * L.v * L.hops * _stage_send(size, L, c), 0.0)
+
+
+def _dp_outermost(L, c: _Context):
+    """Whether each plan numbers its ranks with data parallelism outermost (``"tp-cp-pp-dp"``): named so in
+    :attr:`Plan.order`, or by default on a multi-tier fabric (:func:`atscale.collectives.placement_order`)."""
+    return (L.order == _ORDER_CODE["tp-cp-pp-dp"]) | ((L.order == _ORDER_DEFAULT) & bool(c.tiers))
+
+
+def _stage_send(size, L, c: _Context):
+    """Seconds of one send of ``size`` bytes between neighbouring pipeline stages, every GPU sending at once, in the
+    plan's rank order (:attr:`Plan.order`). Neighbouring stages are ``d = tp cp`` ranks apart with data parallelism
+    outermost (each pipeline a block of ``P = d pp`` consecutive ranks) and ``d = tp cp dp`` apart in Megatron-Core's
+    order (each pipeline spread over the whole job). A synchronous pipeline runs at the pace of its slowest stage
+    boundary, so the send costs what the highest level crossed by *any* neighbouring pair costs. A level whose
+    domains below (the node of ``g`` GPUs, a rack, a pod: ``D``) each hold whole pipelines (``P <= D`` and ``P``
+    divides ``D``, or the whole job fits in one) is never crossed; otherwise a share ``f = min(1, d / D)`` of the GPUs send across it, and a
+    tapered tier shares its uplinks among them: the rate is the NIC's over ``max(1, T f)`` (``T``: the tier's
+    cumulative oversubscription, :attr:`atscale.hardware.Fabric.tapers`). On a network of one switch the level
+    above the node is that switch (no taper): a pipeline that spans nodes sends on the NICs. Sources: Narayanan et
+    al. (2021, sec. 4.1) for the sends; the tiers' figures from the catalog (:data:`atscale.hardware.TIERED_FABRICS`)."""
+    xp = c.xp
+    outer = _dp_outermost(L, c)
+    d = L.tp * L.cp * xp.where(outer, 1.0, L.dp)  # ranks between neighbouring stages
+    block = xp.where(outer, d * L.pp, L.tp * L.cp * L.pp * L.dp)  # ranks one pipeline's GPUs span
+    job = L.tp * L.cp * L.pp * L.dp
+    tiers = c.tiers or ((job, c.rail),)
+    t = collectives._time("broadcast", "ring", size, 2.0, c.up)
+    below = float(c.gpus_per_node)
+    for domain, cost in tiers:  # every pipeline inside one domain of the level below: the level is not crossed
+        whole = (job <= below) | ((block <= below) & (below % block == 0))
+        taper = c.rail.rate / cost.rate
+        share = xp.minimum(1.0, d / below)
+        crossing = collectives.LinkCost(cost.base, cost.hop, c.rail.rate / xp.maximum(1.0, taper * share))
+        t = xp.where(whole, t, xp.maximum(t, collectives._time("broadcast", "ring", size, 2.0, crossing)))
+        below = domain
+    return t
 
 
 def _pp_overlap(L, c: _Context, stage: dict):
@@ -845,17 +882,18 @@ def _group_time(op, size, ranks, per_node, c: _Context, members=None):
 
 
 def _dp_members(L, c: _Context, k):
-    """How many GPUs of a data-parallel group (``dp x cp`` GPUs holding the same weights) one domain of a tiered
-    fabric holds, with data parallelism outermost, Meta's order ``[TP, CP, PP, DP]`` (Llama Team 2024, sec. 3.3.2;
-    Megatron-Core's ``tp-pp-dp`` mapping option): the ``cp`` members ``tp`` apart, the ``dp`` replicas ``tp cp pp``
-    apart, so a data-parallel group spans the whole job and crosses pods at scale. Returns three functions of the
-    domain's GPUs: the members of the whole group, of a shard group (its first ``k``, HSDP) and of a replica group
-    (every ``k``-th). Untiered fabrics never call them: there, placement beyond the node does not matter."""
+    """How many GPUs of a data-parallel group (``dp x cp`` GPUs holding the same weights) one domain (a node, a
+    rack, a pod) holds, in the plan's rank order (:attr:`Plan.order`): the ``cp`` members ``tp`` apart, and the
+    ``dp`` replicas ``tp cp pp`` apart with data parallelism outermost, Meta's order ``[TP, CP, PP, DP]`` (Llama
+    Team 2024, sec. 3.3.2), so that a data-parallel group spans the whole job and crosses pods at scale, or
+    ``tp cp`` apart in Megatron-Core's default order. Returns three functions of the domain's GPUs: the members of
+    the whole group, of a shard group (its first ``k``, HSDP) and of a replica group (every ``k``-th)."""
     xp = c.xp
+    stride = L.tp * L.cp * xp.where(_dp_outermost(L, c), L.pp, 1.0)
 
     def group(domain):
         return (xp.minimum(xp.maximum(domain / L.tp, 1.0), L.cp)
-                * xp.minimum(xp.maximum(domain / (L.tp * L.cp * L.pp), 1.0), L.dp))
+                * xp.minimum(xp.maximum(domain / stride, 1.0), L.dp))
 
     return group, (lambda d: xp.minimum(group(d), k)), (lambda d: xp.maximum(group(d) / k, 1.0))
 
@@ -898,9 +936,11 @@ def _dp_comm(L, c: _Context, psi, fwd_mb, bwd_mb, layers, shards, psi_experts=0.
     grad_bytes = GRADIENT_ACCUMULATION_BYTES if c.opt.gradients >= 4 else float(c.opt.gradients)
     gathered = xp.where(L.zs >= 2, min(c.opt.weights, FSDP_GATHER_BYTES), c.opt.weights)
     grad, weights = psi * grad_bytes, psi * gathered
-    group, shard, replica = _dp_members(L, c, k) if c.tiers else (None, None, None)
-    if c.tiers:  # with data parallelism outermost a node holds the group's cp members (or a whole stage's replicas)
-        per_node = xp.minimum(group(float(g)), n)
+    group, shard, replica = _dp_members(L, c, k)
+    # with data parallelism outermost a node holds the group's cp members (or a whole stage's replicas)
+    per_node = xp.where(_dp_outermost(L, c), xp.minimum(group(float(g)), n), per_node)
+    if not c.tiers:  # one switch: beyond the node, where the members sit does not matter
+        shard = replica = None
     rs = _group_time("reduce-scatter", grad, k, per_node, c, shard)
     ag = _group_time("all-gather", weights, k, per_node, c, shard)
     replicas = _replicas(grad / k, r, replica, c)
@@ -988,7 +1028,7 @@ def _memory(L, c: _Context, sl: StageLayers, shards):
 _FIELDS = ("tp", "cp", "pp", "dp", "micro_batch", "global_batch", "zero_stage", "schedule", "virtual_stages",
            "recompute", "sequence_parallel", "account_for_embedding", "account_for_loss", "tp_overlap",
            "reshard_after_forward", "shard_group", "ep", "expert_tp", "a2a_overlap", "expert_imbalance",
-           "capacity_factor", "cp_algorithm", "pp_overlap", "recompute_modules")
+           "capacity_factor", "cp_algorithm", "pp_overlap", "recompute_modules", "order")
 """The :class:`~atscale.plan.Plan` fields :func:`evaluate` takes as (broadcast) arrays."""
 
 
@@ -1017,6 +1057,17 @@ def _codes(name, value, options) -> np.ndarray:
     if np.any(out < 0):
         raise ValueError(f"{name}={_v.show(value)} must be among {options}")
     return out
+
+
+def _order_codes(value):
+    """:attr:`Plan.order` as codes: ``None`` (or ``""`` or 0 in an array) is the network's default, else a name of
+    :data:`~atscale.plan.PLACEMENT_ORDERS`."""
+    if value is None:
+        return _ORDER_DEFAULT
+    names = np.asarray(value, dtype=object)
+    default = np.vectorize(lambda x: x is None or (x == "" if isinstance(x, str) else x == 0), otypes=[bool])(names)
+    return np.where(default, _ORDER_DEFAULT, _codes("order", np.where(default, PLACEMENT_ORDERS[0], names),
+                                                    PLACEMENT_ORDERS))
 
 
 def _derived(L):
@@ -1058,11 +1109,12 @@ def _layout(fields: dict, dp_overlap) -> tuple[tuple, types.SimpleNamespace]:
     rmods = _module_mask(fields["recompute_modules"])
     arrays = _v.broadcast(**counts, zs=zs, shard=shard, sched=_codes("schedule", fields["schedule"], SCHEDULES),
                           reco=_codes("recompute", fields["recompute"], RECOMPUTE),
-                          cpa=_codes("cp_algorithm", fields["cp_algorithm"], CP_ALGORITHMS), **flags,
+                          cpa=_codes("cp_algorithm", fields["cp_algorithm"], CP_ALGORITHMS),
+                          order=_order_codes(fields["order"]), **flags,
                           ovl=_v.number("dp_overlap", dp_overlap, low=0, high=1), load=load, rmods=rmods)
     shape = arrays[0].shape
     flat = [np.array(a).reshape(-1) for a in arrays]
-    names = list(counts) + ["zs", "shard", "sched", "reco", "cpa", "sp", "emb", "loss", "tp_overlap", "reshard",
+    names = list(counts) + ["zs", "shard", "sched", "reco", "cpa", "order", "sp", "emb", "loss", "tp_overlap", "reshard",
                              "a2a", "ppo", "ovl", "load", "rmods"]
     L = types.SimpleNamespace(**dict(zip(names, flat)))
     for n in ("tp", "cp", "pp", "dp", "micro_batch", "global_batch", "virtual_stages", "shard", "zs", "ep", "etp",
@@ -1102,6 +1154,7 @@ def _new_plan_layout(plan: Plan, dp_overlap: float) -> types.SimpleNamespace:
         global_batch=float(plan.global_batch), virtual_stages=float(plan.virtual_stages), zs=float(plan.zero_stage),
         zs_i=plan.zero_stage, shard=float(plan.shard_group or 0), sched=_SCHEDULE_CODE[plan.schedule],
         reco=_RECOMPUTE_CODE[plan.recompute], cpa=_CP_CODE[plan.cp_algorithm],
+        order=_ORDER_DEFAULT if plan.order is None else _ORDER_CODE[plan.order],
         sp=plan.sequence_parallel, emb=float(plan.account_for_embedding),
         loss=float(plan.account_for_loss), tp_overlap=plan.tp_overlap, reshard=plan.reshard_after_forward,
         ovl=dp_overlap, ep=float(plan.ep), etp=float(plan.etp), a2a=plan.a2a_overlap, ppo=plan.pp_overlap,
@@ -1316,10 +1369,11 @@ def evaluate(model, cluster: hardware.Cluster, *, tp, pp, dp, micro_batch, globa
              optimizer_name: str = memory.RUNNING_EXAMPLE_OPTIMIZER, dp_overlap=DP_OVERLAP,
              flash_attention: bool = True, memory_check: bool = True,
              calibration: Calibration = CALIBRATION, stack=None, fp8_recipe: str = "delayed",
-             stragglers=None) -> StepTime:
+             stragglers=None, order=None) -> StepTime:
     """Step time of every layout given by (broadcast) arrays of plan fields; see :func:`step_time`.
 
-    ``schedule``, ``recompute`` and ``cp_algorithm`` may be arrays of names, the flags arrays of booleans, the
+    ``schedule``, ``recompute``, ``cp_algorithm`` and ``order`` (``None``, or ``""`` in an array: the network's
+    default) may be arrays of names, the flags arrays of booleans, the
     others arrays of numbers; ``shard_group`` ``None`` (or 0 in an array) shards over all ``dp x cp`` ranks, ``expert_tp`` ``None``
     (or 0) is ``tp`` and ``capacity_factor`` ``None`` (or 0) no cap; ``recompute_modules`` one list of
     :data:`atscale.plan.RECOMPUTE_MODULES` for every plan (those with ``recompute="selective"``). Returns a
@@ -1337,7 +1391,7 @@ def evaluate(model, cluster: hardware.Cluster, *, tp, pp, dp, micro_batch, globa
                   account_for_loss=account_for_loss, tp_overlap=tp_overlap,
                   reshard_after_forward=reshard_after_forward, shard_group=shard_group, ep=ep, expert_tp=expert_tp,
                   a2a_overlap=a2a_overlap, expert_imbalance=expert_imbalance, capacity_factor=capacity_factor,
-                  cp_algorithm=cp_algorithm, pp_overlap=pp_overlap, recompute_modules=recompute_modules)
+                  cp_algorithm=cp_algorithm, pp_overlap=pp_overlap, recompute_modules=recompute_modules, order=order)
     shape, L = _layout(fields, dp_overlap)
     reason = _reasons(L, c, cluster.num_gpus)
     ok = reason == ""
@@ -1480,24 +1534,31 @@ MAX_RANKS = 2**24
 plan beyond it is refused rather than left to exhaust memory."""
 
 
-def rank_groups(plan: Plan, gpus_per_node: int = 8):
-    """Which TP, DP and PP group each global rank belongs to, in Megatron-Core's order (TP fastest, then CP,
-    then DP, then PP).
+def rank_groups(plan: Plan, gpus_per_node: int = 8, *, order: str | None = None):
+    """Which TP, DP and PP group each global rank belongs to, in a rank order of
+    :data:`~atscale.plan.PLACEMENT_ORDERS` (``order``; ``None``: the plan's :attr:`~atscale.plan.Plan.order`, else
+    Megatron-Core's, TP fastest, then CP, then DP, then PP).
 
-    Returns ``(tp_rank, dp_rank, pp_rank, node)`` arrays indexed by global rank: rank
-    ``r = tp_rank + tp * (cp_rank + cp * (dp_rank + dp * pp_rank))``, so a TP group is ``tp`` consecutive ranks
-    (one node when ``tp`` divides the node), a CP group strides by ``tp``, a DP group by ``tp * cp`` and a
-    pipeline by ``tp * cp * dp``. The CP rank of ``r`` is ``(r // tp) % cp``. Source: Megatron-Core's
-    ``initialize_model_parallel`` (``megatron/core/parallel_state.py``), default order ``tp-cp-ep-dp-pp``.
+    Returns ``(tp_rank, dp_rank, pp_rank, node)`` arrays indexed by global rank. In Megatron-Core's order
+    (``"tp-cp-dp-pp"``) rank ``r = tp_rank + tp * (cp_rank + cp * (dp_rank + dp * pp_rank))``, so a TP group is
+    ``tp`` consecutive ranks (one node when ``tp`` divides the node), a CP group strides by ``tp``, a DP group by
+    ``tp * cp`` and a pipeline by ``tp * cp * dp`` (Megatron-Core's ``initialize_model_parallel``,
+    ``megatron/core/parallel_state.py``, default order ``tp-cp-ep-dp-pp``). With data parallelism outermost
+    (``"tp-cp-pp-dp"``, Meta's for Llama 3: Llama Team 2024, sec. 3.3.2) ``r = tp_rank + tp * (cp_rank + cp *
+    (pp_rank + pp * dp_rank))``: a pipeline strides by ``tp * cp`` and a DP group by ``tp * cp * pp``. The CP rank
+    of ``r`` is ``(r // tp) % cp`` in both.
     """
     if not isinstance(plan, Plan):
         raise ValueError(f"plan must be an atscale.plan.Plan (got a {type(plan).__name__})")
     gpus_per_node = _v.count("gpus_per_node", gpus_per_node)
+    order = _v.choice("order", order, PLACEMENT_ORDERS) if order is not None else plan.order or "tp-cp-dp-pp"
     if plan.gpus > MAX_RANKS:
         raise ValueError(f"plan={plan.describe()} has {plan.gpus:,} ranks; rank_groups lists at most {MAX_RANKS:,} "
                          "(four integer arrays indexed by rank)")
     r = np.arange(plan.gpus)
     inner = plan.tp * plan.cp
+    if order == "tp-cp-pp-dp":
+        return r % plan.tp, r // (inner * plan.pp), (r // inner) % plan.pp, r // gpus_per_node
     return r % plan.tp, (r // inner) % plan.dp, r // (inner * plan.dp), r // gpus_per_node
 
 

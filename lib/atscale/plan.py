@@ -65,7 +65,8 @@ from . import _validate as v
 from . import _validate as _v
 from .tables import readable
 
-__all__ = ["Plan", "SCHEDULES", "SCHEDULE_NAMES", "RECOMPUTE", "RECOMPUTE_MODULES", "FSDP_STRATEGIES", "CP_ALGORITHMS"]
+__all__ = ["Plan", "SCHEDULES", "SCHEDULE_NAMES", "RECOMPUTE", "RECOMPUTE_MODULES", "FSDP_STRATEGIES", "CP_ALGORITHMS",
+           "PLACEMENT_ORDERS"]
 
 SCHEDULES = ("gpipe", "1f1b", "interleaved", "zb-h1", "zb-h2", "dualpipe", "dualpipev", "zb-v")
 """Pipeline schedules: GPipe (all forwards, then all backwards; Huang et al. 2019), 1F1B
@@ -96,6 +97,20 @@ per-operator policies, ``torch.utils.checkpoint.create_selective_checkpoint_cont
   projection; Megatron-Core's ``moe_act`` for the experts);
 * ``"mlp"``: the whole MLP (all its inner tensors; its forward GEMMs run again); a mixture of experts' MLP is its
   experts (Megatron-Core's ``moe``)."""
+
+PLACEMENT_ORDERS = ("tp-cp-pp-dp", "tp-cp-dp-pp")
+"""The orders in which a job's ranks can be numbered, innermost first; ranks fill nodes, racks and pods in that
+order, so the order decides which level of the network each parallel dimension's traffic crosses:
+
+* ``"tp-cp-pp-dp"``: data parallelism outermost, Meta's order for Llama 3 (Llama Team 2024, sec. 3.3.2: tensor
+  parallelism needs the most bandwidth and the least latency; data parallelism tolerates latency and overlaps
+  with computation). A pipeline's neighbouring stages are ``tp cp`` ranks apart.
+* ``"tp-cp-dp-pp"``: the pipeline outermost, Megatron-Core's default (``initialize_model_parallel``, order
+  ``tp-cp-ep-dp-pp``); a data-parallel group's members are ``tp cp`` ranks apart, neighbouring stages
+  ``tp cp dp``.
+
+Experts' groups are ``ep x expert_tp`` consecutive GPUs in both (Megatron-Core folds them inside the
+data-parallel group)."""
 
 CP_ALGORITHMS = ("ring", "all-gather", "ulysses")
 """How context parallelism gives every query the keys and values it attends to (:func:`atscale.parallelism.
@@ -185,6 +200,11 @@ class Plan:
             pipeline overlap, Jiang et al. 2024, sec. 3.2): only the sends of the pipeline's fill and drain and
             what the computation cannot cover stay exposed. ``False`` (default): every send exposed, as the
             2021-22 Megatron-LM ran them.
+        order: how the ranks are numbered, one of :data:`PLACEMENT_ORDERS`, or ``None`` (default) for the
+            placement each network gets when none is named: Megatron-Core's order (``"tp-cp-dp-pp"``) on a network
+            of one switch, data parallelism outermost (``"tp-cp-pp-dp"``, as Meta places Llama 3 on its tiered
+            cluster) on a multi-tier fabric. The step time prices where the pipeline's sends and the data-parallel
+            groups land (:func:`atscale.collectives.dimension_tiers`, :func:`atscale.parallelism.rank_groups`).
     """
 
     tp: int = 1
@@ -211,6 +231,7 @@ class Plan:
     cp_algorithm: str = "ring"
     pp_overlap: bool = False
     recompute_modules: tuple | None = None
+    order: str | None = None
 
     def __post_init__(self):
         for name in ("tp", "pp", "dp", "cp", "micro_batch", "virtual_stages", "ep"):
@@ -238,6 +259,8 @@ class Plan:
                 raise ValueError(f"recompute_modules={self.recompute_modules} needs recompute='selective' "
                                  f"(got recompute={self.recompute!r})")
         v.choice("cp_algorithm", self.cp_algorithm, CP_ALGORITHMS)
+        if self.order is not None:
+            v.choice("order", self.order, PLACEMENT_ORDERS)
         for name in ("sequence_parallel", "account_for_embedding", "account_for_loss", "tp_overlap",
                      "reshard_after_forward", "a2a_overlap", "pp_overlap"):
             object.__setattr__(self, name, v.flag(name, getattr(self, name)))
@@ -324,6 +347,8 @@ class Plan:
             extras.append("pipeline sends overlapped")
         if self.expert_load > 1:
             extras.append(f"busiest expert x{self.expert_load:g}")
+        if self.order is not None:
+            extras.append(f"ranks ordered {self.order}")
         return f"{self.describe()} on {self.gpus:,} GPUs; " + ", ".join(extras)
 
 

@@ -6,6 +6,7 @@ import matplotlib as mpl
 import numpy as np
 
 from .. import _validate as _v
+from .. import collectives as C
 from .. import parallelism as P
 from .. import pipeline as PL
 from .. import operators as O
@@ -150,13 +151,14 @@ def pipeline_comparison_chart(pp: int = 4, micro_batches: int = 8, schedules=("1
 
 @house_style
 def rank_map_chart(tp: int = 8, pp: int = 4, dp: int = 32, colour_by: str = "pp", *, gpus_per_node: int = 8,
-                   ax=None):
+                   order: str | None = None, ax=None):
     """Every GPU of a ``tp x pp x dp`` layout on the node grid (one row of small squares per row of nodes),
-    coloured by its TP, PP or DP group (:func:`atscale.parallelism.rank_groups`, Megatron's order). At most
+    coloured by its TP, PP or DP group (:func:`atscale.parallelism.rank_groups`; ``order``: a rank order of
+    :data:`atscale.plan.PLACEMENT_ORDERS`, ``None`` Megatron-Core's, the title then silent about it). At most
     16 rows of nodes are drawn: a larger layout shows 16 of its rows (numbered) and says which."""
     if not isinstance(colour_by, str) or colour_by not in _RANK_AXES:
         raise ValueError(f"colour_by={colour_by!r} must be 'tp', 'pp' or 'dp'")
-    plan = Plan(tp=tp, pp=pp, dp=dp)
+    plan = Plan(tp=tp, pp=pp, dp=dp, order=order)
     gpus_per_node = _v.count("gpus_per_node", gpus_per_node)
     grid = _RankGrid(plan, colour_by, P.rank_groups(plan, gpus_per_node), gpus_per_node)
     ax = new_axes(ax, figsize=(7.0, 4.2))
@@ -578,6 +580,9 @@ the first ones when they hold GPU 0's whole group (colour by TP or DP), else eve
 the last (colour by pipeline stage, whose groups span the whole layout)."""
 _RANK_KEY_Y, _RANK_GRID_Y = 0.145, 0.095
 """Where (figure fraction, top of the text) the colour key and the grid's lines go under the rank map."""
+_RANK_LIVE_BOTTOM, _RANK_LIVE_KEY_Y, _RANK_LIVE_TIERS_Y, _RANK_LIVE_GRID_Y = 0.25, 0.195, 0.15, 0.105
+"""The explorer's figure keeps one more line under the map (where each group's traffic goes on the network)."""
+_ORDER_LABELS = {"tp-cp-dp-pp": "PP outermost", "tp-cp-pp-dp": "DP outermost"}
 _RANK_AXES = {"tp": "tensor-parallel rank", "pp": "pipeline stage", "dp": "data-parallel replica"}
 _RANK_GROUPS = {"tp": "GPU 0's TP group", "pp": "GPU 0's pipeline (one GPU per stage)", "dp": "GPU 0's DP group"}
 
@@ -587,9 +592,13 @@ class _RankGrid:
     :class:`RankMapFigure`): ``per_row`` nodes per row, ``rows`` rows in all, the first ``shown_rows`` drawn;
     ``grid`` holds each drawn GPU's position along the coloured axis (NaN: no GPU)."""
 
-    def __init__(self, plan: Plan, colour_by: str, groups, gpus_per_node: int):
+    def __init__(self, plan: Plan, colour_by: str, groups, gpus_per_node: int, placement=None):
         if not isinstance(colour_by, str) or colour_by not in _RANK_AXES:
             raise ValueError(f"colour_by={colour_by!r} must be 'tp', 'pp' or 'dp'")
+        if placement is not None and not isinstance(placement, C.DimensionTiers):
+            raise ValueError(f"placement={_v.show(placement)} must be an atscale.collectives.DimensionTiers "
+                             "(collectives.dimension_tiers) or None")
+        self.placement = placement
         tp_r, dp_r, pp_r, node = groups
         tp, pp, dp = plan.tp, plan.pp, plan.dp
         g = self.gpus_per_node = gpus_per_node
@@ -604,7 +613,8 @@ class _RankGrid:
         self.rows = -(-self.nodes // self.per_row)
         # Too many rows to draw: the first rows when they hold GPU 0's whole group (TP and DP groups, whose colours
         # then repeat), else evenly spaced rows from the first to the last (pipeline stages span the whole layout).
-        span = {"tp": 1, "dp": tp, "pp": tp * dp}[colour_by] * self.levels  # ranks from GPU 0 to its group's last
+        strides = {"tp": 1, "dp": tp * pp, "pp": tp} if plan.order == "tp-cp-pp-dp" else {"tp": 1, "dp": tp, "pp": tp * dp}
+        span = strides[colour_by] * self.levels  # ranks from GPU 0 to its group's last
         self.stride = 1 if span <= _RANK_MAP_ROWS * self.per_row * g else -(-self.rows // _RANK_MAP_ROWS)
         self.row_numbers = np.arange(0, self.rows, self.stride)[:_RANK_MAP_ROWS]  # the rows drawn (0-based)
         self.shown_rows = self.row_numbers.size
@@ -645,7 +655,17 @@ class _RankGrid:
 
     def title(self) -> str:
         p = self.plan
-        return f"TP={p.tp} × PP={p.pp} × DP={p.dp}: {self.gpus:,} GPU{'s' if self.gpus > 1 else ''}"
+        order = f", {_ORDER_LABELS[p.order]}" if p.order is not None else ""
+        return f"TP={p.tp} × PP={p.pp} × DP={p.dp}: {self.gpus:,} GPU{'s' if self.gpus > 1 else ''}{order}"
+
+    def tiers_line(self) -> str:
+        """Where each dimension's groups send their traffic on the network the view names ("" without one)."""
+        place = self.placement
+        if place is None:
+            return ""
+        where = " · ".join(f"{dim} {crossed}" for dim, size, crossed in zip(place.dims, place.sizes, place.crossed)
+                          if size > 1 and dim in ("TP", "PP", "DP"))
+        return f"Levels {', '.join(place.levels)}; each group's traffic climbs to: {where or 'none (one GPU)'}"
 
     def rgba(self) -> np.ndarray:
         """The grid's colours, ``(shown_rows, width, 4)`` floats in [0, 1]: viridis from the first position along
@@ -702,8 +722,9 @@ class RankMapFigure(LiveFigure):
     squares per row of nodes, white lines between nodes), coloured by its position along the TP, PP or DP axis
     (Megatron's rank order, :func:`atscale.parallelism.rank_groups`), the group of GPU 0 outlined in red. At most
     :data:`_RANK_MAP_ROWS` rows of nodes are drawn; a larger layout shows 16 of its rows (numbered) and says which. Results are
-    ``(plan, colour_by, rank_groups(plan, gpus_per_node), gpus_per_node)`` as computed by
-    :func:`atscale.widgets.parallelism.rank_map_view`.
+    ``(plan, colour_by, rank_groups(plan, gpus_per_node), gpus_per_node)``, optionally followed by the placement on a
+    network (:func:`atscale.collectives.dimension_tiers`, written under the map), as computed by
+    :func:`atscale.widgets.parallelism.rank_map_view`; the rank order is the plan's (:attr:`~atscale.plan.Plan.order`).
 
     Nearly everything in this picture changes with the state, so the background is kept per grid shape and
     coloured axis (frame, row label, key lines) and the rest is drawn as cheaply as it can be: the GPUs as one
@@ -718,7 +739,7 @@ class RankMapFigure(LiveFigure):
         self._meshes: dict = {}
         with mpl.rc_context(STYLE):
             ax = self.ax = self.fig.add_subplot()
-            self.fig.subplots_adjust(left=0.08, right=0.97, bottom=0.2, top=0.91)
+            self.fig.subplots_adjust(left=0.08, right=0.97, bottom=_RANK_LIVE_BOTTOM, top=0.91)
             ax.set_xticks([])
             ax.set_yticks([])
             ax.grid(False)
@@ -731,8 +752,9 @@ class RankMapFigure(LiveFigure):
             self.title = self.dynamic(ax.title)
             for side in ("left", "bottom"):  # over the GPUs, as in a whole drawing
                 self.dynamic(ax.spines[side])
-            self.key = self.fig.text(0.5, _RANK_KEY_Y, "", ha="center", va="top", fontsize=8.5)
-            self.grid_text = self.fig.text(0.5, _RANK_GRID_Y, "", ha="center", va="top", fontsize=8.5,
+            self.key = self.fig.text(0.5, _RANK_LIVE_KEY_Y, "", ha="center", va="top", fontsize=8.5)
+            self.tiers_text = self.fig.text(0.5, _RANK_LIVE_TIERS_Y, "", ha="center", va="top", fontsize=8.5)
+            self.grid_text = self.fig.text(0.5, _RANK_LIVE_GRID_Y, "", ha="center", va="top", fontsize=8.5,
                                            linespacing=1.5)
 
     def _mesh(self, rows: int, width: int):
@@ -750,14 +772,17 @@ class RankMapFigure(LiveFigure):
     @staticmethod
     def _grid(view) -> _RankGrid:
         try:
-            plan, colour_by, groups, gpus_per_node = view
+            plan, colour_by, groups, gpus_per_node, *placement = view
         except (TypeError, ValueError):
-            raise ValueError("view must be (plan, colour_by, rank_groups(plan, gpus_per_node), gpus_per_node)") from None
+            placement = [None, None]
+        if len(placement) > 1:
+            raise ValueError("view must be (plan, colour_by, rank_groups(plan, gpus_per_node), gpus_per_node) and "
+                             "optionally the placement (collectives.dimension_tiers)")
         if not isinstance(plan, Plan):
             raise ValueError(f"plan={plan!r} must be an atscale.plan.Plan")
         if len(groups) != 4 or any(np.shape(a) != (plan.gpus,) for a in groups):
             raise ValueError(f"groups must be rank_groups(plan): four arrays of {plan.gpus:,} ranks")
-        return _RankGrid(plan, colour_by, groups, gpus_per_node)
+        return _RankGrid(plan, colour_by, groups, gpus_per_node, *placement)
 
     def layout(self, view):
         """The grid's shape (nodes per row, rows drawn, GPUs per node) and the texts of the background (row label,
@@ -767,11 +792,14 @@ class RankMapFigure(LiveFigure):
         self.ax.set_xlim(-0.5, grid.width - 0.5)
         self.ax.set_ylim(grid.shown_rows - 0.5, -0.5)
         ylabel, ticks, key_line, grid_line = grid.ylabel(), grid.yticks(), grid.key_line(), grid.grid_line()
+        tiers_line = grid.tiers_line()
         self.ax.set_ylabel(ylabel)
         self.ax.set_yticks(*ticks, fontsize=7)
         self.key.set_text(key_line)
+        self.tiers_text.set_text(tiers_line)
         self.grid_text.set_text(grid_line)
-        key = (grid.per_row, grid.shown_rows, grid.gpus_per_node, ylabel, tuple(ticks[1]), key_line, grid_line)
+        key = (grid.per_row, grid.shown_rows, grid.gpus_per_node, ylabel, tuple(ticks[1]), key_line, grid_line,
+               tiers_line)
         return key
 
     def update(self, view):

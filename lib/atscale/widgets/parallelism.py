@@ -2,24 +2,40 @@
 
 from __future__ import annotations
 
-from .. import models, operators, parallelism, pipeline, plots
+from .. import _validate as _v
+from .. import collectives, hardware, models, operators, parallelism, pipeline, plots
 from ..plan import RECOMPUTE, SCHEDULE_NAMES, Plan
 from ..scenario import RUNNING_EXAMPLE
 from ._base import Explorer, dropdown, slider
 
-__all__ = ["rank_map_explorer", "pipeline_explorer", "plan_explorer", "rank_map_view", "pipeline_view"]
+__all__ = ["rank_map_explorer", "pipeline_explorer", "plan_explorer", "rank_map_view", "pipeline_view",
+           "RANK_MAP_NETWORKS"]
 
 
-def rank_map_view(tp: int = 8, pp: int = 4, dp: int = 32, colour_by: str = "pp", gpus_per_node: int = 8):
-    """``(plan, colour_by, rank_groups(plan, gpus_per_node), gpus_per_node)``: what the rank-map explorer draws."""
+RANK_MAP_NETWORKS = {"one switch (InfiniBand NDR)": "InfiniBand NDR",
+                     "Meta's Llama 3 cluster (pods of 3,072; 7:1 above)": "RoCE 400G (Llama 3 cluster)",
+                     "DGX SuperPOD (rail-optimised leaves)": "InfiniBand NDR (DGX SuperPOD)"}
+"""The networks the rank-map explorer places a layout on (label -> catalog fabric)."""
+
+
+def rank_map_view(tp: int = 8, pp: int = 4, dp: int = 32, colour_by: str = "pp", gpus_per_node: int = 8,
+                  order: str = "tp-cp-dp-pp", network: str = "InfiniBand NDR"):
+    """``(plan, colour_by, rank_groups(plan, gpus_per_node), gpus_per_node, placement)``: what the rank-map
+    explorer draws, with ranks numbered in ``order`` (:data:`atscale.plan.PLACEMENT_ORDERS`) and the placement of
+    each dimension's groups on ``network``, a scale-out fabric of the catalog joining DGX H100 nodes
+    (:func:`atscale.collectives.dimension_tiers`)."""
     if colour_by not in ("tp", "pp", "dp"):
         raise ValueError(f"colour_by={colour_by!r} must be 'tp', 'pp' or 'dp'")
-    plan = Plan(tp=tp, pp=pp, dp=dp)
-    return plan, colour_by, parallelism.rank_groups(plan, gpus_per_node), gpus_per_node
+    plan = Plan(tp=tp, pp=pp, dp=dp, order=order)
+    network = _v.choice("network", network, tuple(n for n, f in hardware.FABRICS.items() if f.kind == "scale-out"))
+    cluster = hardware.Cluster.of_gpus(hardware.DGX_H100, plan.gpus, hardware.fabric(network))
+    return (plan, colour_by, parallelism.rank_groups(plan, gpus_per_node), gpus_per_node,
+            collectives.dimension_tiers(plan, cluster))
 
 
 def rank_map_explorer(snapshot: bool = True) -> Explorer:
-    """TP, PP and DP degrees: which GPU is in which group, on the node grid (the running example's layout).
+    """TP, PP and DP degrees, the rank order and the network: which GPU is in which group, on the node grid (the
+    running example's layout), and which level of the network each group's traffic climbs to.
     ``snapshot=False``: the static page shows no copy of the default figure (the chapter prints it above)."""
     plan = RUNNING_EXAMPLE.plan
     return Explorer(
@@ -29,6 +45,9 @@ def rank_map_explorer(snapshot: bool = True) -> Explorer:
         dp=dropdown([1, 2, 4, 8, 16, 32, 64, 128], plan.dp, "Data parallel (DP)"),
         colour_by=dropdown({"pipeline stage": "pp", "tensor-parallel rank": "tp", "data-parallel replica": "dp"},
                            "pp", "Colour by"),
+        order=dropdown({"pipeline outermost (Megatron-Core)": "tp-cp-dp-pp",
+                        "data parallelism outermost (Meta, Llama 3)": "tp-cp-pp-dp"}, "tp-cp-dp-pp", "Rank order"),
+        network=dropdown(RANK_MAP_NETWORKS, "InfiniBand NDR", "Network"),
     )
 
 
