@@ -378,3 +378,21 @@ def test_megascale_records_say_how_their_unstated_rank_order_moves_them():
         megatron = dataclasses.replace(r, plan=dataclasses.replace(r.plan, order="tp-cp-dp-pp"))
         for ops in (False, True):
             assert abs(megatron.points(operators=ops) - r.points(operators=ops)) <= 0.0002
+
+
+def test_the_experts_data_parallel_group_follows_the_rank_order():
+    """DeepSeek-V3 on 8,192 GPUs of Meta's cluster, 16 stages of 512 GPUs. With data parallelism outermost, an
+    expert's replicas (one per EP group of a stage) spread over the whole job and cross the 7:1 taper; in
+    Megatron-Core's order they stay inside one stage's 512 consecutive GPUs, inside one pod, where the taper never
+    applies."""
+    plan = Plan(tp=1, pp=16, dp=512, ep=256, micro_batch=1, global_batch=4096, zero_stage=1)
+
+    def dp_comm(fabric, order):
+        return parallelism.step_time(models.DEEPSEEK_V3, _cluster(fabric, 8192), dataclasses.replace(plan, order=order),
+                                     seq_length=4096, memory_check=False, dp_overlap=0.0).dp_comm
+
+    meta = [dp_comm(_tapered(o), "tp-cp-pp-dp") for o in (1.0, 7.0)]
+    megatron = [dp_comm(_tapered(o), "tp-cp-dp-pp") for o in (1.0, 7.0)]
+    assert meta[1] > meta[0]  # data parallelism outermost: the taper costs
+    assert megatron[1] == megatron[0]  # Megatron-Core's order: every data-parallel group inside a pod
+    assert megatron[1] < meta[1]

@@ -949,8 +949,10 @@ def _dp_comm(L, c: _Context, psi, fwd_mb, bwd_mb, layers, shards, psi_experts=0.
         n_e = L.tp * n / (L.ep * L.etp)
         per_node_e = xp.maximum(xp.minimum(g / (L.ep * L.etp), n_e), 1.0)
         e_grad, e_weights = psi_experts * grad_bytes, psi_experts * gathered
-        job = L.tp * L.cp * L.pp * L.dp  # the experts' replicas spread evenly over the job (data parallelism outermost)
-        e_group = (lambda d: xp.minimum(xp.maximum(d * n_e / job, per_node_e), n_e)) if c.tiers else None
+        # the experts' replicas spread evenly over the GPUs their group spans: the whole job with data parallelism
+        # outermost, one pipeline stage's tp cp dp consecutive ranks in Megatron-Core's order
+        span_e = L.tp * L.cp * L.dp * xp.where(_dp_outermost(L, c), L.pp, 1.0)
+        e_group = (lambda d: xp.minimum(xp.maximum(d * n_e / span_e, per_node_e), n_e)) if c.tiers else None
 
         def experts(op, size):
             members = (lambda d: xp.minimum(e_group(d), k_e)) if c.tiers else None
