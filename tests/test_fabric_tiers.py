@@ -396,3 +396,13 @@ def test_the_experts_data_parallel_group_follows_the_rank_order():
     assert meta[1] > meta[0]  # data parallelism outermost: the taper costs
     assert megatron[1] == megatron[0]  # Megatron-Core's order: every data-parallel group inside a pod
     assert megatron[1] < meta[1]
+
+
+@pytest.mark.parametrize("tp, pp, dp", [(1, 1, 1), (1, 1, 4), (2, 1, 2), (1, 16, 1), (8, 16, 128)])
+def test_rank_map_explorer_places_any_layout_of_its_controls(tp, pp, dp):
+    """Layouts smaller than a node, or not a whole number of nodes, sit in whole nodes of the network."""
+    from atscale.widgets import parallelism as wp
+
+    for network in wp.RANK_MAP_NETWORKS.values():
+        placement = wp.rank_map_view(tp, pp, dp, "pp", network=network)[4]
+        assert dict(zip(placement.dims, placement.sizes))["PP"] == pp

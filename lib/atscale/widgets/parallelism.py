@@ -28,7 +28,9 @@ def rank_map_view(tp: int = 8, pp: int = 4, dp: int = 32, colour_by: str = "pp",
         raise ValueError(f"colour_by={colour_by!r} must be 'tp', 'pp' or 'dp'")
     plan = Plan(tp=tp, pp=pp, dp=dp, order=order)
     network = _v.choice("network", network, tuple(n for n, f in hardware.FABRICS.items() if f.kind == "scale-out"))
-    cluster = hardware.Cluster.of_gpus(hardware.DGX_H100, plan.gpus, hardware.fabric(network))
+    node = hardware.DGX_H100
+    whole_nodes = -(-plan.gpus // node.gpus) * node.gpus  # a layout smaller than a node still sits in one
+    cluster = hardware.Cluster.of_gpus(node, whole_nodes, hardware.fabric(network))
     return (plan, colour_by, parallelism.rank_groups(plan, gpus_per_node), gpus_per_node,
             collectives.dimension_tiers(plan, cluster))
 
