@@ -767,11 +767,11 @@ def dimension_tiers(plan: Plan, cluster: hardware.Cluster, *, order: str | None 
     if plan.gpus > cluster.num_gpus:
         raise ValueError(f"plan={plan.describe()} needs {plan.gpus:,} GPUs; the cluster has {cluster.num_gpus:,}")
     tp, cp, pp, dp = plan.tp, plan.cp, plan.pp, plan.dp
-    outer = {"PP": tp * cp, "DP": tp * cp * pp} if order == "tp-cp-pp-dp" else {"DP": tp * cp, "PP": tp * cp * dp}
-    rows = [("TP", tp, 1), ("CP", cp, tp)]
+    stride = _plan._rank_strides(plan, order)
+    rows = [("TP", tp, stride["tp"]), ("CP", cp, stride["cp"])]
     if plan.ep > 1:
         rows.append(("EP", plan.ep, plan.expert_tp or tp))
-    rows += [(d, {"PP": pp, "DP": dp}[d], outer[d]) for d in ("PP", "DP")]
+    rows += [("PP", pp, stride["pp"]), ("DP", dp, stride["dp"])]
     g = cluster.node.gpus
     fab = cluster.fabric
     levels = ("node",) + (tuple(t.name for t in fab.tiers) or ("network",))

@@ -78,6 +78,7 @@ from .calibration import (CALIBRATION, COMPUTE_EFFICIENCY_MAX, COMPUTE_EFFICIENC
                           COMPUTE_HALF_HIDDEN, COMPUTE_HALF_WIDTH, H100_ERA, Calibration)
 from . import units as u
 from .plan import CP_ALGORITHMS, PLACEMENT_ORDERS, RECOMPUTE, RECOMPUTE_MODULES, SCHEDULES, Plan, _modules_arg
+from .plan import _rank_strides
 from .plan import StageLayers, _stage_layers, stage_layers  # re-exported: the split lives beside the Plan
 from . import pipeline as _pipeline
 from .pipeline import MAX_SIMULATED_PASSES, Timeline, pipeline_timeline  # re-exported: they live in pipeline
@@ -797,8 +798,8 @@ def _stage_send(size, L, c: _Context):
     xp = c.xp
     outer = _dp_outermost(L, c)
     d = L.tp * L.cp * xp.where(outer, 1.0, L.dp)  # ranks between neighbouring stages
-    block = xp.where(outer, d * L.pp, L.tp * L.cp * L.pp * L.dp)  # ranks one pipeline's GPUs span
     job = L.tp * L.cp * L.pp * L.dp
+    block = xp.where(outer, d * L.pp, job)  # ranks one pipeline's GPUs span
     tiers = c.tiers or ((job, c.rail),)
     t = collectives._time("broadcast", "ring", size, 2.0, c.up)
     below = float(c.gpus_per_node)
@@ -1558,10 +1559,8 @@ def rank_groups(plan: Plan, gpus_per_node: int = 8, *, order: str | None = None)
         raise ValueError(f"plan={plan.describe()} has {plan.gpus:,} ranks; rank_groups lists at most {MAX_RANKS:,} "
                          "(four integer arrays indexed by rank)")
     r = np.arange(plan.gpus)
-    inner = plan.tp * plan.cp
-    if order == "tp-cp-pp-dp":
-        return r % plan.tp, r // (inner * plan.pp), (r // inner) % plan.pp, r // gpus_per_node
-    return r % plan.tp, (r // inner) % plan.dp, r // (inner * plan.dp), r // gpus_per_node
+    stride = _rank_strides(plan, order)
+    return r % plan.tp, (r // stride["dp"]) % plan.dp, (r // stride["pp"]) % plan.pp, r // gpus_per_node
 
 
 # --------------------------------------------------------------------------------------

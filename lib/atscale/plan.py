@@ -112,6 +112,16 @@ order, so the order decides which level of the network each parallel dimension's
 Experts' groups are ``ep x expert_tp`` consecutive GPUs in both (Megatron-Core folds them inside the
 data-parallel group)."""
 
+def _rank_strides(plan, order: str) -> dict:
+    """Ranks between neighbouring members of a group of each dimension (``"tp"``, ``"cp"``, ``"pp"``, ``"dp"``) when
+    ranks are numbered in ``order`` (one of :data:`PLACEMENT_ORDERS`, checked by the caller): the one statement of
+    the orders that :func:`atscale.parallelism.rank_groups`, :func:`atscale.collectives.dimension_tiers` and the
+    rank map read."""
+    inner = plan.tp * plan.cp
+    outer = {"pp": inner, "dp": inner * plan.pp} if order == "tp-cp-pp-dp" else {"dp": inner, "pp": inner * plan.dp}
+    return {"tp": 1, "cp": plan.tp, **outer}
+
+
 CP_ALGORITHMS = ("ring", "all-gather", "ulysses")
 """How context parallelism gives every query the keys and values it attends to (:func:`atscale.parallelism.
 context_parallel_bytes` has each one's traffic):

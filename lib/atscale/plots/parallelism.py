@@ -12,7 +12,7 @@ from .. import pipeline as PL
 from .. import operators as O
 from .. import runs as R
 from ..search import SearchResult
-from ..plan import Plan
+from ..plan import Plan, _rank_strides
 from ._base import INK, MUTED, PALETTE, STYLE, LiveFigure, house_style, new_axes
 
 __all__ = ["pipeline_schedule_chart", "pipeline_comparison_chart", "rank_map_chart", "step_breakdown_chart", "step_comparison_chart",
@@ -613,8 +613,8 @@ class _RankGrid:
         self.rows = -(-self.nodes // self.per_row)
         # Too many rows to draw: the first rows when they hold GPU 0's whole group (TP and DP groups, whose colours
         # then repeat), else evenly spaced rows from the first to the last (pipeline stages span the whole layout).
-        strides = {"tp": 1, "dp": tp * pp, "pp": tp} if plan.order == "tp-cp-pp-dp" else {"tp": 1, "dp": tp, "pp": tp * dp}
-        span = strides[colour_by] * self.levels  # ranks from GPU 0 to its group's last
+        # ranks from GPU 0 to its group's last, in the plan's order (rank_groups' default: Megatron-Core's)
+        span = _rank_strides(plan, plan.order or "tp-cp-dp-pp")[colour_by] * self.levels
         self.stride = 1 if span <= _RANK_MAP_ROWS * self.per_row * g else -(-self.rows // _RANK_MAP_ROWS)
         self.row_numbers = np.arange(0, self.rows, self.stride)[:_RANK_MAP_ROWS]  # the rows drawn (0-based)
         self.shown_rows = self.row_numbers.size
@@ -774,8 +774,8 @@ class RankMapFigure(LiveFigure):
         try:
             plan, colour_by, groups, gpus_per_node, *placement = view
         except (TypeError, ValueError):
-            placement = [None, None]
-        if len(placement) > 1:
+            placement = None
+        if placement is None or len(placement) > 1:
             raise ValueError("view must be (plan, colour_by, rank_groups(plan, gpus_per_node), gpus_per_node) and "
                              "optionally the placement (collectives.dimension_tiers)")
         if not isinstance(plan, Plan):
