@@ -97,7 +97,7 @@ def test_validation_errors_as_measured():
     validation = [r for r in runs.VALIDATION_RUNS] + list(runs.OTHER_STACK_RUNS)
     errors = _errors(validation)
     assert len(validation) >= 30 and len({r.stack_preset for r in validation}) >= 3
-    assert statistics.median(errors) == pytest.approx(0.109, abs=0.01)  # 0.106 before the torchtitan runs moved to their GPU, 0.086 before the other stacks overlapped their data-parallel communication
+    assert statistics.median(errors) == pytest.approx(0.078, abs=0.01)  # 0.109 before FlashAttention-2 took its own published rates, 0.106 before the torchtitan runs moved to their GPU, 0.086 before the other stacks overlapped their data-parallel communication
     curve = [abs(r.step_error()) for r in validation]
     assert statistics.median(errors) < statistics.median(curve)  # better than the efficiency curve, still short
     nvidia = _errors([r for r in runs.H100_RUNS if r.role == "validation"])
@@ -105,8 +105,8 @@ def test_validation_errors_as_measured():
 
 
 @pytest.mark.xfail(strict=True, reason="issue 31's target is not met yet: median |step-time error| on the "
-                                       "validation and other-stack runs 10.9 % (target 6 %), worst above 50 %; runs of 128k tokens "
-                                       "and more are 15-35 % too fast on every stack")
+                                       "validation and other-stack runs 7.8 % (target 6 %), worst above 50 %; runs of 32k tokens "
+                                       "and more are too fast on 23 of 25, by 14 % in median")
 def test_issue_31_target_on_every_validation_run():
     validation = [r for r in runs.VALIDATION_RUNS] + list(runs.OTHER_STACK_RUNS)
     errors = _errors(validation)
@@ -145,15 +145,16 @@ def test_issue_31_fp8_target_on_every_pair():
 
 def test_long_context_as_measured():
     """Runs of 32k tokens and more: Meta's Llama 3 405B at 131,072 tokens (CP 16) is within the issue's 10 %, but on
-    every stack the long runs are too fast (median about -25 %): the attention kernels' published rates stop at 16k
-    tokens, and the model holds them flat beyond (a known miss, stated in the appendix)."""
+    every stack the long runs are too fast (median about -14 %; -25 % before FlashAttention-2 took its own published
+    rates): the attention kernels' published rates stop at 16k tokens, and the model holds them flat beyond (a known
+    miss, stated in the appendix)."""
     long = [r for r in runs.ALL_RUNS if (r.seq_length or r.model.seq_length) >= 32_768 and r.role == "validation"
             and not r.model.is_moe]
     assert len(long) >= 15
     meta = next(r for r in long if r.label.startswith("Llama 3 405B, 16,384 H100, CP 16"))
     assert abs(meta.step_error(operators=True)) <= 0.10
     errors = [r.step_error(operators=True) for r in long]
-    assert statistics.median(errors) == pytest.approx(-0.24, abs=0.03)
+    assert statistics.median(errors) == pytest.approx(-0.14, abs=0.03)
 
 
 def test_fsdp_copies_follow_their_bytes():

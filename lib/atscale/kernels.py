@@ -470,11 +470,23 @@ _FA_BACKWARD_KERNELS = 3
 """FlashAttention's backward launches three kernels: a preprocessing pass (``dot(dO, O)``), the main kernel and a
 dQ conversion (the FlashAttention repository's ``flash_bwd_preprocess``, ``flash_bwd``, ``flash_bwd_convert_dq``)."""
 
-_FA2_H100_UTILISATION = 0.35
-"""FlashAttention-2 on an H100 reaches about 35 % of the BF16 peak (Shah et al. 2024, abstract)."""
-
 _FA2_A100_UTILISATION = 0.73
 """FlashAttention-2 forward reaches up to 73 % of the A100's peak (Dao 2023, abstract: "50-73 %")."""
+
+_RATE_KEYS = (("forward", False), ("forward", True), ("backward", False), ("backward", True))
+"""The (pass, causal) order of :attr:`AttentionModel.rates`."""
+
+
+def _fa2_points() -> tuple:
+    """FlashAttention-2's published H100 rates, one ``(seqlen, FLOP/s)`` per :data:`_RATE_KEYS` entry: the
+    ``flash2`` rows of ``attention-published.csv`` (flash-attention pull request 1791, head dimension 128)."""
+    pub = published_attention()
+    out = []
+    for pass_, causal in _RATE_KEYS:
+        sel = ((pub["kernel"] == "flash2") & (pub["pass"] == pass_) & (pub["causal"] == causal)
+               & (pub["head_dim"] == 128.0))
+        out.append((float(pub["seqlen"][sel][-1]), float(pub["tflops"][sel][-1]) * 1e12))
+    return tuple(out)
 
 
 @dataclass(frozen=True)
@@ -499,9 +511,11 @@ def attention_model(accelerator, kernel: str = "flash3", *, sustained: bool = Tr
 
     * ``flash3``: :data:`ATTENTION_FIT` on GH100 (H100/H800/H200; the H200 runs the H100's rates, same die).
       Off Hopper it does not exist: the A100 falls back to ``flash2`` (said in ``source``).
-    * ``flash2``: on GH100 the FlashAttention-3 curves scaled to 35 % of peak for the long-sequence rate (Shah et
-      al. 2024); on the A100 to 73 % of its peak (Dao 2023). The sequence ramp is FlashAttention-3's (an
-      assumption).
+    * ``flash2``: on GH100 each (pass, causal) curve of FlashAttention-3 scaled to pass through FlashAttention-2's
+      published H100 point of the same pass at 8,192 tokens (flash-attention pull request 1791: forward 370 and
+      284 TFLOP/s non-causal and causal, backward 291 and 287); on the A100 the non-causal forward at 73 % of
+      its peak (Dao 2023) and the other passes in the proportions measured on the H100 (an assumption: the same
+      kernel's passes keep their ratios). The sequence ramp is FlashAttention-3's (an assumption).
     * ``cudnn``: equal to ``flash3`` (published cuDNN-vs-FlashAttention-3 pairs on Hopper are within about 10 %
       either way: flash-attention #1075 on an H100 PCIe, #1310 on an H20).
     * ``unfused``: priced by the GEMM model and the memory roof (:func:`attention_seconds`).
@@ -515,24 +529,26 @@ def attention_model(accelerator, kernel: str = "flash3", *, sustained: bool = Tr
     v.choice("kernel", kernel, ATTENTION_KERNELS)
     v.flag("sustained", sustained)
     h100 = hardware.accelerator("H100 SXM")
-    keys = (("forward", False), ("forward", True), ("backward", True), ("backward", True))
-    fa3 = tuple((*ATTENTION_FIT[key], ATTENTION_LONGEST[key]) for key in keys)
+    # FlashAttention-3's curves; the non-causal backward has no fit of its own and takes the causal one's.
+    fa3 = tuple((*ATTENTION_FIT[p, c or p == "backward"], ATTENTION_LONGEST[p, c or p == "backward"])
+                for p, c in _RATE_KEYS)
     hopper = acc.name in _GH100
     ampere = acc.name.startswith("A100")
     note = ""
     effective = kernel
     if kernel in ("flash3", "cudnn") and ampere:
         effective, note = "flash2", f"{kernel} needs Hopper: falls back to FlashAttention-2 rates on the A100; "
-    if effective == "flash2":
-        long_fa3 = fa3[0][0]
-        if ampere:
-            scale = _FA2_A100_UTILISATION * acc.peak("bf16") / long_fa3
-            src = "FlashAttention-2 on the A100: 73 % of peak (Dao 2023), FlashAttention-3's shape"
-        else:
-            scale = _FA2_H100_UTILISATION * h100.peak("bf16") / long_fa3 * acc.peak("bf16") / h100.peak("bf16")
-            src = "FlashAttention-2 on Hopper: 35 % of peak (Shah et al. 2024), FlashAttention-3's shape"
+    scales = (acc.peak("bf16") / h100.peak("bf16"),) * 4
+    if effective == "flash2":  # each pass through its published FlashAttention-2 point, FlashAttention-3's ramp
+        points = _fa2_points()
+        level = ((_FA2_A100_UTILISATION * acc.peak("bf16") / points[0][1],) * 4 if ampere else scales)
+        scales = tuple(k * rate / (r_max * s / (s + s_half))
+                       for k, (s, rate), (r_max, s_half, _) in zip(level, points, fa3))
+        src = ("FlashAttention-2 on the A100: its non-causal forward at 73 % of peak (Dao 2023), the other passes in "
+               "the proportions measured on an H100 (flash-attention #1791)" if ampere else
+               "FlashAttention-2, each pass through its published H100 point (flash-attention #1791)")
+        src += ", FlashAttention-3's sequence ramp"
     else:
-        scale = acc.peak("bf16") / h100.peak("bf16")
         src = ("FlashAttention-3, fitted on published H100 points" + ("" if kernel != "cudnn" else
                "; cuDNN taken equal to FlashAttention-3"))
     if kernel == "unfused":
@@ -540,9 +556,9 @@ def attention_model(accelerator, kernel: str = "flash3", *, sustained: bool = Tr
     if not (hopper or ampere):
         src += f"; {acc.name}: EXTRAPOLATED by its BF16 peak over the H100's"
     if sustained and kernel != "unfused":
-        scale *= GEMM_FIT["bf16_sustained"] / GEMM_FIT["bf16_burst"]
+        scales = tuple(k * GEMM_FIT["bf16_sustained"] / GEMM_FIT["bf16_burst"] for k in scales)
         src += "; times the power-limit factor (sustained)"
-    rates = tuple((r * scale, s, cap) for r, s, cap in fa3)
+    rates = tuple((r * k, s, cap) for (r, s, cap), k in zip(fa3, scales))
     return AttentionModel(accelerator=acc.name, kernel=kernel, rates=rates, fixed_seconds=KERNEL_GPU_SECONDS,
                           gemm=gemm_model(acc, "bf16", sustained=sustained), bandwidth=memory_bandwidth(acc),
                           source=note + src)
