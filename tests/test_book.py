@@ -745,3 +745,21 @@ def test_library_tables_read_in_both_themes(server, browser, theme):
         assert not poor, f"{len(poor)} of {len(cells)} table cells below 4.5:1 in the {theme} theme: {poor[:5]}"
     finally:
         context.close()
+
+
+_OVERFLOW_JS = """() => Array.from(document.querySelectorAll('.atscale-table-wrap')).filter(
+  w => w.scrollWidth > w.clientWidth + 2).map(w => (w.querySelector('caption') || w).innerText.slice(0, 80))"""
+
+
+@pytest.mark.parametrize("page_name", ["case-1000-gpus", "parallelism"])
+def test_library_tables_fit_the_page(page_name, server, browser):
+    """At a laptop's width (1,280 px, the page's contents column beside both sidebars) the case study's and the
+    parallelism chapter's library tables show every column without scrolling sideways: long row names and headers
+    wrap between words (they once stayed on one line and pushed the last columns out of view)."""
+    context, page, log = _open(browser, f"{server}/book/{page_name}.html")
+    try:
+        wide = page.evaluate(_OVERFLOW_JS)
+        assert page.evaluate("document.querySelectorAll('.atscale-table-wrap').length") > 0
+        assert not wide, f"tables wider than the page on {page_name}: {wide}"
+    finally:
+        context.close()
