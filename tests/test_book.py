@@ -751,15 +751,32 @@ _OVERFLOW_JS = """() => Array.from(document.querySelectorAll('.atscale-table-wra
   w => w.scrollWidth > w.clientWidth + 2).map(w => (w.querySelector('caption') || w).innerText.slice(0, 80))"""
 
 
-@pytest.mark.parametrize("page_name", ["case-1000-gpus", "parallelism"])
+_OVERFLOW_MD_JS = """() => Array.from(document.querySelectorAll('.bd-article table:not(.atscale-table)')).filter(
+  t => t.parentElement.scrollWidth > t.parentElement.clientWidth + 2).map(t => t.innerText.slice(0, 80))"""
+
+
+@pytest.mark.parametrize("page_name", ["case-1000-gpus", "parallelism", "experts", "hardware-catalog"])
 def test_library_tables_fit_the_page(page_name, server, browser):
-    """At a laptop's width (1,280 px, the page's contents column beside both sidebars) the case study's and the
-    parallelism chapter's library tables show every column without scrolling sideways: long row names and headers
-    wrap between words (they once stayed on one line and pushed the last columns out of view)."""
+    """At a laptop's width (1,280 px, the page's contents column beside both sidebars) the library tables of these
+    pages show every column without scrolling sideways: long row names and headers wrap between words (they once
+    stayed on one line and pushed the last columns out of view)."""
     context, page, log = _open(browser, f"{server}/book/{page_name}.html")
     try:
         wide = page.evaluate(_OVERFLOW_JS)
         assert page.evaluate("document.querySelectorAll('.atscale-table-wrap').length") > 0
+        assert not wide, f"tables wider than the page on {page_name}: {wide}"
+    finally:
+        context.close()
+
+
+@pytest.mark.parametrize("page_name", ["notation", "exercises"])
+def test_markdown_tables_fit_the_page(page_name, server, browser):
+    """The appendices' own tables fit the page at 1,280 px: a long library name in a cell breaks inside itself
+    (the notation appendix's tables once scrolled sideways over names such as ``roofline.critical_tokens``)."""
+    context, page, log = _open(browser, f"{server}/book/{page_name}.html")
+    try:
+        assert page.evaluate("document.querySelectorAll('.bd-article table').length") > 0
+        wide = page.evaluate(_OVERFLOW_MD_JS)
         assert not wide, f"tables wider than the page on {page_name}: {wide}"
     finally:
         context.close()
