@@ -1054,9 +1054,12 @@ def _recomputes(L, module: str):
 
 
 def _codes(name, value, options) -> np.ndarray:
-    codes = {o: i for i, o in enumerate(options)}
-    out = np.vectorize(lambda x: codes.get(x, -1) if isinstance(x, str) else -1, otypes=[int])(
-        np.asarray(value, dtype=object))
+    """The index in ``options`` of each name of ``value`` (a name or an array of names); a ``ValueError`` naming
+    ``name`` for anything else."""
+    names = np.asarray(value, dtype=object)
+    out = np.full(names.shape, -1, dtype=int)
+    for i, option in enumerate(options):  # elementwise comparison in NumPy's loop: a number never equals a name
+        out[names == option] = i
     if np.any(out < 0):
         raise ValueError(f"{name}={_v.show(value)} must be among {options}")
     return out
@@ -1235,13 +1238,33 @@ _MESSAGES = (  # (L, c, GPUs, layout index or None) -> the reason, one per condi
 )
 
 
+_MESSAGE_FIELDS = ("tp", "cp", "pp", "dp", "v", "gb", "b", "m", "shard", "ep", "etp")
+"""Every layout field a message of :data:`_MESSAGES` reads (besides the model, the context and the GPU count)."""
+
+
 def _reasons(L, c: _Context, num_gpus: int) -> np.ndarray:
-    """Why each layout cannot run ("" where it can), the first failing check winning."""
-    reason = np.full(L.tp.shape, "", dtype=object)
+    """Why each layout cannot run ("" where it can), the first failing check winning. A message is written once
+    for each distinct combination of :data:`_MESSAGE_FIELDS` among the layouts it applies to, and shared by them
+    (a search's infeasible layouts repeat a few reasons thousands of times)."""
+    shape = L.tp.shape
+    reason = np.full(shape, "", dtype=object)
+    undecided = np.ones(shape, dtype=bool)
+    rows = None
     for failing, text in zip(_conditions(L, c, num_gpus), _MESSAGES):
-        mask = np.broadcast_to(failing, L.tp.shape) & (reason == "")
-        if np.any(mask):
-            reason[mask] = [text(L, c, num_gpus, i) for i in np.flatnonzero(mask)]
+        mask = np.broadcast_to(failing, shape) & undecided
+        if not np.any(mask):
+            continue
+        undecided &= ~mask
+        if rows is None:  # each layout's fields as one opaque row of bytes, so that equal rows sort together
+            fields = np.stack([np.broadcast_to(np.asarray(getattr(L, f), dtype=float), shape).ravel()
+                               for f in _MESSAGE_FIELDS], axis=1)
+            rows = np.ascontiguousarray(fields).view(np.dtype((np.void, fields.itemsize * len(_MESSAGE_FIELDS))))
+            rows = rows.ravel()
+        at = np.flatnonzero(mask)
+        _, first, where = np.unique(rows[at], return_index=True, return_inverse=True)
+        written = np.empty(first.size, dtype=object)
+        written[:] = [text(L, c, num_gpus, int(i)) for i in at[first]]
+        reason.ravel()[at] = written[where.ravel()]
     return reason
 
 
@@ -1357,11 +1380,18 @@ def _shard_ranks(L, xp) -> tuple:
     return xp.where(L.shard > 0, L.shard, n), xp.where(L.shard > 0, xp.minimum(L.shard, n_e), n_e)
 
 
-def _too_big(state, acts, capacity) -> str:
-    total = state + acts
-    return (f"does not fit: {total / 1e9:.1f} GB per GPU > {capacity / 1e9:.1f} GB, over by "
-            f"{(total - capacity) / 1e9:.1f} GB, more than the model's {MEMORY_MARGIN:.0%} margin; largest "
-            f"term: {'activations' if acts > state else 'model state'} {max(state, acts) / 1e9:.1f} GB")
+def _too_big(state, acts, capacity):
+    """Why a layout of ``state`` and ``acts`` bytes per GPU (model state and activations; floats, or arrays for
+    many layouts) does not fit in ``capacity`` bytes: a message, or a list of them formatted in one pass (a
+    search refuses thousands)."""
+    total = np.add(state, acts)
+    fmt = (f"does not fit: %.1f GB per GPU > {capacity / 1e9:.1f} GB, over by %.1f GB, more than the model's "
+           f"{MEMORY_MARGIN:.0%} margin; largest term: %s %.1f GB").replace("% margin", "%% margin")
+    which = np.where(np.greater(acts, state), "activations", "model state")
+    rows = zip(np.ravel(total / 1e9).tolist(), np.ravel((total - capacity) / 1e9).tolist(), np.ravel(which).tolist(),
+               np.ravel(np.maximum(state, acts) / 1e9).tolist())
+    messages = [fmt % row for row in rows]
+    return messages if np.ndim(total) else messages[0]
 
 
 def evaluate(model, cluster: hardware.Cluster, *, tp, pp, dp, micro_batch, global_batch, cp=1, zero_stage=0,
@@ -1404,8 +1434,7 @@ def evaluate(model, cluster: hardware.Cluster, *, tp, pp, dp, micro_batch, globa
     capacity = cluster.accelerator.usable_memory
     over = memory_check & ok & (r["memory"] > capacity * (1 + MEMORY_MARGIN))
     if np.any(over):
-        reason[over] = [_too_big(a, b, capacity) for a, b in zip(r["mem_parts"]["model state"][over],
-                                                                   r["mem_parts"]["activations"][over])]
+        reason[over] = _too_big(r["mem_parts"]["model state"][over], r["mem_parts"]["activations"][over], capacity)
     feasible = reason == ""
     status = np.where(~feasible, "", np.where(r["memory"] > capacity * (1 + MEMORY_MARGIN), "over",
                                              np.where(r["memory"] > capacity * (1 - MEMORY_MARGIN), "tight", "fits")))

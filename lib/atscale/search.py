@@ -9,7 +9,6 @@ the constants it passes down are :mod:`atscale.calibration`'s. ``atscale.paralle
 from __future__ import annotations
 
 import dataclasses
-import itertools
 import math
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -173,8 +172,11 @@ def search(model, cluster: hardware.Cluster, global_batch: int, *, seq_length=No
                          f"schedules x {len(recomputes)} recomputes x {len(sequence_parallel)} sequence_parallel x "
                          f"{len(eps)} expert_parallel x {len(dtypes)} dtypes); at most {MAX_SEARCH_LAYOUTS:,}: give "
                          "shorter candidate lists")
-    grid = np.array(list(itertools.product(range(len(combos)), micro_batches, zero_stages, range(len(sched_v)),
-                                           range(len(recomputes)), sequence_parallel, eps)), dtype=np.int64)
+    # every combination, in itertools.product's order (the last axis fastest), as one row per layout
+    index = np.indices(sizes).reshape(len(sizes), -1)
+    grid = np.stack([np.asarray(values, dtype=np.int64)[i] for values, i in
+                     zip((range(len(combos)), micro_batches, zero_stages, range(len(sched_v)), range(len(recomputes)),
+                          sequence_parallel, eps), index)], axis=1)
     tp, cp, pp, dp = np.array(combos, dtype=np.int64)[grid[:, 0]].T
     cols = dict(tp=tp, cp=cp, pp=pp, dp=dp, micro_batch=grid[:, 1], zero_stage=grid[:, 2],
                 schedule=np.array([s for s, _ in sched_v], dtype=object)[grid[:, 3]],
@@ -184,7 +186,8 @@ def search(model, cluster: hardware.Cluster, global_batch: int, *, seq_length=No
     keep = ~(cols["sequence_parallel"] & (tp == 1))  # sequence parallelism is meaningless without TP: not a layout
     cols = {k: np.concatenate([x[keep]] * len(dtypes)) for k, x in cols.items()}
     cols["dtype"] = np.repeat(np.array(dtypes, dtype=object), int(keep.sum()))
-    results = [evaluate(model, cluster, **{k: cols[k][cols["dtype"] == d] for k in cols if k != "dtype"},
+    of_dtype = {d: cols["dtype"] == d for d in dtypes}  # each precision's rows, found once
+    results = [evaluate(model, cluster, **{k: cols[k][of_dtype[d]] for k in cols if k != "dtype"},
                         global_batch=global_batch, tp_overlap=tp_overlap, a2a_overlap=a2a_overlap,
                         cp_algorithm=cp_algorithm, seq_length=seq_length, dtype=d,
                         optimizer_name=optimizer_name, dp_overlap=dp_overlap, flash_attention=flash_attention,
