@@ -755,7 +755,7 @@ _OVERFLOW_MD_JS = """() => Array.from(document.querySelectorAll('.bd-article tab
   t => t.parentElement.scrollWidth > t.parentElement.clientWidth + 2).map(t => t.innerText.slice(0, 80))"""
 
 
-@pytest.mark.parametrize("page_name", ["case-1000-gpus", "parallelism", "experts", "hardware-catalog"])
+@pytest.mark.parametrize("page_name", ["case-1000-gpus", "parallelism", "experts", "hardware-catalog", "accuracy"])
 def test_library_tables_fit_the_page(page_name, server, browser):
     """At a laptop's width (1,280 px, the page's contents column beside both sidebars) the library tables of these
     pages show every column without scrolling sideways: long row names and headers wrap between words (they once

@@ -109,3 +109,12 @@ def test_an_explorer_can_leave_its_duplicate_snapshot_out_of_the_page():
     html = e._repr_mimebundle_()["text/html"]
     assert "<img" not in html and "Explorer" in html
     assert "<img" in widgets.rank_map_explorer()._repr_mimebundle_()["text/html"]
+
+
+def test_table_html_keeps_a_number_with_its_unit():
+    """In a numeric column a number and its first unit word never part (a narrow page wraps the rest)."""
+    t = Table(("Run", "Error"), (("A", "+1.2 MFU points"), ("B", "-3.4 %")))
+    html = t._repr_html_()
+    assert "+1.2&nbsp;MFU points</td>" in html and "-3.4&nbsp;%</td>" in html
+    assert "<th" in html and "&nbsp;" not in html.split("<tbody>")[0]  # headers wrap freely
+    assert str(t).count("\u00a0") == 0  # the text view is unchanged

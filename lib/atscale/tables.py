@@ -70,7 +70,10 @@ class Table:
 
         def cell(tag: str, text: str, num: bool) -> str:
             attrs = ' class="num" style="text-align:right"' if num else ""
-            return f"<{tag}{attrs}>{html.escape(text)}</{tag}>"
+            text = html.escape(text)
+            if num and tag == "td":  # a number keeps its first unit word ("+1.2 MFU points" breaks after "MFU")
+                text = text.replace(" ", "&nbsp;", 1)
+            return f"<{tag}{attrs}>{text}</{tag}>"
 
         head = "".join(cell("th", h, n) for h, n in zip(self.headers, numeric))
         body = "".join("<tr>" + "".join(cell("td", c, n) for c, n in zip(r, numeric)) + "</tr>" for r in self.rows)
