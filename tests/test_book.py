@@ -747,12 +747,14 @@ def test_library_tables_read_in_both_themes(server, browser, theme):
         context.close()
 
 
-_OVERFLOW_JS = """() => Array.from(document.querySelectorAll('.atscale-table-wrap')).filter(
-  w => w.scrollWidth > w.clientWidth + 2).map(w => (w.querySelector('caption') || w).innerText.slice(0, 80))"""
-
-
-_OVERFLOW_MD_JS = """() => Array.from(document.querySelectorAll('.bd-article table:not(.atscale-table)')).filter(
+_WIDE_JS = """(selector) => Array.from(document.querySelectorAll(selector)).filter(
   t => t.parentElement.scrollWidth > t.parentElement.clientWidth + 2).map(t => t.innerText.slice(0, 80))"""
+
+
+def _wide_tables(page, selector: str) -> list:
+    """The start of each table matching ``selector`` whose scrolling container is wider than it shows."""
+    assert page.evaluate(f"document.querySelectorAll({selector!r}).length") > 0, f"no {selector} on the page"
+    return page.evaluate(_WIDE_JS, selector)
 
 
 @pytest.mark.parametrize("page_name", ["case-1000-gpus", "parallelism", "experts", "hardware-catalog", "accuracy"])
@@ -762,8 +764,7 @@ def test_library_tables_fit_the_page(page_name, server, browser):
     stayed on one line and pushed the last columns out of view)."""
     context, page, log = _open(browser, f"{server}/book/{page_name}.html")
     try:
-        wide = page.evaluate(_OVERFLOW_JS)
-        assert page.evaluate("document.querySelectorAll('.atscale-table-wrap').length") > 0
+        wide = _wide_tables(page, "table.atscale-table")
         assert not wide, f"tables wider than the page on {page_name}: {wide}"
     finally:
         context.close()
@@ -775,8 +776,7 @@ def test_markdown_tables_fit_the_page(page_name, server, browser):
     (the notation appendix's tables once scrolled sideways over names such as ``roofline.critical_tokens``)."""
     context, page, log = _open(browser, f"{server}/book/{page_name}.html")
     try:
-        assert page.evaluate("document.querySelectorAll('.bd-article table').length") > 0
-        wide = page.evaluate(_OVERFLOW_MD_JS)
+        wide = _wide_tables(page, ".bd-article table:not(.atscale-table)")
         assert not wide, f"tables wider than the page on {page_name}: {wide}"
     finally:
         context.close()

@@ -851,3 +851,15 @@ def test_fsdp_gathers_the_compute_copy_of_fp32_weights(zero_stage):
     assert M.optimizer("adam-fp32").weights == 4 and M.optimizer("megatron-bf16").weights == 2
     assert _dp("adam-fp32", zero_stage) == pytest.approx(_dp("megatron-bf16", zero_stage), rel=1e-12)
     assert _dp("adam-fp32", 1) > _dp("megatron-bf16", 1) * 1.01
+
+
+def test_infeasibility_messages_read_only_the_fields_they_are_shared_by():
+    """evaluate writes each infeasibility message once per distinct combination of P._MESSAGE_FIELDS and shares it
+    among the layouts that have it; a message reading any other layout field would be shared wrongly. Every layout
+    field a message's code names must therefore be among them."""
+    L = P._plan_layout(Plan(tp=8, pp=4, dp=32, micro_batch=1, global_batch=1024), 0.0)
+    layout_fields = set(vars(L))
+    for text in P._MESSAGES:
+        read = set(text.__code__.co_names) & layout_fields
+        assert read <= set(P._MESSAGE_FIELDS), (read - set(P._MESSAGE_FIELDS), text.__code__.co_firstlineno)
+    assert set(P._MESSAGE_FIELDS) <= layout_fields

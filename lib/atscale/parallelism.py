@@ -1385,12 +1385,12 @@ def _too_big(state, acts, capacity):
     many layouts) does not fit in ``capacity`` bytes: a message, or a list of them formatted in one pass (a
     search refuses thousands)."""
     total = np.add(state, acts)
-    fmt = (f"does not fit: %.1f GB per GPU > {capacity / 1e9:.1f} GB, over by %.1f GB, more than the model's "
-           f"{MEMORY_MARGIN:.0%} margin; largest term: %s %.1f GB").replace("% margin", "%% margin")
+    fmt = (f"does not fit: {{:.1f}} GB per GPU > {capacity / 1e9:.1f} GB, over by {{:.1f}} GB, more than the "
+           f"model's {MEMORY_MARGIN:.0%} margin; largest term: {{}} {{:.1f}} GB").format
     which = np.where(np.greater(acts, state), "activations", "model state")
     rows = zip(np.ravel(total / 1e9).tolist(), np.ravel((total - capacity) / 1e9).tolist(), np.ravel(which).tolist(),
                np.ravel(np.maximum(state, acts) / 1e9).tolist())
-    messages = [fmt % row for row in rows]
+    messages = [fmt(*row) for row in rows]
     return messages if np.ndim(total) else messages[0]
 
 

@@ -163,8 +163,9 @@ def search(model, cluster: hardware.Cluster, global_batch: int, *, seq_length=No
     combos = [(t, c, p, n // (t * c * p)) for t in _divisors_pow2(n, 2 * cluster.node.gpus) for c in cps
               for p in _divisors_pow2(n, model.num_layers) if n % (t * c * p) == 0]
     _some_split(combos, context_parallel, n)
-    sizes = (len(combos), len(micro_batches), len(zero_stages), len(sched_v), len(recomputes), len(sequence_parallel),
-             len(eps))
+    axes = (range(len(combos)), micro_batches, zero_stages, range(len(sched_v)), range(len(recomputes)),
+            sequence_parallel, eps)  # one axis per candidate list (splits, schedules and recomputations by index)
+    sizes = tuple(len(a) for a in axes)
     layouts = math.prod(sizes) * len(dtypes)
     if layouts > MAX_SEARCH_LAYOUTS:
         raise ValueError(f"{layouts:,} layouts to evaluate ({len(combos)} TP x CP x PP x DP splits x "
@@ -174,9 +175,7 @@ def search(model, cluster: hardware.Cluster, global_batch: int, *, seq_length=No
                          "shorter candidate lists")
     # every combination, in itertools.product's order (the last axis fastest), as one row per layout
     index = np.indices(sizes).reshape(len(sizes), -1)
-    grid = np.stack([np.asarray(values, dtype=np.int64)[i] for values, i in
-                     zip((range(len(combos)), micro_batches, zero_stages, range(len(sched_v)), range(len(recomputes)),
-                          sequence_parallel, eps), index)], axis=1)
+    grid = np.stack([np.asarray(a, dtype=np.int64)[i] for a, i in zip(axes, index)], axis=1)
     tp, cp, pp, dp = np.array(combos, dtype=np.int64)[grid[:, 0]].T
     cols = dict(tp=tp, cp=cp, pp=pp, dp=dp, micro_batch=grid[:, 1], zero_stage=grid[:, 2],
                 schedule=np.array([s for s, _ in sched_v], dtype=object)[grid[:, 3]],
