@@ -97,7 +97,7 @@ def test_validation_errors_as_measured():
     validation = [r for r in runs.VALIDATION_RUNS] + list(runs.OTHER_STACK_RUNS)
     errors = _errors(validation)
     assert len(validation) >= 30 and len({r.stack_preset for r in validation}) >= 3
-    assert statistics.median(errors) == pytest.approx(0.078, abs=0.01)  # 0.109 before FlashAttention-2 took its own published rates, 0.106 before the torchtitan runs moved to their GPU, 0.086 before the other stacks overlapped their data-parallel communication
+    assert statistics.median(errors) == pytest.approx(0.099, abs=0.01)  # 0.078 before llm-foundry's runs took the Triton attention kernel their scripts name, 0.109 before FlashAttention-2 took its own published rates, 0.106 before the torchtitan runs moved to their GPU, 0.086 before the other stacks overlapped their data-parallel communication
     curve = [abs(r.step_error()) for r in validation]
     assert statistics.median(errors) < statistics.median(curve)  # better than the efficiency curve, still short
     nvidia = _errors([r for r in runs.H100_RUNS if r.role == "validation"])
@@ -105,8 +105,9 @@ def test_validation_errors_as_measured():
 
 
 @pytest.mark.xfail(strict=True, reason="issue 31's target is not met yet: median |step-time error| on the "
-                                       "validation and other-stack runs 7.8 % (target 6 %), worst above 50 %; runs of 32k tokens "
-                                       "and more are too fast on 23 of 25, by 14 % in median")
+                                       "validation and other-stack runs 9.9 % (target 6 %), worst above 50 %; runs of 32k tokens "
+                                       "and more miss by 22 % in median (|error|), torchtitan's and NeMo's too fast, "
+                                       "llm-foundry's too slow")
 def test_issue_31_target_on_every_validation_run():
     validation = [r for r in runs.VALIDATION_RUNS] + list(runs.OTHER_STACK_RUNS)
     errors = _errors(validation)
@@ -144,17 +145,68 @@ def test_issue_31_fp8_target_on_every_pair():
 
 
 def test_long_context_as_measured():
-    """Runs of 32k tokens and more: Meta's Llama 3 405B at 131,072 tokens (CP 16) is within the issue's 10 %, but on
-    every stack the long runs are too fast (median about -14 %; -25 % before FlashAttention-2 took its own published
-    rates): the attention kernels' published rates stop at 16k tokens, and the model holds them flat beyond (a known
-    miss, stated in the appendix)."""
+    """Runs of 32k tokens and more: Meta's Llama 3 405B at 131,072 tokens (CP 16) is within the issue's 10 %. The
+    misses go both ways: torchtitan's and NVIDIA's long runs are too fast (the attention kernels' published rates
+    stop at 16k tokens, and the model holds them flat beyond), llm-foundry's are too slow since they take the Triton
+    attention kernel their scripts name, priced from an A100 ratio (see the brackets below)."""
     long = [r for r in runs.ALL_RUNS if (r.seq_length or r.model.seq_length) >= 32_768 and r.role == "validation"
             and not r.model.is_moe]
     assert len(long) >= 15
     meta = next(r for r in long if r.label.startswith("Llama 3 405B, 16,384 H100, CP 16"))
     assert abs(meta.step_error(operators=True)) <= 0.10
-    errors = [r.step_error(operators=True) for r in long]
-    assert statistics.median(errors) == pytest.approx(-0.14, abs=0.03)
+    errors = {r.label: r.step_error(operators=True) for r in long}
+    assert statistics.median(abs(e) for e in errors.values()) == pytest.approx(0.22, abs=0.03)  # 0.14 before
+    triton = {r.label for r in long if r.attention_kernel == "flash-triton"}
+    assert triton and all(errors[k] > 0 for k in triton)  # the Triton price is too slow on every one of them
+    faster = [e for k, e in errors.items() if k not in triton]
+    assert sum(e < 0 for e in faster) >= len(faster) - 2  # the others are too fast, as before
+
+
+def test_flash_triton_is_flashattention2_over_the_published_ratio():
+    """FlashAttention in Triton runs at FlashAttention-2's rate over 1.4 (forward) and 2.0 (backward), Dao 2023's
+    "1.3-1.5x" and "around 2x", on every pass and GPU."""
+    for acc in ("H100 SXM", "A100 SXM 80GB"):
+        for causal in (False, True):
+            for backward in (False, True):
+                kw = dict(causal=causal, backward=backward, sustained=False)
+                fa2 = kernels.attention_seconds(2, 16, 8192, 128, acc, kernel="flash2", **kw)
+                tri = kernels.attention_seconds(2, 16, 8192, 128, acc, kernel="flash-triton", **kw)
+                fixed = (3 if backward else 1) * kernels.KERNEL_GPU_SECONDS
+                ratio = kernels.FA2_OVER_TRITON["backward" if backward else "forward"]
+                assert tri - fixed == pytest.approx((fa2 - fixed) * ratio, rel=1e-12)
+    assert "Triton" in kernels.attention_model("H100 SXM", "flash-triton").source
+
+
+def test_runs_take_the_attention_kernel_their_scripts_name():
+    """llm-foundry's tables of October 2023 (8 GPUs on H100, and the A100 table) ran ``attn_impl: triton``, the
+    default of its yamls and benchmark script at that commit; the large-scale table of January 2024 ran
+    FlashAttention-2 for the 1B, 3B, 7B and 70B models and Triton for 13B and 30B (its sweep.py)."""
+    mpt = [r for r in runs.OTHER_STACK_RUNS if r.label.startswith("MPT")]
+    assert len(mpt) == 29
+    for r in mpt:
+        big = r.cluster.num_gpus >= 128
+        triton = not big or r.model.name in ("MPT-13B", "MPT-30B")
+        assert r.attention_kernel == ("flash-triton" if triton else "flash2"), r.label
+        assert ("attn_impl: triton" if triton else "attn_impl: flash") in r.assumed, r.label
+        assert r._stack().attention == r.attention_kernel
+        assert r._stack().fused == operators.stack(r.stack_preset).fused
+    others = [r for r in runs.ALL_RUNS if not r.label.startswith("MPT")]
+    assert all(r.attention_kernel == operators.stack(r.stack_preset).attention for r in others)
+
+
+def test_attention_kernel_brackets_as_measured():
+    """On the Triton runs, the published step lies between the operator model priced with the Triton kernel (the
+    A100 ratio) and with FlashAttention-2 on 20 of 25 (measured when the kernel was corrected, November 2026): the
+    kernel's price on these GPUs is the least-known input, and the appendix shows both."""
+    from atscale import accuracy
+
+    brackets = accuracy.attention_kernel_brackets()
+    assert len(brackets) == 25
+    assert sum(b.between for b in brackets) == 20
+    for b in brackets:
+        assert b.as_recorded == pytest.approx(b.run.step_error(operators=True), rel=1e-12)
+        assert b.as_recorded > b.as_preset  # the slower kernel never makes the step faster
+    assert accuracy.attention_kernel_table().rows[0][1] == "FlashAttention in Triton"
 
 
 def test_fsdp_copies_follow_their_bytes():

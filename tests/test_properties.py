@@ -645,7 +645,7 @@ RESULTS = {  # public types the library builds as results or as its own data: no
     "reliability.JobMTTF", "roofline.TimeBound", "roofline.Placement", "roofline.LayerTime",
     "roofline.MeasuredRoofline", "roofline.RooflineCheck", "tables.Table", "kernels.GemmModel", "operators.Stack", "operators.OperatorRow",
     "operators.LayerOperators", "accuracy.StackSummary", "runs.FP8Pair", "runs.AblationStep", "accuracy.Drift",
-    "accuracy.MoeError",
+    "accuracy.MoeError", "accuracy.KernelBracket",
     "parallelism.RecomputeChoice",
     "kernels.AttentionModel",
 }
@@ -785,7 +785,8 @@ EXEMPT = {  # (callable, argument) -> why a class the probe would refuse is legi
 }
 EMPTY_OK = {"ridge_lines", "mark"}  # an empty list of guide lines (or marks) draws none
 NEGATIVE_OK = {"accuracy.Gap", "accuracy.comparisons", "accuracy.summary", "accuracy.megascale_against_selene",
-               "accuracy.megascale_drops", "accuracy.moe_errors"}  # signed errors are legitimate
+               "accuracy.megascale_drops", "accuracy.moe_errors",
+               "accuracy.attention_kernel_brackets"}  # signed errors are legitimate
 ALIASES.update({"model_or_params": ("model", "params"), "b": ("breakdown", "b="), "steps": ("step",),
                 "estimates": ("estimate",), "value": ("value", "model", "accelerator")})
 

@@ -39,7 +39,7 @@ from . import _validate as _v
 __all__ = ["Comparison", "Summary", "Gap", "megascale_drops", "megascale_against_selene", "comparisons", "summary",
            "table", "summary_table", "sources_table", "GROUPS", "COLLECTIVES_TOLERANCE", "STEP_TIME_TOLERANCE",
            "PEAK_OVER_MEASURED_MAX", "StackSummary", "stack_summaries", "stack_table", "operator_table",
-           "ablation_table", "SCALE_SERIES", "Drift", "scale_drift", "drift_table", "MoeError", "moe_errors", "moe_table"]
+           "KernelBracket", "attention_kernel_brackets", "attention_kernel_table", "ablation_table", "SCALE_SERIES", "Drift", "scale_drift", "drift_table", "MoeError", "moe_errors", "moe_table"]
 
 GROUPS = ("Hardware", "Memory", "Collectives", "Step time", "Experts", "Reliability")
 """The groups, in the order of the chapters that make the comparisons."""
@@ -517,11 +517,71 @@ def operator_table(*, folded: bool = True):
     from .tables import Table
 
     folded = _v.flag("folded", folded)
-    rows = tuple((r.label, r.stack or r.stack_preset, r.stack_preset, r.role, r.group, f"{a:+.1%}", f"{b:+.1%}")
+    rows = tuple((r.label, r.stack or r.stack_preset, _preset_text(r), r.role, r.group, f"{a:+.1%}", f"{b:+.1%}")
                  for r, a, b in _operator_rows())
     return Table(("Run", "Stack", "Preset", "Role", "Source", "Curve", "Operators"), rows,
                  caption="Step-time error of each run (positive: the model is slower than published).",
                  fold=f"All {len(rows)} dense runs, one by one" if folded else "")
+
+
+def _preset_text(run) -> str:
+    """A run's stack preset, with its attention kernel where the record names one the preset does not run."""
+    from . import operators
+    from .kernels import ATTENTION_KERNEL_LABELS
+
+    preset = run.stack_preset
+    own = operators.stack(preset).attention
+    return preset if run.attention_kernel == own else f"{preset}, {ATTENTION_KERNEL_LABELS[run.attention_kernel]}"
+
+
+@dataclass(frozen=True)
+class KernelBracket:
+    """A published run whose source names an attention kernel its stack preset does not run, with the step-time
+    error of the operator-level compute (``predicted / published - 1``, fractions) priced with that kernel
+    (``as_recorded``, the model's prediction) and with the preset's kernel (``as_preset``): how far the result moves
+    with the kernel's price, the least-known input of these runs."""
+
+    run: object
+    as_recorded: float
+    as_preset: float
+
+    @property
+    def between(self) -> bool:
+        """Whether the published step lies between the two prices (the errors differ in sign, or one is zero)."""
+        return self.as_recorded * self.as_preset <= 0
+
+
+def attention_kernel_brackets() -> tuple[KernelBracket, ...]:
+    """A :class:`KernelBracket` for every dense published run whose record names its own attention kernel
+    (:attr:`atscale.runs.Run.attention_kernel`; llm-foundry's ``attn_impl: triton`` runs)."""
+    import dataclasses
+
+    from . import operators, runs
+
+    out = []
+    for r in runs.ALL_RUNS:
+        if r.model.is_moe or r.attention_kernel == operators.stack(r.stack_preset).attention:
+            continue
+        preset = dataclasses.replace(r, details={k: v for k, v in r.details.items() if k != "attention_kernel"})
+        out.append(KernelBracket(r, r.step_error(operators=True), preset.step_error(operators=True)))
+    return tuple(out)
+
+
+def attention_kernel_table(*, folded: bool = True):
+    """:func:`attention_kernel_brackets` as a :class:`~atscale.tables.Table` (folded under a summary line by
+    default)."""
+    from . import operators
+    from .kernels import ATTENTION_KERNEL_LABELS as name
+    from .tables import Table
+
+    folded = _v.flag("folded", folded)
+    rows = tuple((b.run.label, name[b.run.attention_kernel], f"{b.as_recorded:+.1%}",
+                  name[operators.stack(b.run.stack_preset).attention], f"{b.as_preset:+.1%}")
+                 for b in attention_kernel_brackets())
+    return Table(("Run", "Kernel it ran", "Error with it", "Preset's kernel", "Error with the preset's"), rows,
+                 caption="Step-time error of the operator-level compute (positive: the model is slower than "
+                         "published) with the attention kernel the run's scripts name and with its stack preset's "
+                         "kernel.", fold=f"The {len(rows)} runs, one by one" if folded else "")
 
 
 @dataclass(frozen=True)

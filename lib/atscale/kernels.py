@@ -40,8 +40,9 @@ from ._numeric import _ScalarOps, as_scalar
 __all__ = [
     "KERNEL_GPU_SECONDS", "HOST_SECONDS_PER_OP", "SM_COUNT", "TILES", "GemmModel", "gemm_model", "gemm_seconds",
     "gemm_flops_per_s", "GEMM_FIT", "fit_gemm", "published_gemms", "FP8_RECIPES", "FP8_CAST_BYTES",
-    "FP8_CAST_KERNELS", "fp8_cast_bytes", "fp8_cast_seconds", "ATTENTION_KERNELS", "AttentionModel",
-    "attention_model", "attention_flops", "attention_seconds", "ATTENTION_FIT", "ATTENTION_LONGEST", "fit_attention",
+    "FP8_CAST_KERNELS", "fp8_cast_bytes", "fp8_cast_seconds", "ATTENTION_KERNELS", "ATTENTION_KERNEL_LABELS",
+    "FA2_OVER_TRITON", "AttentionModel", "attention_model", "attention_flops", "attention_seconds", "ATTENTION_FIT",
+    "ATTENTION_LONGEST", "fit_attention",
     "published_attention", "memory_bandwidth", "memory_bound_seconds",
 ]
 
@@ -440,10 +441,16 @@ def fp8_cast_seconds(elements, accelerator, recipe: str = "delayed"):
 # --------------------------------------------------------------------------------------
 # Attention
 # --------------------------------------------------------------------------------------
-ATTENTION_KERNELS = ("flash2", "flash3", "cudnn", "unfused")
+ATTENTION_KERNELS = ("flash2", "flash3", "cudnn", "flash-triton", "unfused")
 """Attention implementations: FlashAttention-2 (Dao 2023), FlashAttention-3 (Shah et al. 2024; Hopper only),
-cuDNN's fused attention (as Transformer Engine calls it), and the unfused path (two batched GEMMs and a softmax
-over the materialised score matrix)."""
+cuDNN's fused attention (as Transformer Engine calls it), FlashAttention in Triton (Dao's experimental Triton
+kernel of 2022-23, which llm-foundry shipped as ``attn_impl: triton``), and the unfused path (two batched GEMMs
+and a softmax over the materialised score matrix)."""
+
+ATTENTION_KERNEL_LABELS = MappingProxyType({
+    "flash2": "FlashAttention-2", "flash3": "FlashAttention-3", "cudnn": "cuDNN fused attention",
+    "flash-triton": "FlashAttention in Triton", "unfused": "unfused attention"})
+"""A reader's name for each kernel of :data:`ATTENTION_KERNELS`."""
 
 ATTENTION_FIT = MappingProxyType({
     ("forward", False): (629.6e12, 234.0),
@@ -472,6 +479,19 @@ dQ conversion (the FlashAttention repository's ``flash_bwd_preprocess``, ``flash
 
 _FA2_A100_UTILISATION = 0.73
 """FlashAttention-2 forward reaches up to 73 % of the A100's peak (Dao 2023, abstract: "50-73 %")."""
+
+FA2_OVER_TRITON = MappingProxyType({"forward": 1.4, "backward": 2.0})
+"""How much faster FlashAttention-2 runs than FlashAttention in Triton, per pass: "around 1.3-1.5x faster than
+FlashAttention in Triton in the forward pass and around 2x faster in the backward pass" (Dao 2023, sec. 4.1: A100
+80GB SXM4, head dimensions 64 and 128, with and without a causal mask, 512 to 16k tokens); the forward takes the
+middle of the stated range. The ``flash-triton`` kernel runs at FlashAttention-2's rates over these.
+
+The paper's Triton kernel is OpenAI's (``triton.ops.flash_attention``, as the flash-attention repository's
+``benchmarks/benchmark_flash_attention.py`` imports it); llm-foundry ships Dao's own Triton port of the same
+tutorial kernel (``flash_attn_triton.py``), whose docstring puts its forward plus backward "slightly slower" than
+FlashAttention-1's, which FlashAttention-2 runs about 2x faster than (Dao 2023, sec. 4.1). Taking the two kernels
+at one speed is an assumption; both readings put the Triton kernel at about half FlashAttention-2's speed over a
+forward and backward pass."""
 
 _RATE_KEYS = (("forward", False), ("forward", True), ("backward", False), ("backward", True))
 """The (pass, causal) order of :attr:`AttentionModel.rates`."""
@@ -516,6 +536,8 @@ def attention_model(accelerator, kernel: str = "flash3", *, sustained: bool = Tr
       284 TFLOP/s non-causal and causal, backward 291 and 287); on the A100 the non-causal forward at 73 % of
       its peak (Dao 2023) and the other passes in the proportions measured on the H100 (an assumption: the same
       kernel's passes keep their ratios). The sequence ramp is FlashAttention-3's (an assumption).
+    * ``flash-triton``: ``flash2``'s rates over :data:`FA2_OVER_TRITON` on every accelerator (the ratios were
+      measured on the A100; on the H100 they are an assumption: neither kernel uses Hopper's new instructions).
     * ``cudnn``: equal to ``flash3`` (published cuDNN-vs-FlashAttention-3 pairs on Hopper are within about 10 %
       either way: flash-attention #1075 on an H100 PCIe, #1310 on an H20).
     * ``unfused``: priced by the GEMM model and the memory roof (:func:`attention_seconds`).
@@ -539,6 +561,8 @@ def attention_model(accelerator, kernel: str = "flash3", *, sustained: bool = Tr
     if kernel in ("flash3", "cudnn") and ampere:
         effective, note = "flash2", f"{kernel} needs Hopper: falls back to FlashAttention-2 rates on the A100; "
     scales = (acc.peak("bf16") / h100.peak("bf16"),) * 4
+    if kernel == "flash-triton":
+        effective = "flash2"
     if effective == "flash2":  # each pass through its published FlashAttention-2 point, FlashAttention-3's ramp
         points = _fa2_points()
         level = ((_FA2_A100_UTILISATION * acc.peak("bf16") / points[0][1],) * 4 if ampere else scales)
@@ -548,6 +572,10 @@ def attention_model(accelerator, kernel: str = "flash3", *, sustained: bool = Tr
                "the proportions measured on an H100 (flash-attention #1791)" if ampere else
                "FlashAttention-2, each pass through its published H100 point (flash-attention #1791)")
         src += ", FlashAttention-3's sequence ramp"
+        if kernel == "flash-triton":
+            scales = tuple(k / FA2_OVER_TRITON[p] for k, (p, _) in zip(scales, _RATE_KEYS))
+            src = ("FlashAttention in Triton: FlashAttention-2's rates over 1.4 (forward) and 2.0 (backward), as "
+                   "Dao 2023 measured the two on the A100; " + src)
     else:
         src = ("FlashAttention-3, fitted on published H100 points" + ("" if kernel != "cudnn" else
                "; cuDNN taken equal to FlashAttention-3"))

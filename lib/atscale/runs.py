@@ -26,6 +26,7 @@ from typing import Mapping
 
 from . import _validate as _v
 from . import hardware, memory, models
+from . import operators as _operators
 from .calibration import CALIBRATION, Calibration
 from .parallelism import StepTime, _remembered, step_time
 from .plan import Plan
@@ -115,6 +116,13 @@ class Run:
                 "other": "megatron-core"}.get(preset, preset)
 
     @property
+    def attention_kernel(self) -> str:
+        """The attention kernel (:data:`atscale.kernels.ATTENTION_KERNELS`) the operator-level compute prices this
+        run with: the record's ``attention_kernel`` where its source names one the preset does not run (llm-foundry's
+        ``attn_impl: triton``, ``"flash-triton"``), else the :attr:`stack_preset`'s."""
+        return self.details.get("attention_kernel") or _operators.stack(self.stack_preset).attention
+
+    @property
     def fp8_recipe(self) -> str:
         """The FP8 scaling recipe of :data:`atscale.kernels.FP8_RECIPES` the run used: torchao's tensorwise and
         rowwise Float8 scale from the current amax (``"current"``); otherwise Transformer Engine's ``"delayed"``
@@ -126,11 +134,18 @@ class Run:
         """The model's step for this run (with ``calibration``'s constants); ``operators=True``: the operator-level
         compute with the run's :attr:`stack_preset` and :attr:`fp8_recipe` (``step_time(..., stack=...)``);
         ``stragglers``: the wait for the slowest GPU (``step_time(..., stragglers=...)``; default off)."""
-        extra = dict(stack=self.stack_preset, fp8_recipe=self.fp8_recipe) if operators else {}
+        extra = dict(stack=self._stack(), fp8_recipe=self.fp8_recipe) if operators else {}
         return step_time(self.model, self.cluster, self.plan, optimizer_name=self.optimizer_name,
                          dp_overlap=self.dp_overlap, seq_length=self.seq_length, dtype=self.dtype,
                          flash_attention=self.flash_attention, memory_check=self.memory_check,
                          calibration=calibration, stragglers=stragglers, **extra)
+
+    def _stack(self) -> _operators.Stack:
+        """The :attr:`stack_preset` running the run's :attr:`attention_kernel`."""
+        preset = _operators.stack(self.stack_preset)
+        if preset.attention == self.attention_kernel:
+            return preset
+        return dataclasses.replace(preset, attention=self.attention_kernel)
 
     def predict(self, calibration: Calibration = CALIBRATION, *, operators: bool = False) -> float:
         """The model's value of :attr:`metric` with ``calibration``'s constants (``operators``: see :meth:`step`)."""
