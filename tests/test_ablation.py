@@ -39,7 +39,7 @@ PINNED = {
     "tensor-parallel overlap": (+0.24, -5.59),
     "pipeline-parallel overlap": (-1.55, -1.80),
     "data-parallel overlap": (-0.64, -0.78),
-    "efficient operators": (+2.26, +0.51),  # +0.84 before FlashAttention-2 (the A100's kernel) took its own published rates
+    "efficient operators": (+2.26, +1.13),  # +0.51 before FlashAttention-2 took its own sequence ramp (faster at 2,048 tokens), +0.84 before it took its own published rates
     "LAMB, batch tripled to 768": (-0.84, -1.04),
 }
 
@@ -60,8 +60,9 @@ _MISSES = {(step, ops) for step, errs in PINNED.items() for ops, e in ((False, e
 def test_ablation_target(step, operators, request):
     """The issue's target: each modelled step within one MFU point. Known misses (strict xfails): the parallel
     block (only its halved TP collectives are modelled), the pipeline overlap (the model's exposed sends are
-    about a third of what the step gained), the fused attention kernel under the curve (its attention rate
-    gains more than MegaScale measured) and, under the operator model, the tensor-parallel overlap (its GEMMs
+    about a third of what the step gained), the fused attention kernel (under the curve its attention rate
+    gains more than MegaScale measured; under the operator model FlashAttention-2 at its own published rates on an
+    A100 gains about a point more than MegaScale's whole "efficient operators" step, fused norms included) and, under the operator model, the tensor-parallel overlap (its GEMMs
     split into tp chunks lose more to wave quantisation than the overlap hides; and the batch tripled, 1.04 points
     short)."""
     if (step, operators) in _MISSES:

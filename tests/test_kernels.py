@@ -101,15 +101,58 @@ def test_fp8_fit_rows_and_the_held_out_fp8_over_bf16_pairs():
     assert np.median(np.abs(err)) < 0.05, err
 
 
+_RAMP_SOURCES = ("flashattention3-figure-fwd", "flashattention2-figure-h100")
+
+
+def _published_rate(pub, i, accelerator):
+    """The model's rate at published point ``i`` (forward, backward, or forward + backward together), FLOP/s."""
+    args = (pub["batch"][i], pub["heads"][i], pub["seqlen"][i], pub["head_dim"][i])
+    kw = dict(causal=bool(pub["causal"][i]), kernel=str(pub["kernel"][i]), sustained=False)
+    fwd = K.attention_flops(*args, causal=kw["causal"])
+    if pub["pass"][i] == "forward+backward":
+        t = sum(K.attention_seconds(*args, accelerator, backward=b, **kw) for b in (False, True))
+        return 3.5 * fwd / t
+    backward = bool(pub["pass"][i] == "backward")
+    return K.attention_flops(*args, causal=kw["causal"], backward=backward) / K.attention_seconds(
+        *args, accelerator, backward=backward, **kw)
+
+
 def test_published_attention_points_are_reproduced():
+    """The points each kernel's level comes from (FlashAttention-3's fits, FlashAttention-2's pull request 1791)
+    within 8 %; the figures that give FlashAttention-2's ramp in shape (each rate over the same series' rate at
+    8,192 tokens) within 5 %."""
     pub = K.published_attention()
     for i in range(pub["tflops"].size):
-        kw = dict(causal=bool(pub["causal"][i]), backward=bool(pub["pass"][i] == "backward"))
-        args = (pub["batch"][i], pub["heads"][i], pub["seqlen"][i], pub["head_dim"][i])
-        rate = K.attention_flops(*args, **kw) / K.attention_seconds(*args, "H100 SXM", sustained=False,
-                                                                     kernel=str(pub["kernel"][i]), **kw)
-        assert rate / (pub["tflops"][i] * 1e12) == pytest.approx(1.0, abs=0.08), i
+        rate = _published_rate(pub, i, "H100 SXM")
+        if pub["source"][i] in _RAMP_SOURCES:
+            same = ((pub["source"] == pub["source"][i]) & (pub["causal"] == pub["causal"][i])
+                    & (pub["seqlen"] == 8192.0))
+            j = int(np.flatnonzero(same)[0])
+            shape = (rate / _published_rate(pub, j, "H100 SXM")) / (pub["tflops"][i] / pub["tflops"][j])
+            assert shape == pytest.approx(1.0, abs=0.05), i
+        else:
+            assert rate / (pub["tflops"][i] * 1e12) == pytest.approx(1.0, abs=0.08), i
     assert set(pub["kernel"]) == {"flash2", "flash3"}
+
+
+def test_fa2_ramp_is_the_fit():
+    assert K.fit_attention_ramp() == dict(K.FA2_RAMP)
+
+
+def test_flashattention2_on_the_a100_against_its_paper():
+    """Validation, nothing fitted on it: FlashAttention-2's forward + backward on an A100 (Dao 2023, Fig. 4), from
+    512 to 16k tokens, against the model (its level from 73 % of peak and the H100's proportions, its ramp from the
+    H100 figures): within 8 % at every point. Until FlashAttention-2 took its own ramp it was 2.5x too slow at 512
+    tokens. FlashAttention in Triton, priced from the paper's text (forward 1.4x, backward 2x slower), runs up to a
+    quarter faster than the same figure's Triton bars: the text's ratios, not the figure's, are the model's."""
+    pub = K.published_attention("A100 SXM 80GB")
+    fa2 = pub["kernel"] == "flash2"
+    for i in np.flatnonzero(fa2):
+        assert _published_rate(pub, i, "A100 SXM 80GB") / (pub["tflops"][i] * 1e12) == pytest.approx(1.0, abs=0.08)
+    triton = [_published_rate(pub, i, "A100 SXM 80GB") / (pub["tflops"][i] * 1e12) for i in np.flatnonzero(~fa2)]
+    assert 1.0 < max(triton) < 1.3 and min(triton) > 0.95
+    with pytest.raises(ValueError, match="accelerator"):
+        K.published_attention("MI300X")
 
 
 def test_flashattention2_runs_below_flashattention3_and_below_peak():

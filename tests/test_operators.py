@@ -97,7 +97,7 @@ def test_validation_errors_as_measured():
     validation = [r for r in runs.VALIDATION_RUNS] + list(runs.OTHER_STACK_RUNS)
     errors = _errors(validation)
     assert len(validation) >= 30 and len({r.stack_preset for r in validation}) >= 3
-    assert statistics.median(errors) == pytest.approx(0.099, abs=0.01)  # 0.078 before llm-foundry's runs took the Triton attention kernel their scripts name, 0.109 before FlashAttention-2 took its own published rates, 0.106 before the torchtitan runs moved to their GPU, 0.086 before the other stacks overlapped their data-parallel communication
+    assert statistics.median(errors) == pytest.approx(0.090, abs=0.01)  # 0.099 before FlashAttention-2 took its own sequence ramp, 0.078 before llm-foundry's runs took the Triton attention kernel their scripts name, 0.109 before FlashAttention-2 took its own published rates, 0.106 before the torchtitan runs moved to their GPU, 0.086 before the other stacks overlapped their data-parallel communication
     curve = [abs(r.step_error()) for r in validation]
     assert statistics.median(errors) < statistics.median(curve)  # better than the efficiency curve, still short
     nvidia = _errors([r for r in runs.H100_RUNS if r.role == "validation"])
@@ -105,8 +105,8 @@ def test_validation_errors_as_measured():
 
 
 @pytest.mark.xfail(strict=True, reason="issue 31's target is not met yet: median |step-time error| on the "
-                                       "validation and other-stack runs 9.9 % (target 6 %), worst above 50 %; runs of 32k tokens "
-                                       "and more miss by 22 % in median (|error|), torchtitan's and NeMo's too fast, "
+                                       "validation and other-stack runs 9.0 % (target 6 %), worst above 50 %; runs of 32k tokens "
+                                       "and more miss by 19 % in median (|error|), torchtitan's and NeMo's too fast, "
                                        "llm-foundry's too slow")
 def test_issue_31_target_on_every_validation_run():
     validation = [r for r in runs.VALIDATION_RUNS] + list(runs.OTHER_STACK_RUNS)
@@ -139,7 +139,8 @@ def test_fp8_pairs_as_measured():
 
 
 @pytest.mark.xfail(strict=True, reason="not every FP8/BF16 pair is within 5 %: NVIDIA's Llama 3.1 70B pairs +10-12 %, "
-                                       "MPT-3B at 32k tokens +11 %")
+                                       "GPT-3 175B and Llama 3.1 405B at 2,048+ GPUs +8 %, MPT-1B at 512 tokens -8 %, "
+                                       "MPT-3B at 32k tokens +6 %")
 def test_issue_31_fp8_target_on_every_pair():
     assert all(abs(p.operators / p.published - 1) <= 0.05 for p in runs.fp8_pairs())
 
@@ -155,7 +156,7 @@ def test_long_context_as_measured():
     meta = next(r for r in long if r.label.startswith("Llama 3 405B, 16,384 H100, CP 16"))
     assert abs(meta.step_error(operators=True)) <= 0.10
     errors = {r.label: r.step_error(operators=True) for r in long}
-    assert statistics.median(abs(e) for e in errors.values()) == pytest.approx(0.22, abs=0.03)  # 0.14 before
+    assert statistics.median(abs(e) for e in errors.values()) == pytest.approx(0.19, abs=0.03)  # 0.14 before the Triton kernel
     triton = {r.label for r in long if r.attention_kernel == "flash-triton"}
     assert triton and all(errors[k] > 0 for k in triton)  # the Triton price is too slow on every one of them
     faster = [e for k, e in errors.items() if k not in triton]
@@ -196,13 +197,13 @@ def test_runs_take_the_attention_kernel_their_scripts_name():
 
 def test_attention_kernel_brackets_as_measured():
     """On the Triton runs, the published step lies between the operator model priced with the Triton kernel (the
-    A100 ratio) and with FlashAttention-2 on 20 of 25 (measured when the kernel was corrected, November 2026): the
-    kernel's price on these GPUs is the least-known input, and the appendix shows both."""
+    A100 ratio) and with FlashAttention-2 on 17 of 25 (20 when the kernel was corrected, before FlashAttention-2 took
+    its own sequence ramp; November 2026): the kernel's price on these GPUs is the least-known input, and the appendix shows both."""
     from atscale import accuracy
 
     brackets = accuracy.attention_kernel_brackets()
     assert len(brackets) == 25
-    assert sum(b.between for b in brackets) == 20
+    assert sum(b.between for b in brackets) == 17
     for b in brackets:
         assert b.as_recorded == pytest.approx(b.run.step_error(operators=True), rel=1e-12)
         assert b.as_recorded > b.as_preset  # the slower kernel never makes the step faster

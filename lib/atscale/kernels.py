@@ -42,7 +42,7 @@ __all__ = [
     "gemm_flops_per_s", "GEMM_FIT", "fit_gemm", "published_gemms", "FP8_RECIPES", "FP8_CAST_BYTES",
     "FP8_CAST_KERNELS", "fp8_cast_bytes", "fp8_cast_seconds", "ATTENTION_KERNELS", "ATTENTION_KERNEL_LABELS",
     "FA2_OVER_TRITON", "AttentionModel", "attention_model", "attention_flops", "attention_seconds", "ATTENTION_FIT",
-    "ATTENTION_LONGEST", "fit_attention",
+    "ATTENTION_LONGEST", "fit_attention", "FA2_RAMP", "FA2_LONGEST", "fit_attention_ramp",
     "published_attention", "memory_bandwidth", "memory_bound_seconds",
 ]
 
@@ -143,20 +143,46 @@ def published_gemms() -> dict:
     return _PUBLISHED["gemm"]
 
 
-def published_attention() -> dict:
-    """The published FlashAttention points (``atscale/data/kernels/attention-published.csv``) as read-only arrays:
-    ``kernel``, ``pass``, ``source``, ``figure`` (strings), ``causal`` (bool), ``head_dim``, ``seqlen``,
-    ``batch``, ``heads`` (counts), ``tflops`` (1e12 FLOP/s, the papers' FLOP count). H100 SXM, BF16/FP16."""
-    if "attention" not in _PUBLISHED:
-        rows = _read_csv("attention-published.csv")
+def fit_attention_ramp() -> dict:
+    """Re-run the fits behind :data:`FA2_RAMP`: per (pass, causal), the ``s_half`` minimising the squared log error of
+    ``R(s) = R_max s / (s + s_half)`` on FlashAttention-2's published H100 rates against the sequence (the forward
+    figure's points for the forward, the forward-plus-backward figure's for the backward; grid over ``s_half`` in
+    1-token steps, ``R_max`` solved per step). Returns ``{(pass, causal): s_half}``."""
+    pub = published_attention()
+    out = {}
+    for pass_, causal in _RATE_KEYS:
+        source = "flashattention3-figure-fwd" if pass_ == "forward" else "flashattention2-figure-h100"
+        sel = (pub["kernel"] == "flash2") & (pub["source"] == source) & (pub["causal"] == causal)
+        s, r = pub["seqlen"][sel], pub["tflops"][sel] * 1e12
+        halves = np.arange(0.0, 8001.0, 1.0)[:, None]
+        shape = s / (s + halves)
+        log_err = np.log(r / shape)
+        sse = np.sum((log_err - log_err.mean(axis=1, keepdims=True)) ** 2, axis=1)
+        out[pass_, causal] = float(halves[np.argmin(sse), 0])
+    return out
+
+
+_ATTENTION_FILES = MappingProxyType({"H100 SXM": "attention-published.csv",
+                                      "A100 SXM 80GB": "attention-a100-published.csv"})
+
+
+def published_attention(accelerator: str = "H100 SXM") -> dict:
+    """The published FlashAttention points on ``accelerator`` ("H100 SXM", the default, or "A100 SXM 80GB"; the
+    files ``atscale/data/kernels/attention-published.csv`` and ``attention-a100-published.csv``) as read-only arrays:
+    ``kernel``, ``pass``, ``source``, ``figure`` (strings), ``causal`` (bool), ``head_dim``, ``seqlen``, ``batch``,
+    ``heads`` (counts), ``tflops`` (1e12 FLOP/s, the papers' FLOP count). BF16/FP16."""
+    name = v.choice("accelerator", accelerator, tuple(_ATTENTION_FILES))
+    key = "attention" if name == "H100 SXM" else f"attention {name}"
+    if key not in _PUBLISHED:
+        rows = _read_csv(_ATTENTION_FILES[name])
         out = {c: np.array([r[c] for r in rows]) for c in ("kernel", "pass", "source", "figure")}
         out["causal"] = np.array([r["causal"] == "1" for r in rows])
         for c in ("head_dim", "seqlen", "batch", "heads", "tflops"):
             out[c] = np.array([float(r[c]) for r in rows])
         for a in out.values():
             a.setflags(write=False)
-        _PUBLISHED["attention"] = MappingProxyType(out)
-    return _PUBLISHED["attention"]
+        _PUBLISHED[key] = MappingProxyType(out)
+    return _PUBLISHED[key]
 
 
 # --------------------------------------------------------------------------------------
@@ -480,18 +506,32 @@ dQ conversion (the FlashAttention repository's ``flash_bwd_preprocess``, ``flash
 _FA2_A100_UTILISATION = 0.73
 """FlashAttention-2 forward reaches up to 73 % of the A100's peak (Dao 2023, abstract: "50-73 %")."""
 
+FA2_RAMP = MappingProxyType({("forward", False): 104.0, ("forward", True): 403.0, ("backward", False): 191.0,
+                             ("backward", True): 532.0})
+"""FlashAttention-2's own sequence ramp on an H100 SXM, head dimension 128: ``s_half`` (tokens) of
+``R(s) = R_max · s / (s + s_half)`` per (pass, causal), least squares in log rate on its published rates from 512
+to 16k tokens (:func:`fit_attention_ramp`; the ``flash2`` rows of ``attention-published.csv``): the forward on the
+FlashAttention-3 paper's figure (Shah et al. 2024, Fig. 5c-d), the backward on the FlashAttention-2 paper's
+forward-plus-backward figure (Dao 2023, Fig. 7b, d; the backward carries 5/7 of those FLOPs, and its ramp is taken
+as theirs, an approximation). The level comes from pull request 1791 (:func:`attention_model`). Until November 2026
+FlashAttention-2 took FlashAttention-3's ramp, far steeper (``s_half`` 1,203 and 3,144 tokens causal): at 512
+tokens it ran 2.5x slower than FlashAttention-2's own figure on the A100 (Fig. 4d)."""
+
+FA2_LONGEST = 16384.0
+"""Longest published sequence (tokens) behind :data:`FA2_RAMP`; the rate is held beyond it."""
+
 FA2_OVER_TRITON = MappingProxyType({"forward": 1.4, "backward": 2.0})
 """How much faster FlashAttention-2 runs than FlashAttention in Triton, per pass: "around 1.3-1.5x faster than
 FlashAttention in Triton in the forward pass and around 2x faster in the backward pass" (Dao 2023, sec. 4.1: A100
 80GB SXM4, head dimensions 64 and 128, with and without a causal mask, 512 to 16k tokens); the forward takes the
 middle of the stated range. The ``flash-triton`` kernel runs at FlashAttention-2's rates over these.
 
-The paper's Triton kernel is OpenAI's (``triton.ops.flash_attention``, as the flash-attention repository's
-``benchmarks/benchmark_flash_attention.py`` imports it); llm-foundry ships Dao's own Triton port of the same
-tutorial kernel (``flash_attn_triton.py``), whose docstring puts its forward plus backward "slightly slower" than
-FlashAttention-1's, which FlashAttention-2 runs about 2x faster than (Dao 2023, sec. 4.1). Taking the two kernels
-at one speed is an assumption; both readings put the Triton kernel at about half FlashAttention-2's speed over a
-forward and backward pass."""
+The same paper's figure of forward plus backward on the A100 (Fig. 4, ``attention-a100-published.csv``) has the
+Triton kernel slower still, 2.0-2.4x below FlashAttention-2 at head dimension 128 from 2k tokens on (with these
+ratios the model's is about 1.8x). Its legend, "FlashAttention Triton", is the name the flash-attention repository's
+``benchmark_causal.py`` gives Dao's own Triton kernel (``flash_attn_triton.py``, which llm-foundry copied) at the
+FlashAttention-2 release; that kernel's docstring puts its forward plus backward "slightly slower" than
+FlashAttention-1's. No H100 measurement of it was found: on the H100 the ratios are an assumption."""
 
 _RATE_KEYS = (("forward", False), ("forward", True), ("backward", False), ("backward", True))
 """The (pass, causal) order of :attr:`AttentionModel.rates`."""
@@ -504,7 +544,7 @@ def _fa2_points() -> tuple:
     out = []
     for pass_, causal in _RATE_KEYS:
         sel = ((pub["kernel"] == "flash2") & (pub["pass"] == pass_) & (pub["causal"] == causal)
-               & (pub["head_dim"] == 128.0))
+               & (pub["head_dim"] == 128.0) & (pub["source"] == "flash-attention-1791"))
         out.append((float(pub["seqlen"][sel][-1]), float(pub["tflops"][sel][-1]) * 1e12))
     return tuple(out)
 
@@ -535,7 +575,7 @@ def attention_model(accelerator, kernel: str = "flash3", *, sustained: bool = Tr
       published H100 point of the same pass at 8,192 tokens (flash-attention pull request 1791: forward 370 and
       284 TFLOP/s non-causal and causal, backward 291 and 287); on the A100 the non-causal forward at 73 % of
       its peak (Dao 2023) and the other passes in the proportions measured on the H100 (an assumption: the same
-      kernel's passes keep their ratios). The sequence ramp is FlashAttention-3's (an assumption).
+      kernel's passes keep their ratios). The sequence ramp is FlashAttention-2's own (:data:`FA2_RAMP`).
     * ``flash-triton``: ``flash2``'s rates over :data:`FA2_OVER_TRITON` on every accelerator (the ratios were
       measured on the A100; on the H100 they are an assumption: neither kernel uses Hopper's new instructions).
     * ``cudnn``: equal to ``flash3`` (published cuDNN-vs-FlashAttention-3 pairs on Hopper are within about 10 %
@@ -552,8 +592,8 @@ def attention_model(accelerator, kernel: str = "flash3", *, sustained: bool = Tr
     v.flag("sustained", sustained)
     h100 = hardware.accelerator("H100 SXM")
     # FlashAttention-3's curves; the non-causal backward has no fit of its own and takes the causal one's.
-    fa3 = tuple((*ATTENTION_FIT[p, c or p == "backward"], ATTENTION_LONGEST[p, c or p == "backward"])
-                for p, c in _RATE_KEYS)
+    curves = tuple((*ATTENTION_FIT[p, c or p == "backward"], ATTENTION_LONGEST[p, c or p == "backward"])
+                   for p, c in _RATE_KEYS)
     hopper = acc.name in _GH100
     ampere = acc.name.startswith("A100")
     note = ""
@@ -563,15 +603,16 @@ def attention_model(accelerator, kernel: str = "flash3", *, sustained: bool = Tr
     scales = (acc.peak("bf16") / h100.peak("bf16"),) * 4
     if kernel == "flash-triton":
         effective = "flash2"
-    if effective == "flash2":  # each pass through its published FlashAttention-2 point, FlashAttention-3's ramp
+    if effective == "flash2":  # each pass through its published FlashAttention-2 point, on FlashAttention-2's ramp
         points = _fa2_points()
         level = ((_FA2_A100_UTILISATION * acc.peak("bf16") / points[0][1],) * 4 if ampere else scales)
-        scales = tuple(k * rate / (r_max * s / (s + s_half))
-                       for k, (s, rate), (r_max, s_half, _) in zip(level, points, fa3))
+        ramps = tuple(FA2_RAMP[key] for key in _RATE_KEYS)
+        curves = tuple((rate * (s + h) / s, h, FA2_LONGEST) for (s, rate), h in zip(points, ramps))
+        scales = level
         src = ("FlashAttention-2 on the A100: its non-causal forward at 73 % of peak (Dao 2023), the other passes in "
                "the proportions measured on an H100 (flash-attention #1791)" if ampere else
                "FlashAttention-2, each pass through its published H100 point (flash-attention #1791)")
-        src += ", FlashAttention-3's sequence ramp"
+        src += ", on its own published sequence ramp (Dao 2023, Shah et al. 2024)"
         if kernel == "flash-triton":
             scales = tuple(k / FA2_OVER_TRITON[p] for k, (p, _) in zip(scales, _RATE_KEYS))
             src = ("FlashAttention in Triton: FlashAttention-2's rates over 1.4 (forward) and 2.0 (backward), as "
@@ -586,7 +627,7 @@ def attention_model(accelerator, kernel: str = "flash3", *, sustained: bool = Tr
     if sustained and kernel != "unfused":
         scales = tuple(k * GEMM_FIT["bf16_sustained"] / GEMM_FIT["bf16_burst"] for k in scales)
         src += "; times the power-limit factor (sustained)"
-    rates = tuple((r * k, s, cap) for (r, s, cap), k in zip(fa3, scales))
+    rates = tuple((r * k, s, cap) for (r, s, cap), k in zip(curves, scales))
     return AttentionModel(accelerator=acc.name, kernel=kernel, rates=rates, fixed_seconds=KERNEL_GPU_SECONDS,
                           gemm=gemm_model(acc, "bf16", sustained=sustained), bandwidth=memory_bandwidth(acc),
                           source=note + src)
