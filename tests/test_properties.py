@@ -21,7 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from atscale import check as chk
-from atscale import collectives, hardware, jct, memory, models, operators, parallelism, reliability, roofline
+from atscale import collectives, hardware, jct, kernels, memory, models, operators, parallelism, reliability, roofline
 from atscale.plan import Plan
 from atscale.scenario import RUNNING_EXAMPLE as EX
 
@@ -622,6 +622,7 @@ CALLS = {  # label -> keyword arguments (a function of nothing: built when probe
                                                                                 "reliability": [3, 4]},
                                                     ours={"communication": [0.5, 1], "reliability": [2, 3]}),
     "plots.accuracy.model_vs_published_chart": lambda: dict(group="Step time"),
+    "plots.roofline.attention_rates_chart": lambda: dict(rates=kernels.attention_rates(seq_lengths=(1024, 8192))),
     "plots.experts.ep_sweep_chart": lambda: dict(sweep=experts.ep_sweep(**CALLS["experts.ep_sweep"]())),
     "plots.jct.jct_sensitivity_chart": lambda: dict(result=jct.sensitivity(EX.model, 2e12, CLUSTER)),
     "plots.parallelism.search_scatter_chart": lambda: dict(result=parallelism.search(
@@ -647,7 +648,7 @@ RESULTS = {  # public types the library builds as results or as its own data: no
     "operators.LayerOperators", "accuracy.StackSummary", "runs.FP8Pair", "runs.AblationStep", "accuracy.Drift",
     "accuracy.MoeError", "accuracy.KernelBracket",
     "parallelism.RecomputeChoice",
-    "kernels.AttentionModel",
+    "kernels.AttentionModel", "kernels.AttentionRates",
 }
 PROBE_SLOW = {  # seconds per call or more: probed by `pytest -m slow`
     "parallelism.search", "parallelism.calibrate", "jct.sweep", "jct.crossover", "jct.sync_wall", "jct.sensitivity",

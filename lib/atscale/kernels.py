@@ -43,7 +43,7 @@ __all__ = [
     "FP8_CAST_KERNELS", "fp8_cast_bytes", "fp8_cast_seconds", "ATTENTION_KERNELS", "ATTENTION_KERNEL_LABELS",
     "FA2_OVER_TRITON", "AttentionModel", "attention_model", "attention_flops", "attention_seconds", "ATTENTION_FIT",
     "ATTENTION_LONGEST", "fit_attention", "FA2_RAMP", "FA2_LONGEST", "fit_attention_ramp",
-    "published_attention", "memory_bandwidth", "memory_bound_seconds",
+    "published_attention", "AttentionRates", "attention_rates", "memory_bandwidth", "memory_bound_seconds",
 ]
 
 # --------------------------------------------------------------------------------------
@@ -183,6 +183,75 @@ def published_attention(accelerator: str = "H100 SXM") -> dict:
             a.setflags(write=False)
         _PUBLISHED[key] = MappingProxyType(out)
     return _PUBLISHED[key]
+
+
+@dataclass(frozen=True)
+class AttentionRates:
+    """Attention kernels' achieved rates against the sequence length on one accelerator, the model beside the
+    published points (:func:`attention_rates`). ``seq_lengths``: tokens; ``curves``: ``{(kernel, pass): rate}``,
+    the model's FLOP/s at each sequence length (the papers' FLOP count: causal halves the forward, the backward is
+    2.5x it); ``points``: ``(kernel, pass, seqlen, published FLOP/s, model FLOP/s, source)`` for every published
+    point of those kernels and passes at the same masking and head dimension (the model at the point's own batch
+    and heads); ``gemm``: the rate of a large BF16
+    GEMM (8,192 cubed) on the same model, FLOP/s, for scale; ``causal``, ``head_dim``: the setting."""
+
+    accelerator: str
+    causal: bool
+    head_dim: int
+    seq_lengths: np.ndarray
+    curves: dict
+    points: tuple
+    gemm: float
+
+    def median_point_error(self) -> float:
+        """Median of ``|model / published - 1|`` over :attr:`points` (a fraction)."""
+        return float(np.median([abs(m / p - 1) for _, _, _, p, m, _ in self.points]))
+
+
+def attention_rates(accelerator="H100 SXM", kernels=("flash3", "flash2"), *, causal: bool = True,
+                    head_dim: int = 128, seq_lengths=(512, 1024, 2048, 4096, 8192, 16384, 32768),
+                    sustained: bool = False) -> AttentionRates:
+    """The forward and backward rates of each attention kernel in ``kernels`` (:data:`ATTENTION_KERNELS`, fused
+    ones) against the sequence length, with the published points of :func:`published_attention` for the same
+    setting (the FlashAttention papers' benchmark sizes: batch x sequence = 16,384 tokens, one sequence beyond,
+    2,048 / ``head_dim`` heads), as an :class:`AttentionRates`. ``sustained=False`` (default) compares with the published short
+    benchmarks as they were run."""
+    acc = hardware.accelerator_arg("accelerator", accelerator)
+    names = tuple(kernels) if isinstance(kernels, (tuple, list)) else (kernels,)
+    if not names:
+        raise ValueError("kernels=() must name at least one kernel of " + ", ".join(ATTENTION_KERNELS[:-1]))
+    for k in names:
+        v.choice("kernels", k, ATTENTION_KERNELS[:-1])
+    v.flag("causal", causal)
+    v.flag("sustained", sustained)
+    d = v.count("head_dim", head_dim, high=1024, unit="elements")
+    seq = np.asarray(v.count("seq_lengths", seq_lengths, scalar=False, high=2**24, unit="tokens"),
+                     dtype=float).reshape(-1)
+
+    def rate(kernel, pass_, s, b=None, h=None):
+        b = np.maximum(1.0, np.floor(16384.0 / s)) if b is None else b
+        h = max(1.0, float(2048 // d)) if h is None else h
+        back = pass_ == "backward"
+        flops = attention_flops(b, h, s, d, causal=causal, backward=back)
+        return flops / attention_seconds(b, h, s, d, acc, causal=causal, kernel=kernel, backward=back,
+                                         sustained=sustained)
+
+    curves = {(k, p): np.asarray(rate(k, p, seq), dtype=float) for k in names for p in ("forward", "backward")}
+    points = []
+    if acc.name in _ATTENTION_FILES:
+        pub = published_attention(acc.name)
+        for i in range(pub["tflops"].size):
+            key = (str(pub["kernel"][i]), str(pub["pass"][i]))
+            if key in curves and bool(pub["causal"][i]) == causal and pub["head_dim"][i] == d:
+                s = float(pub["seqlen"][i])
+                model = float(rate(*key, s, float(pub["batch"][i]), float(pub["heads"][i])))  # at its own sizes
+                points.append((*key, s, float(pub["tflops"][i]) * 1e12, model, str(pub["source"][i])))
+    big = 8192.0
+    gemm = 2 * big**3 / gemm_seconds(big, big, big, acc, sustained=sustained)
+    for a in curves.values():
+        a.setflags(write=False)
+    seq.setflags(write=False)
+    return AttentionRates(acc.name, causal, d, seq, MappingProxyType(curves), tuple(points), float(gemm))
 
 
 # --------------------------------------------------------------------------------------

@@ -7,11 +7,11 @@ import numpy as np
 from matplotlib.ticker import MaxNLocator
 
 from .. import _validate as _v
-from .. import hardware, models, roofline
+from .. import hardware, kernels, models, roofline
 from ._base import INK, MARGINS, MUTED, PALETTE, STYLE, LiveFigure, house_style, log_axes, new_axes
 
 __all__ = ["roofline_chart", "gemm_intensity_chart", "ridge_history_chart", "peak_vs_measured_chart",
-           "RooflineExplorerFigure", "measured_sweep_chart", "roofline_error_chart"]
+           "RooflineExplorerFigure", "measured_sweep_chart", "roofline_error_chart", "attention_rates_chart"]
 
 _INTENSITY_RANGE = (0.1, 10_000.0)
 
@@ -348,4 +348,45 @@ def roofline_error_chart(measurement=None, *, ax=None):
     ax.set_ylabel("Model error, predicted / measured − 1 (%)")
     ax.set_title("Where the roofline model is wrong")
     ax.legend(loc="lower left", fontsize=8.5)
+    return ax.figure
+
+
+_SOURCE_NAMES = {"tritonbench-1267": "tritonbench #1267", "flash-attention-1791": "flash-attention #1791",
+                 "flashattention3-figure-fwd": "FlashAttention-3 paper, FA-2 bars",
+                 "flashattention2-figure-h100": "FlashAttention-2 paper", "pytorch-benchmark-2391": "pytorch/benchmark #2391",
+                 "flashattention2-figure-a100": "FlashAttention-2 paper"}
+
+
+@house_style
+def attention_rates_chart(rates, *, ax=None):
+    """Attention kernels' forward (solid) and backward (dashed) rates against the sequence length, the model's
+    lines beside the published points (markers by source), with a large GEMM's rate for scale: an
+    :class:`~atscale.kernels.AttentionRates` (:func:`atscale.kernels.attention_rates`)."""
+    if not isinstance(rates, kernels.AttentionRates):
+        raise ValueError(f"rates={_v.show(rates)} must be an atscale.kernels.AttentionRates "
+                         "(as kernels.attention_rates returns)")
+    ax = new_axes(ax, figsize=(6.6, 4.2))
+    seq = np.asarray(rates.seq_lengths, dtype=float)
+    names = list(dict.fromkeys(k for k, _ in rates.curves))
+    colour = {k: PALETTE[i % len(PALETTE)] for i, k in enumerate(names)}
+    for (kernel, pass_), r in rates.curves.items():
+        ax.plot(seq, np.asarray(r) / 1e12, color=colour[kernel], linestyle="-" if pass_ == "forward" else "--",
+                label=f"{kernels.ATTENTION_KERNEL_LABELS[kernel]}, {pass_} (model)")
+    markers = {}
+    for kernel, pass_, s, published, _, source in rates.points:
+        m = markers.setdefault(source, "osD^v<>"[len(markers) % 7])
+        label = f"published: {_SOURCE_NAMES.get(source, source)}"
+        seen = label in [h.get_label() for h in ax.lines + ax.collections]
+        ax.scatter([s], [published / 1e12], marker=m, s=30, zorder=3, facecolor="white" if pass_ == "backward"
+                   else colour[kernel], edgecolor=colour[kernel], label="_" + label if seen else label)
+    ax.axhline(rates.gemm / 1e12, color=MUTED, linestyle=":", linewidth=1.2,
+               label="a large BF16 GEMM (8,192 cubed, model)")
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(seq, [f"{int(x) // 1024}k" if x >= 1024 else f"{int(x)}" for x in seq])
+    ax.set_ylim(0, None)
+    ax.set_xlabel("Sequence length (tokens)")
+    ax.set_ylabel("Achieved rate (TFLOP/s)")
+    mask = "causal" if rates.causal else "non-causal"
+    ax.set_title(f"Attention kernels on the {rates.accelerator}, {mask}, head dim {rates.head_dim}")
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2, fontsize=7.5)
     return ax.figure
