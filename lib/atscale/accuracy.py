@@ -39,7 +39,7 @@ from . import _validate as _v
 __all__ = ["Comparison", "Summary", "Gap", "megascale_drops", "megascale_against_selene", "comparisons", "summary",
            "table", "summary_table", "sources_table", "GROUPS", "COLLECTIVES_TOLERANCE", "STEP_TIME_TOLERANCE",
            "PEAK_OVER_MEASURED_MAX", "StackSummary", "stack_summaries", "stack_table", "operator_table",
-           "KernelBracket", "attention_kernel_brackets", "attention_kernel_table", "ablation_table", "SCALE_SERIES", "Drift", "scale_drift", "drift_table", "MoeError", "moe_errors", "moe_table"]
+           "KernelBracket", "attention_kernel_brackets", "attention_kernel_table", "TritonCheck", "triton_check", "ablation_table", "SCALE_SERIES", "Drift", "scale_drift", "drift_table", "MoeError", "moe_errors", "moe_table"]
 
 GROUPS = ("Hardware", "Memory", "Collectives", "Step time", "Experts", "Reliability")
 """The groups, in the order of the chapters that make the comparisons."""
@@ -582,6 +582,57 @@ def attention_kernel_table(*, folded: bool = True):
                  caption="Step-time error of the operator-level compute (positive: the model is slower than "
                          "published) with the attention kernel the run's scripts name and with its stack preset's "
                          "kernel.", fold=f"The {len(rows)} runs, one by one" if folded else "")
+
+
+@dataclass(frozen=True)
+class TritonCheck:
+    """The FlashAttention-2 paper's claim about FlashAttention in Triton checked against its own figure and against
+    a published training step (:func:`triton_check`). Ratios are FlashAttention-2's speed over the Triton kernel's,
+    forward and backward together, causal, head dimension 128, on an A100: ``text_ratio`` as the model prices it
+    from the paper's text (:data:`atscale.kernels.FA2_OVER_TRITON`, at 8,192 tokens), ``figure_ratios`` the
+    figure's at 2k to 16k tokens. ``run``: llm-foundry's MPT-1B on 8 A100s at 32,768 tokens; ``step_seconds``:
+    its published step; ``attention_seconds``: its attention (forward and backward, every layer and micro-batch of
+    one GPU's step) at the figure's Triton rate at its longest sequence, held beyond; ``matmul_seconds``: its
+    weight matmuls (6 FLOPs per parameter and token) at the A100's BF16 peak, a lower bound. Seconds."""
+
+    text_ratio: float
+    figure_ratios: tuple
+    run: object
+    step_seconds: float
+    attention_seconds: float
+    matmul_seconds: float
+
+    @property
+    def impossible(self) -> bool:
+        """Whether the figure's Triton rate leaves the published step too short for its attention and matmuls."""
+        return self.attention_seconds + self.matmul_seconds > self.step_seconds
+
+
+def triton_check() -> TritonCheck:
+    """The :class:`TritonCheck` from the published data (``attention-a100-published.csv``, the run records)."""
+    from . import kernels as K
+    from . import runs
+
+    acc = "A100 SXM 80GB"
+
+    def both(kernel, s):
+        return sum(K.attention_seconds(16384 // s, 16, s, 128, acc, kernel=kernel, backward=b, sustained=False)
+                   for b in (False, True))
+
+    text = both("flash-triton", 8192) / both("flash2", 8192)
+    pub = K.published_attention(acc)
+    causal = pub["causal"] & (pub["seqlen"] >= 2048)
+    fa2 = {s: t for k, s, t in zip(pub["kernel"][causal], pub["seqlen"][causal], pub["tflops"][causal]) if k == "flash2"}
+    tri = {s: t for k, s, t in zip(pub["kernel"][causal], pub["seqlen"][causal], pub["tflops"][causal])
+           if k == "flash-triton"}
+    ratios = tuple(float(fa2[s] / tri[s]) for s in sorted(fa2))
+    run = next(r for r in runs.OTHER_STACK_RUNS if r.label == "MPT-1B, 8 A100, Composer FSDP, 32,768 tokens, BF16")
+    m, plan, s = run.model, run.plan, float(run.seq_length)
+    sequences = plan.global_batch / plan.dp  # per GPU per step
+    flops = 3.5 * K.attention_flops(1, m.num_heads, s, m.head_dim, causal=True) * m.num_layers * sequences
+    attention = flops / (tri[max(tri)] * 1e12)
+    matmuls = 6.0 * m.num_params * s * sequences / run.cluster.accelerator.peak("bf16")
+    return TritonCheck(float(text), ratios, run, float(run.published), float(attention), float(matmuls))
 
 
 @dataclass(frozen=True)
