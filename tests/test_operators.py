@@ -1,5 +1,6 @@
 """The operator-level compute (atscale.operators, step_time(..., stack=...)) and its calibration and validation."""
 
+import dataclasses
 import math
 import statistics
 
@@ -193,6 +194,8 @@ def test_runs_take_the_attention_kernel_their_scripts_name():
         assert r._stack().fused == operators.stack(r.stack_preset).fused
     others = [r for r in runs.ALL_RUNS if not r.label.startswith("MPT")]
     assert all(r.attention_kernel == operators.stack(r.stack_preset).attention for r in others)
+    with pytest.raises(ValueError, match="attention_kernel"):
+        dataclasses.replace(mpt[0], details={**mpt[0].details, "attention_kernel": "flash4"})
 
 
 def test_attention_kernel_brackets_as_measured():

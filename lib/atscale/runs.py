@@ -27,6 +27,7 @@ from typing import Mapping
 from . import _validate as _v
 from . import hardware, memory, models
 from . import operators as _operators
+from .kernels import ATTENTION_KERNELS
 from .calibration import CALIBRATION, Calibration
 from .parallelism import StepTime, _remembered, step_time
 from .plan import Plan
@@ -104,6 +105,8 @@ class Run:
         if not isinstance(self.details, Mapping):
             raise ValueError(f"details={_v.show(self.details)} must be a mapping")
         object.__setattr__(self, "details", MappingProxyType(dict(self.details)))
+        if "attention_kernel" in self.details:
+            _v.choice("attention_kernel", self.details["attention_kernel"], ATTENTION_KERNELS)
 
     @property
     def stack_preset(self) -> str:
