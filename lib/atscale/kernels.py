@@ -12,7 +12,9 @@ kernel achieves below that bound, from measurements and published benchmarks:
   on the book's own H200 measurement, the FP8 ones on a published H800 FP8 sweep (:func:`fit_gemm`).
 * **Attention** (:func:`attention_seconds`): FlashAttention-2/3 and cuDNN at their published achieved rates as
   a function of sequence length, ``R(s) = R_max · s / (s + s_half)`` (fitted on published H100 points,
-  :func:`fit_attention`), or the unfused path (two batched GEMMs and a softmax at the memory roof).
+  :func:`fit_attention` and :func:`fit_attention_ramp`), FlashAttention in Triton from its published ratio to
+  FlashAttention-2, or the unfused path (two batched GEMMs and a softmax at the memory roof);
+  :func:`attention_rates` sets the curves beside the published points.
 * **Memory-bound kernels** (:func:`memory_bound_seconds`) at the measured memory roof, and the FP8 cast kernels
   per scaling recipe (:data:`FP8_RECIPES`, :func:`fp8_cast_bytes`).
 * **Fixed costs**: :data:`KERNEL_GPU_SECONDS` per kernel on the GPU, :data:`HOST_SECONDS_PER_OP` per operator
