@@ -751,10 +751,15 @@ _WIDE_JS = """(selector) => Array.from(document.querySelectorAll(selector)).filt
   t => t.parentElement.scrollWidth > t.parentElement.clientWidth + 2).map(t => t.innerText.slice(0, 80))"""
 
 
-def _wide_tables(page, selector: str) -> list:
-    """The start of each table matching ``selector`` whose scrolling container is wider than it shows."""
-    assert page.evaluate(f"document.querySelectorAll({selector!r}).length") > 0, f"no {selector} on the page"
-    return page.evaluate(_WIDE_JS, selector)
+def _wide_tables(browser, url: str, selector: str) -> list:
+    """The start of each table matching ``selector`` on the page at ``url`` (opened at 1,280 px) whose scrolling
+    container is wider than it shows."""
+    context, page, log = _open(browser, url)
+    try:
+        assert page.evaluate(f"document.querySelectorAll({selector!r}).length") > 0, f"no {selector} on the page"
+        return page.evaluate(_WIDE_JS, selector)
+    finally:
+        context.close()
 
 
 @pytest.mark.parametrize("page_name", ["case-1000-gpus", "parallelism", "experts", "hardware-catalog", "accuracy"])
@@ -762,21 +767,13 @@ def test_library_tables_fit_the_page(page_name, server, browser):
     """At a laptop's width (1,280 px, the page's contents column beside both sidebars) the library tables of these
     pages show every column without scrolling sideways: long row names and headers wrap between words (they once
     stayed on one line and pushed the last columns out of view)."""
-    context, page, log = _open(browser, f"{server}/book/{page_name}.html")
-    try:
-        wide = _wide_tables(page, "table.atscale-table")
-        assert not wide, f"tables wider than the page on {page_name}: {wide}"
-    finally:
-        context.close()
+    wide = _wide_tables(browser, f"{server}/book/{page_name}.html", "table.atscale-table")
+    assert not wide, f"tables wider than the page on {page_name}: {wide}"
 
 
 @pytest.mark.parametrize("page_name", ["notation", "exercises"])
 def test_markdown_tables_fit_the_page(page_name, server, browser):
     """The appendices' own tables fit the page at 1,280 px: a long library name in a cell breaks inside itself
     (the notation appendix's tables once scrolled sideways over names such as ``roofline.critical_tokens``)."""
-    context, page, log = _open(browser, f"{server}/book/{page_name}.html")
-    try:
-        wide = _wide_tables(page, ".bd-article table:not(.atscale-table)")
-        assert not wide, f"tables wider than the page on {page_name}: {wide}"
-    finally:
-        context.close()
+    wide = _wide_tables(browser, f"{server}/book/{page_name}.html", ".bd-article table:not(.atscale-table)")
+    assert not wide, f"tables wider than the page on {page_name}: {wide}"

@@ -39,7 +39,8 @@ from . import _validate as _v
 __all__ = ["Comparison", "Summary", "Gap", "megascale_drops", "megascale_against_selene", "comparisons", "summary",
            "table", "summary_table", "sources_table", "GROUPS", "COLLECTIVES_TOLERANCE", "STEP_TIME_TOLERANCE",
            "PEAK_OVER_MEASURED_MAX", "StackSummary", "stack_summaries", "stack_table", "operator_table",
-           "KernelBracket", "attention_kernel_brackets", "attention_kernel_table", "TritonCheck", "triton_check", "ablation_table", "SCALE_SERIES", "Drift", "scale_drift", "drift_table", "MoeError", "moe_errors", "moe_table"]
+           "KernelBracket", "attention_kernel_brackets", "attention_kernel_table", "TritonCheck", "triton_check",
+           "ablation_table", "SCALE_SERIES", "Drift", "scale_drift", "drift_table", "MoeError", "moe_errors", "moe_table"]
 
 GROUPS = ("Hardware", "Memory", "Collectives", "Step time", "Experts", "Reliability")
 """The groups, in the order of the chapters that make the comparisons."""
@@ -524,14 +525,21 @@ def operator_table(*, folded: bool = True):
                  fold=f"All {len(rows)} dense runs, one by one" if folded else "")
 
 
+def _preset_kernel(run) -> str:
+    """The attention kernel of a run's stack preset (which its record may override: :attr:`Run.attention_kernel`)."""
+    from . import operators
+
+    return operators.stack(run.stack_preset).attention
+
+
 def _preset_text(run) -> str:
     """A run's stack preset, with its attention kernel where the record names one the preset does not run."""
-    from . import operators
     from .kernels import ATTENTION_KERNEL_LABELS
 
     preset = run.stack_preset
-    own = operators.stack(preset).attention
-    return preset if run.attention_kernel == own else f"{preset}, {ATTENTION_KERNEL_LABELS[run.attention_kernel]}"
+    if run.attention_kernel == _preset_kernel(run):
+        return preset
+    return f"{preset}, {ATTENTION_KERNEL_LABELS[run.attention_kernel]}"
 
 
 @dataclass(frozen=True)
@@ -556,11 +564,11 @@ def attention_kernel_brackets() -> tuple[KernelBracket, ...]:
     (:attr:`atscale.runs.Run.attention_kernel`; llm-foundry's ``attn_impl: triton`` runs)."""
     import dataclasses
 
-    from . import operators, runs
+    from . import runs
 
     out = []
     for r in runs.ALL_RUNS:
-        if r.model.is_moe or r.attention_kernel == operators.stack(r.stack_preset).attention:
+        if r.model.is_moe or r.attention_kernel == _preset_kernel(r):
             continue
         preset = dataclasses.replace(r, details={k: v for k, v in r.details.items() if k != "attention_kernel"})
         out.append(KernelBracket(r, r.step_error(operators=True), preset.step_error(operators=True)))
@@ -570,13 +578,12 @@ def attention_kernel_brackets() -> tuple[KernelBracket, ...]:
 def attention_kernel_table(*, folded: bool = True):
     """:func:`attention_kernel_brackets` as a :class:`~atscale.tables.Table` (folded under a summary line by
     default)."""
-    from . import operators
     from .kernels import ATTENTION_KERNEL_LABELS as name
     from .tables import Table
 
     folded = _v.flag("folded", folded)
     rows = tuple((b.run.label, name[b.run.attention_kernel], f"{b.as_recorded:+.1%}",
-                  name[operators.stack(b.run.stack_preset).attention], f"{b.as_preset:+.1%}")
+                  name[_preset_kernel(b.run)], f"{b.as_preset:+.1%}")
                  for b in attention_kernel_brackets())
     return Table(("Run", "Kernel it ran", "Error with it", "Preset's kernel", "Error with the preset's"), rows,
                  caption="Step-time error of the operator-level compute (positive: the model is slower than "
@@ -622,9 +629,10 @@ def triton_check() -> TritonCheck:
     text = both("flash-triton", 8192) / both("flash2", 8192)
     pub = K.published_attention(acc)
     causal = pub["causal"] & (pub["seqlen"] >= 2048)
-    fa2 = {s: t for k, s, t in zip(pub["kernel"][causal], pub["seqlen"][causal], pub["tflops"][causal]) if k == "flash2"}
-    tri = {s: t for k, s, t in zip(pub["kernel"][causal], pub["seqlen"][causal], pub["tflops"][causal])
-           if k == "flash-triton"}
+    by_kernel = {}  # kernel -> {seqlen: published TFLOP/s}
+    for k, s, t in zip(pub["kernel"][causal], pub["seqlen"][causal], pub["tflops"][causal]):
+        by_kernel.setdefault(str(k), {})[s] = t
+    fa2, tri = by_kernel["flash2"], by_kernel["flash-triton"]
     ratios = tuple(float(fa2[s] / tri[s]) for s in sorted(fa2))
     run = next(r for r in runs.OTHER_STACK_RUNS if r.label == "MPT-1B, 8 A100, Composer FSDP, 32,768 tokens, BF16")
     m, plan, s = run.model, run.plan, float(run.seq_length)

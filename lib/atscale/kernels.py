@@ -155,12 +155,7 @@ def fit_attention_ramp() -> dict:
     for pass_, causal in _RATE_KEYS:
         source = "flashattention3-figure-fwd" if pass_ == "forward" else "flashattention2-figure-h100"
         sel = (pub["kernel"] == "flash2") & (pub["source"] == source) & (pub["causal"] == causal)
-        s, r = pub["seqlen"][sel], pub["tflops"][sel] * 1e12
-        halves = np.arange(0.0, 8001.0, 1.0)[:, None]
-        shape = s / (s + halves)
-        log_err = np.log(r / shape)
-        sse = np.sum((log_err - log_err.mean(axis=1, keepdims=True)) ** 2, axis=1)
-        out[pass_, causal] = float(halves[np.argmin(sse), 0])
+        out[pass_, causal] = _fit_saturating(pub["seqlen"][sel], pub["tflops"][sel] * 1e12)[1]
     return out
 
 
@@ -174,7 +169,7 @@ def published_attention(accelerator: str = "H100 SXM") -> dict:
     ``kernel``, ``pass``, ``source``, ``figure`` (strings), ``causal`` (bool), ``head_dim``, ``seqlen``, ``batch``,
     ``heads`` (counts), ``tflops`` (1e12 FLOP/s, the papers' FLOP count). BF16/FP16."""
     name = v.choice("accelerator", accelerator, tuple(_ATTENTION_FILES))
-    key = "attention" if name == "H100 SXM" else f"attention {name}"
+    key = f"attention {name}"
     if key not in _PUBLISHED:
         rows = _read_csv(_ATTENTION_FILES[name])
         out = {c: np.array([r[c] for r in rows]) for c in ("kernel", "pass", "source", "figure")}
@@ -194,8 +189,8 @@ class AttentionRates:
     the model's FLOP/s at each sequence length (the papers' FLOP count: causal halves the forward, the backward is
     2.5x it); ``points``: ``(kernel, pass, seqlen, published FLOP/s, model FLOP/s, source)`` for every published
     point of those kernels and passes at the same masking and head dimension (the model at the point's own batch
-    and heads); ``gemm``: the rate of a large BF16
-    GEMM (8,192 cubed) on the same model, FLOP/s, for scale; ``causal``, ``head_dim``: the setting."""
+    and heads); ``gemm``: the rate of a large BF16 GEMM (8,192 cubed) on the same model, FLOP/s, for scale;
+    ``causal``, ``head_dim``: the setting."""
 
     accelerator: str
     causal: bool
@@ -216,8 +211,8 @@ def attention_rates(accelerator="H100 SXM", kernels=("flash3", "flash2"), *, cau
     """The forward and backward rates of each attention kernel in ``kernels`` (:data:`ATTENTION_KERNELS`, fused
     ones) against the sequence length, with the published points of :func:`published_attention` for the same
     setting (the FlashAttention papers' benchmark sizes: batch x sequence = 16,384 tokens, one sequence beyond,
-    2,048 / ``head_dim`` heads), as an :class:`AttentionRates`. ``sustained=False`` (default) compares with the published short
-    benchmarks as they were run."""
+    2,048 / ``head_dim`` heads), as an :class:`AttentionRates`. ``sustained=False`` (default) compares with the
+    published short benchmarks as they were run."""
     acc = hardware.accelerator_arg("accelerator", accelerator)
     names = tuple(kernels) if isinstance(kernels, (tuple, list)) else (kernels,)
     if not names:
@@ -668,12 +663,10 @@ def attention_model(accelerator, kernel: str = "flash3", *, sustained: bool = Tr
     hopper = acc.name in _GH100
     ampere = acc.name.startswith("A100")
     note = ""
-    effective = kernel
+    effective = "flash2" if kernel == "flash-triton" else kernel  # FlashAttention-2's curves, slowed below
     if kernel in ("flash3", "cudnn") and ampere:
         effective, note = "flash2", f"{kernel} needs Hopper: falls back to FlashAttention-2 rates on the A100; "
     scales = (acc.peak("bf16") / h100.peak("bf16"),) * 4
-    if kernel == "flash-triton":
-        effective = "flash2"
     if effective == "flash2":  # each pass through its published FlashAttention-2 point, on FlashAttention-2's ramp
         points = _fa2_points()
         level = ((_FA2_A100_UTILISATION * acc.peak("bf16") / points[0][1],) * 4 if ampere else scales)
@@ -686,8 +679,9 @@ def attention_model(accelerator, kernel: str = "flash3", *, sustained: bool = Tr
         src += ", on its own published sequence ramp (Dao 2023, Shah et al. 2024)"
         if kernel == "flash-triton":
             scales = tuple(k / FA2_OVER_TRITON[p] for k, (p, _) in zip(scales, _RATE_KEYS))
-            src = ("FlashAttention in Triton: FlashAttention-2's rates over 1.4 (forward) and 2.0 (backward), as "
-                   "Dao 2023 measured the two on the A100; " + src)
+            src = (f"FlashAttention in Triton: FlashAttention-2's rates over {FA2_OVER_TRITON['forward']:.1f} "
+                   f"(forward) and {FA2_OVER_TRITON['backward']:.1f} (backward), as Dao 2023 measured the two on the "
+                   "A100; " + src)
     else:
         src = ("FlashAttention-3, fitted on published H100 points" + ("" if kernel != "cudnn" else
                "; cuDNN taken equal to FlashAttention-3"))
@@ -776,6 +770,17 @@ def attention_seconds(batch, heads, seq_length, head_dim, accelerator, *, kv_hea
     return as_scalar(_attention_seconds(b, h, s, skv, d, a, causal, backward, np))
 
 
+def _fit_saturating(s, r) -> tuple[float, float]:
+    """``(R_max, s_half)`` of ``R(s) = R_max s / (s + s_half)`` minimising the squared log error over the points
+    ``(s, r)``: a grid over ``s_half`` in 1-token steps from 0 to 8,000, ``R_max`` solved for each (the geometric
+    mean of ``r`` over the curve's shape); the first best ``s_half`` on a tie."""
+    halves = np.arange(0.0, 8001.0, 1.0)[:, None]
+    log_err = np.log(r / (s / (s + halves)))
+    mean = log_err.mean(axis=1, keepdims=True)
+    best = int(np.argmin(np.sum((log_err - mean) ** 2, axis=1)))
+    return float(np.exp(mean[best, 0])), float(halves[best, 0])
+
+
 def fit_attention() -> dict:
     """Re-run the fits behind :data:`ATTENTION_FIT`: per (pass, causal) group of the published FlashAttention-3
     points, ``R_max`` and ``s_half`` minimising the squared log error of ``R(s) = R_max s / (s + s_half)`` (grid
@@ -784,14 +789,6 @@ def fit_attention() -> dict:
     out = {}
     for key in ATTENTION_FIT:
         sel = (pub["kernel"] == "flash3") & (pub["pass"] == key[0]) & (pub["causal"] == key[1])
-        s, r = pub["seqlen"][sel], pub["tflops"][sel] * 1e12
-        best = None
-        for s_half in np.arange(0.0, 8001.0, 1.0):
-            shape = s / (s + s_half)
-            r_max = float(np.exp(np.mean(np.log(r / shape))))
-            sse = float(np.sum(np.log(r_max * shape / r) ** 2))
-            if best is None or sse < best[0]:
-                best = (sse, r_max, float(s_half))
-        out[key] = (best[1], best[2])
+        out[key] = _fit_saturating(pub["seqlen"][sel], pub["tflops"][sel] * 1e12)
     return out
 

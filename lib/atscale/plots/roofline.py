@@ -353,8 +353,8 @@ def roofline_error_chart(measurement=None, *, ax=None):
 
 _SOURCE_NAMES = {"tritonbench-1267": "tritonbench #1267", "flash-attention-1791": "flash-attention #1791",
                  "flashattention3-figure-fwd": "FlashAttention-3 paper, FA-2 bars",
-                 "flashattention2-figure-h100": "FlashAttention-2 paper", "pytorch-benchmark-2391": "pytorch/benchmark #2391",
-                 "flashattention2-figure-a100": "FlashAttention-2 paper"}
+                 "flashattention2-figure-h100": "FlashAttention-2 paper",
+                 "pytorch-benchmark-2391": "pytorch/benchmark #2391", "flashattention2-figure-a100": "FlashAttention-2 paper"}
 
 
 @house_style
@@ -372,13 +372,13 @@ def attention_rates_chart(rates, *, ax=None):
     for (kernel, pass_), r in rates.curves.items():
         ax.plot(seq, np.asarray(r) / 1e12, color=colour[kernel], linestyle="-" if pass_ == "forward" else "--",
                 label=f"{kernels.ATTENTION_KERNEL_LABELS[kernel]}, {pass_} (model)")
-    markers = {}
+    markers, labelled = {}, set()
     for kernel, pass_, s, published, _, source in rates.points:
         m = markers.setdefault(source, "osD^v<>"[len(markers) % 7])
         label = f"published: {_SOURCE_NAMES.get(source, source)}"
-        seen = label in [h.get_label() for h in ax.lines + ax.collections]
         ax.scatter([s], [published / 1e12], marker=m, s=30, zorder=3, facecolor="white" if pass_ == "backward"
-                   else colour[kernel], edgecolor=colour[kernel], label="_" + label if seen else label)
+                   else colour[kernel], edgecolor=colour[kernel], label="_" + label if label in labelled else label)
+        labelled.add(label)
     ax.axhline(rates.gemm / 1e12, color=MUTED, linestyle=":", linewidth=1.2,
                label="a large BF16 GEMM (8,192 cubed, model)")
     ax.set_xscale("log", base=2)
