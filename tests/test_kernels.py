@@ -120,35 +120,78 @@ def _published_rate(pub, i, accelerator):
 def test_published_attention_points_are_reproduced():
     """The points each kernel's level comes from (FlashAttention-3's fits, FlashAttention-2's pull request 1791)
     within 8 %; the figures that give FlashAttention-2's ramp in shape (each rate over the same series' rate at
-    8,192 tokens) within 5 %."""
+    8,192 tokens) within 5 %; cuDNN over FlashAttention-3 as the FlashAttention-3 paper's bars have it, at each of
+    their lengths, within 1 % (the model's ratio is those bars'); the paper's own FlashAttention-3 forward bars (an
+    earlier release, not fitted) as measured: 1-22 % above the model up to 2k tokens, 9-17 % below it from 4k with
+    a causal mask (the causal curve is a 2026 release's), within 12 % without."""
     pub = K.published_attention()
+    figure = np.char.startswith(pub["source"].astype(str), "flashattention3-figure-")
     for i in range(pub["tflops"].size):
         rate = _published_rate(pub, i, "H100 SXM")
-        if pub["source"][i] in _RAMP_SOURCES:
+        if pub["kernel"][i] == "cudnn":
+            same = (figure & (pub["kernel"] == "flash3") & (pub["pass"] == pub["pass"][i])
+                    & (pub["causal"] == pub["causal"][i]) & (pub["seqlen"] == pub["seqlen"][i]))
+            j = int(np.flatnonzero(same)[0])
+            model_ratio = rate / _published_rate(pub, j, "H100 SXM")
+            assert model_ratio == pytest.approx(pub["tflops"][i] / pub["tflops"][j], rel=0.01), i
+        elif pub["kernel"][i] == "flash3" and pub["source"][i] == "flashattention3-figure-fwd":
+            ratio = pub["tflops"][i] * 1e12 / rate
+            if pub["seqlen"][i] <= 2048:
+                assert 1.0 < ratio < 1.22, i
+            elif pub["causal"][i]:
+                assert 0.83 < ratio < 0.92, i
+            else:
+                assert ratio == pytest.approx(1.0, abs=0.12), i
+        elif pub["source"][i] in _RAMP_SOURCES:
             same = ((pub["source"] == pub["source"][i]) & (pub["causal"] == pub["causal"][i])
-                    & (pub["seqlen"] == 8192.0))
+                    & (pub["kernel"] == pub["kernel"][i]) & (pub["seqlen"] == 8192.0))
             j = int(np.flatnonzero(same)[0])
             shape = (rate / _published_rate(pub, j, "H100 SXM")) / (pub["tflops"][i] / pub["tflops"][j])
             assert shape == pytest.approx(1.0, abs=0.05), i
         else:
             assert rate / (pub["tflops"][i] * 1e12) == pytest.approx(1.0, abs=0.08), i
-    assert set(pub["kernel"]) == {"flash2", "flash3"}
+    assert set(pub["kernel"]) == {"flash2", "flash3", "cudnn"}
+
+
+def test_cudnn_ratio_is_the_published_bars():
+    """cuDNN's ratio to FlashAttention-3 is read from the FlashAttention-3 paper's bars (the causal backward, which
+    the figure lacks, takes the non-causal one's); cuDNN is the slower from 4k tokens on and the faster at 512."""
+    assert K.fit_cudnn_ratio() == dict(K.CUDNN_OVER_FA3)
+    for ratios in K.CUDNN_OVER_FA3.values():
+        assert all(r < 0.96 for r in ratios[3:]) and ratios[0] > 0.96
+    for causal in (False, True):
+        for backward in (False, True):
+            args = (4, 16, np.array([700.0, 3000.0, 12000.0, 50000.0]), 128, "H100 SXM")
+            kw = dict(causal=causal, backward=backward)
+            ratio = K.attention_seconds(*args, kernel="flash3", **kw) / K.attention_seconds(*args, kernel="cudnn", **kw)
+            want = np.interp(args[2], K.CUDNN_SEQ, K.CUDNN_OVER_FA3["backward" if backward else "forward", causal])
+            assert ratio == pytest.approx(want, rel=0.02)
+    # the scalar path (one plan, Python numbers) interpolates as NumPy does, ends held
+    from atscale._numeric import _ScalarOps
+    for x in (100.0, 512.0, 700.0, 16384.0, 99999.0):
+        assert _ScalarOps.interp(x, K.CUDNN_SEQ, K.CUDNN_OVER_FA3["forward", True]) == pytest.approx(
+            float(np.interp(x, K.CUDNN_SEQ, K.CUDNN_OVER_FA3["forward", True])))
 
 
 def test_attention_rates_follow_the_published_points():
-    """The figure's data (kernels.attention_rates): every published point of FlashAttention-3 and of
-    FlashAttention-2's level (pull request 1791) within 8 %, FlashAttention-2's bars in the FlashAttention-3 paper
-    above the curve (an earlier release, taken for its ramp only), the median as measured (5.3 %), each kernel below
-    a large GEMM and FlashAttention-3 above FlashAttention-2 from 2k tokens (at 1k the causal backward curves cross:
-    FlashAttention-3's there is a 2026 benchmark's at its own sizes)."""
-    r = K.attention_rates()
-    assert len(r.points) == 16
+    """The figure's data (kernels.attention_rates, the three kernels as the chapter draws them): every published
+    point of FlashAttention-3's fits and of FlashAttention-2's level (pull request 1791) within 8 %; the
+    FlashAttention-3 paper's bars (an earlier release, taken for FlashAttention-2's ramp and cuDNN's ratio only):
+    FlashAttention-2's above its curve, FlashAttention-3's and cuDNN's above theirs to 2k tokens and 9-17 % below from
+    4k (the causal curves' level is a 2026 release's); the median as measured (10.9 %; 5.3 % before cuDNN's and
+    FlashAttention-3's bars from the paper joined the figure), each kernel below a large GEMM and FlashAttention-3
+    above FlashAttention-2 from 2k tokens (at 1k the causal backward curves cross: FlashAttention-3's there is a 2026
+    benchmark's at its own sizes)."""
+    r = K.attention_rates("H100 SXM", ("flash3", "cudnn", "flash2"))
+    assert len(r.points) == 28
     for kernel, pass_, s, published, model, source in r.points:
-        if source == "flashattention3-figure-fwd":
+        if source == "flashattention3-figure-fwd" and kernel == "flash2":
             assert 1.1 < published / model < 1.25
+        elif source == "flashattention3-figure-fwd":
+            assert (1.0 < published / model < 1.22) if s <= 2048 else (0.83 < published / model < 0.92)
         else:
             assert model / published == pytest.approx(1.0, abs=0.08), (kernel, pass_, s)
-    assert r.median_point_error() == pytest.approx(0.053, abs=0.005)
+    assert r.median_point_error() == pytest.approx(0.109, abs=0.005)
     for curve in r.curves.values():
         assert np.all(curve < r.gemm)
     for pass_ in ("forward", "backward"):
@@ -335,3 +378,21 @@ def test_published_data_name_their_sources():
         assert all(table["source"])
         with pytest.raises(ValueError):
             table["tflops"][0] = 1.0
+
+
+def test_attention_rates_points_by_source():
+    """A subset's median (the chapter quotes the fitted benchmarks' apart from the paper's bars) and one point's
+    pair; bad names answer with what is valid."""
+    r = K.attention_rates("H100 SXM", ("flash3", "cudnn", "flash2"))
+    fitted = r.median_point_error(("tritonbench-1267", "flash-attention-1791"))
+    assert fitted < 0.05 < r.median_point_error()
+    assert r.median_point_error("tritonbench-1267") == pytest.approx(
+        float(np.median([abs(m / p - 1) for *_, p, m, src in r.points if src == "tritonbench-1267"])))
+    published, model = r.point("cudnn", "forward", 8192, "flashattention3-figure-fwd")
+    assert published == pytest.approx(529e12) and model > published
+    with pytest.raises(ValueError, match="tritonbench-1267"):
+        r.median_point_error("nvidia-blog")
+    with pytest.raises(ValueError, match="sources"):
+        r.median_point_error((1, 2))
+    with pytest.raises(ValueError, match="no published point"):
+        r.point("cudnn", "backward", 8192, "flashattention3-figure-fwd")

@@ -113,7 +113,7 @@ def test_moe_validation_errors_as_measured():
     assert len(errors) == 10
     assert statistics.median(abs(e) for e in errors.values()) == pytest.approx(0.135, abs=0.005)
     assert errors["Qwen3-235B-A22B, 256 H100, BF16"] == pytest.approx(-0.049, abs=0.005)
-    assert errors["DeepSeek-V3, 2,048 H800, FP8"] == pytest.approx(0.006, abs=0.005)
+    assert errors["DeepSeek-V3, 2,048 H800, FP8"] == pytest.approx(0.018, abs=0.005)  # 0.006 before cuDNN took its ratio
     curve = [abs(e.curve) for e in accuracy.moe_errors()]
     assert statistics.median(abs(e) for e in errors.values()) < statistics.median(curve)
 

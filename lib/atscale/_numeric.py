@@ -5,6 +5,7 @@ speed: :func:`atscale.parallelism.step_time`) or on NumPy arrays of plans (:clas
 
 from __future__ import annotations
 
+import bisect
 import math
 import operator
 
@@ -34,6 +35,16 @@ class _ScalarOps:
     lazy_choose = staticmethod(lambda i, options: options[int(i)]())
     first_max = staticmethod(lambda values: max(range(len(values)), key=values.__getitem__))
 
+    @staticmethod
+    def interp(x, xs, ys):
+        """``numpy.interp`` for one Python number: linear between the points ``xs`` (increasing), held beyond."""
+        if x <= xs[0]:
+            return ys[0]
+        if x >= xs[-1]:
+            return ys[-1]
+        i = bisect.bisect_right(xs, x)
+        return ys[i - 1] + (ys[i] - ys[i - 1]) * (x - xs[i - 1]) / (xs[i] - xs[i - 1])
+
 
 class _ArrayOps:
     """The same operations on NumPy arrays (:func:`atscale.parallelism.evaluate`, :func:`atscale.search.search`):
@@ -41,6 +52,7 @@ class _ArrayOps:
 
     where, maximum, minimum, ceil, floor, choose, logical_not = (np.where, np.maximum, np.minimum, np.ceil, np.floor,
                                                                  np.choose, np.logical_not)
+    interp = staticmethod(np.interp)
     lazy_where = staticmethod(lambda cond, if_true, if_false: np.where(cond, if_true(), if_false()))
     lazy_choose = staticmethod(lambda i, options: np.choose(i, [option() for option in options]))
     first_max = staticmethod(lambda values: np.argmax(np.stack(np.broadcast_arrays(*values)), axis=0))

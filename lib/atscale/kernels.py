@@ -10,10 +10,10 @@ kernel achieves below that bound, from measurements and published benchmarks:
   K loop (its prologue and epilogue cost as much as ``K_half`` more elements of K), ``Q / B`` the memory roof
   (Williams, Waterman & Patterson 2009) and ``t_0`` the per-kernel fixed GPU time. The BF16 constants are fitted
   on the book's own H200 measurement, the FP8 ones on a published H800 FP8 sweep (:func:`fit_gemm`).
-* **Attention** (:func:`attention_seconds`): FlashAttention-2/3 and cuDNN at their published achieved rates as
-  a function of sequence length, ``R(s) = R_max · s / (s + s_half)`` (fitted on published H100 points,
-  :func:`fit_attention` and :func:`fit_attention_ramp`), FlashAttention in Triton from its published ratio to
-  FlashAttention-2, or the unfused path (two batched GEMMs and a softmax at the memory roof);
+* **Attention** (:func:`attention_seconds`): FlashAttention-2/3 at their published achieved rates as a function
+  of sequence length, ``R(s) = R_max · s / (s + s_half)`` (fitted on published H100 points, :func:`fit_attention`
+  and :func:`fit_attention_ramp`), cuDNN at its published ratio to FlashAttention-3 (:data:`CUDNN_OVER_FA3`),
+  FlashAttention in Triton from its published ratio to FlashAttention-2, or the unfused path (two batched GEMMs and a softmax at the memory roof);
   :func:`attention_rates` sets the curves beside the published points.
 * **Memory-bound kernels** (:func:`memory_bound_seconds`) at the measured memory roof, and the FP8 cast kernels
   per scaling recipe (:data:`FP8_RECIPES`, :func:`fp8_cast_bytes`).
@@ -44,7 +44,8 @@ __all__ = [
     "gemm_flops_per_s", "GEMM_FIT", "fit_gemm", "published_gemms", "FP8_RECIPES", "FP8_CAST_BYTES",
     "FP8_CAST_KERNELS", "fp8_cast_bytes", "fp8_cast_seconds", "ATTENTION_KERNELS", "ATTENTION_KERNEL_LABELS",
     "FA2_OVER_TRITON", "AttentionModel", "attention_model", "attention_flops", "attention_seconds", "ATTENTION_FIT",
-    "ATTENTION_LONGEST", "fit_attention", "FA2_RAMP", "FA2_LONGEST", "fit_attention_ramp",
+    "ATTENTION_LONGEST", "fit_attention", "FA2_RAMP", "FA2_LONGEST", "fit_attention_ramp", "CUDNN_SEQ",
+    "CUDNN_OVER_FA3", "fit_cudnn_ratio",
     "published_attention", "AttentionRates", "attention_rates", "memory_bandwidth", "memory_bound_seconds",
 ]
 
@@ -200,9 +201,27 @@ class AttentionRates:
     points: tuple
     gemm: float
 
-    def median_point_error(self) -> float:
-        """Median of ``|model / published - 1|`` over :attr:`points` (a fraction)."""
-        return float(np.median([abs(m / p - 1) for _, _, _, p, m, _ in self.points]))
+    def median_point_error(self, sources=None) -> float:
+        """Median of ``|model / published - 1|`` over :attr:`points` (a fraction), or over those whose source is
+        among ``sources`` (names as in ``attention-published.csv``)."""
+        if sources is not None:
+            sources = (sources,) if isinstance(sources, str) else tuple(sources)
+            if not all(isinstance(x, str) for x in sources):
+                raise ValueError(f"sources={v.show(sources)} must be source names (strings)")
+        errors = [abs(m / p - 1) for _, _, _, p, m, src in self.points if sources is None or src in sources]
+        if not errors:
+            raise ValueError(f"sources={v.show(sources)} matches none of the points' sources: "
+                             + ", ".join(sorted({pt[5] for pt in self.points})))
+        return float(np.median(errors))
+
+    def point(self, kernel: str, pass_: str, seq_length: float, source: str) -> tuple:
+        """The point of ``kernel``, pass ``pass_`` ("forward" or "backward"), sequence ``seq_length`` (tokens) and
+        ``source``: ``(published FLOP/s, model FLOP/s)``."""
+        for k, p, s, published, model, src in self.points:
+            if (k, p, s, src) == (kernel, pass_, float(seq_length), source):
+                return published, model
+        raise ValueError(f"no published point of kernel={kernel!r}, pass_={pass_!r}, seq_length={seq_length!r}, "
+                         f"source={source!r} among the {len(self.points)} points")
 
 
 def attention_rates(accelerator="H100 SXM", kernels=("flash3", "flash2"), *, causal: bool = True,
@@ -547,22 +566,24 @@ ATTENTION_KERNEL_LABELS = MappingProxyType({
 ATTENTION_FIT = MappingProxyType({
     ("forward", False): (629.6e12, 234.0),
     ("forward", True): (830.7e12, 1203.0),
+    ("backward", False): (591.2e12, 427.0),
     ("backward", True): (767.1e12, 3144.0),
 })
 """FlashAttention-3 on an H100 SXM, head dimension 128, BF16: ``(R_max FLOP/s, s_half tokens)`` of
 ``R(s) = R_max · s / (s + s_half)`` per (pass, causal), least squares in log rate on the published points
 (:func:`fit_attention`, data in ``attention-published.csv``): non-causal forward from pytorch/benchmark #2391 (the
-FlashAttention-3 paper's sizes), causal forward and backward from tritonbench #1267. Non-causal backward has no
-published point read here: it takes the causal backward's constants (an assumption; the causal curve is the
-slower one, so this errs slow). The two sources are different FlashAttention-3 releases (2024 and 2026), which is
-why the causal forward's asymptote lies above the non-causal one.
+FlashAttention-3 paper's sizes), causal forward and backward from tritonbench #1267, non-causal backward from the
+FlashAttention-3 paper's backward figure (Shah et al. 2024, Fig. 6, head dimension 128). The sources are different
+FlashAttention-3 releases (2024 and 2026), which is why the causal forward's asymptote lies above the non-causal
+one. Until November 2026 the non-causal backward took the causal one's constants, which made it 3x too slow at 512
+tokens against that figure (training runs are causal: no step time moved).
 
 Beyond the longest published sequence of its group (:data:`ATTENTION_LONGEST`) the rate is held at its value
 there: the curve's asymptote is an extrapolation no point supports (at 8,192 tokens the causal forward fit already
 overshoots its published point by 6 %)."""
 
 ATTENTION_LONGEST = MappingProxyType({("forward", False): 16384.0, ("forward", True): 8192.0,
-                                      ("backward", True): 8192.0})
+                                      ("backward", False): 16384.0, ("backward", True): 8192.0})
 """Longest published sequence (tokens) behind each :data:`ATTENTION_FIT` curve; the rate is held beyond it."""
 
 _FA_BACKWARD_KERNELS = 3
@@ -599,6 +620,40 @@ ratios the model's is about 1.8x). Its legend, "FlashAttention Triton", is the n
 FlashAttention-2 release; that kernel's docstring puts its forward plus backward "slightly slower" than
 FlashAttention-1's. No H100 measurement of it was found: on the H100 the ratios are an assumption."""
 
+CUDNN_SEQ = (512.0, 1024.0, 2048.0, 4096.0, 8192.0, 16384.0)
+"""The sequence lengths (tokens) at which :data:`CUDNN_OVER_FA3` was measured."""
+
+CUDNN_OVER_FA3 = MappingProxyType({
+    ("forward", False): (1.064, 1.016, 0.987, 0.955, 0.929, 0.918),
+    ("forward", True): (1.079, 0.969, 0.929, 0.895, 0.879, 0.875),
+    ("backward", False): (0.965, 0.962, 0.928, 0.921, 0.927, 0.920),
+    ("backward", True): (0.965, 0.962, 0.928, 0.921, 0.927, 0.920),
+})
+"""cuDNN's fused attention over FlashAttention-3 on an H100 SXM, head dimension 128, BF16, at each length of
+:data:`CUDNN_SEQ` (dimensionless, rounded to 3 places): the two kernels' bars side by side in the FlashAttention-3
+paper's figures (Shah et al. 2024, Fig. 5c-d forward, Fig. 6 backward; the same machine, sizes and day; the
+``flashattention3-figure-*`` rows of ``attention-published.csv``; :func:`fit_cudnn_ratio`). cuDNN is the faster on
+short sequences and 8-13 % the slower from 4k tokens on. The figure has no causal backward panel: the causal
+backward takes the non-causal one's ratios (an assumption). Until November 2026 the library took cuDNN equal to
+FlashAttention-3."""
+
+
+def fit_cudnn_ratio() -> dict:
+    """Re-read :data:`CUDNN_OVER_FA3` from the published bars: per (pass, causal), cuDNN's rate over
+    FlashAttention-3's in the same FlashAttention-3 paper figure at each length of :data:`CUDNN_SEQ`, rounded to
+    3 places; the causal backward, which the figure lacks, takes the non-causal backward's."""
+    pub = published_attention()
+    figure = np.char.startswith(pub["source"].astype(str), "flashattention3-figure-")
+    out = {}
+    for pass_, causal in _RATE_KEYS:
+        c = causal and pass_ == "forward"
+        rates = []
+        for kernel in ("cudnn", "flash3"):
+            sel = figure & (pub["kernel"] == kernel) & (pub["pass"] == pass_) & (pub["causal"] == c)
+            rates.append(dict(zip(pub["seqlen"][sel], pub["tflops"][sel])))
+        out[pass_, causal] = tuple(round(float(rates[0][q] / rates[1][q]), 3) for q in CUDNN_SEQ)
+    return out
+
 _RATE_KEYS = (("forward", False), ("forward", True), ("backward", False), ("backward", True))
 """The (pass, causal) order of :attr:`AttentionModel.rates`."""
 
@@ -620,8 +675,11 @@ class AttentionModel:
     """Constants of the attention time model for one accelerator and kernel (SI units).
 
     ``rates``: ``((R_max, s_half, s_longest), ...)`` for (forward non-causal, forward causal, backward
-    non-causal, backward causal), FLOP/s and tokens (the rate is held beyond ``s_longest``); ``fixed_seconds``: per kernel, s; ``gemm``: the :class:`GemmModel` for the
-    unfused path; ``bandwidth``: bytes/s; ``source``: where the constants come from (fitted or extrapolated)."""
+    non-causal, backward causal), FLOP/s and tokens (the rate is held beyond ``s_longest``); ``fixed_seconds``: per
+    kernel, s; ``gemm``: the :class:`GemmModel` for the unfused path; ``bandwidth``: bytes/s; ``source``: where the
+    constants come from (fitted or extrapolated); ``ratios``: ``None``, or per (pass, causal) the factors at
+    :data:`CUDNN_SEQ` that multiply the rate (interpolated linearly in the sequence length, held beyond the ends):
+    cuDNN's measured ratio to FlashAttention-3 (:data:`CUDNN_OVER_FA3`)."""
 
     accelerator: str
     kernel: str
@@ -630,6 +688,7 @@ class AttentionModel:
     gemm: GemmModel
     bandwidth: float
     source: str
+    ratios: tuple | None = None
 
 
 def attention_model(accelerator, kernel: str = "flash3", *, sustained: bool = True) -> AttentionModel:
@@ -644,8 +703,9 @@ def attention_model(accelerator, kernel: str = "flash3", *, sustained: bool = Tr
       kernel's passes keep their ratios). The sequence ramp is FlashAttention-2's own (:data:`FA2_RAMP`).
     * ``flash-triton``: ``flash2``'s rates over :data:`FA2_OVER_TRITON` on every accelerator (the ratios were
       measured on the A100; on the H100 they are an assumption: neither kernel uses Hopper's new instructions).
-    * ``cudnn``: equal to ``flash3`` (published cuDNN-vs-FlashAttention-3 pairs on Hopper are within about 10 %
-      either way: flash-attention #1075 on an H100 PCIe, #1310 on an H20).
+    * ``cudnn``: ``flash3``'s curves times cuDNN's ratio to FlashAttention-3 as the FlashAttention-3 paper
+      measured the two side by side, at each sequence length (:data:`CUDNN_OVER_FA3`: faster than FlashAttention-3
+      on short sequences, 8-13 % slower from 4k tokens on).
     * ``unfused``: priced by the GEMM model and the memory roof (:func:`attention_seconds`).
     * Other accelerators: the GH100 constants times their BF16 datasheet peak over the H100's: an
       **extrapolation** (on Blackwell, FlashAttention-3 itself does not run: read it as "a Hopper-class kernel").
@@ -657,9 +717,7 @@ def attention_model(accelerator, kernel: str = "flash3", *, sustained: bool = Tr
     v.choice("kernel", kernel, ATTENTION_KERNELS)
     v.flag("sustained", sustained)
     h100 = hardware.accelerator("H100 SXM")
-    # FlashAttention-3's curves; the non-causal backward has no fit of its own and takes the causal one's.
-    curves = tuple((*ATTENTION_FIT[p, c or p == "backward"], ATTENTION_LONGEST[p, c or p == "backward"])
-                   for p, c in _RATE_KEYS)
+    curves = tuple((*ATTENTION_FIT[key], ATTENTION_LONGEST[key]) for key in _RATE_KEYS)  # FlashAttention-3's
     hopper = acc.name in _GH100
     ampere = acc.name.startswith("A100")
     note = ""
@@ -684,7 +742,8 @@ def attention_model(accelerator, kernel: str = "flash3", *, sustained: bool = Tr
                    "A100; " + src)
     else:
         src = ("FlashAttention-3, fitted on published H100 points" + ("" if kernel != "cudnn" else
-               "; cuDNN taken equal to FlashAttention-3"))
+               "; cuDNN at its measured ratio to FlashAttention-3 at each sequence length (Shah et al. 2024, "
+               "Figs. 5-6)"))
     if kernel == "unfused":
         src = "unfused: batched GEMMs at the GEMM model, softmax at the memory roof"
     if not (hopper or ampere):
@@ -693,9 +752,11 @@ def attention_model(accelerator, kernel: str = "flash3", *, sustained: bool = Tr
         scales = tuple(k * GEMM_FIT["bf16_sustained"] / GEMM_FIT["bf16_burst"] for k in scales)
         src += "; times the power-limit factor (sustained)"
     rates = tuple((r * k, s, cap) for (r, s, cap), k in zip(curves, scales))
+    ratios = tuple(CUDNN_OVER_FA3[key] for key in _RATE_KEYS) if (kernel == "cudnn" and effective == "cudnn") \
+        else None
     return AttentionModel(accelerator=acc.name, kernel=kernel, rates=rates, fixed_seconds=KERNEL_GPU_SECONDS,
                           gemm=gemm_model(acc, "bf16", sustained=sustained), bandwidth=memory_bandwidth(acc),
-                          source=note + src)
+                          source=note + src, ratios=ratios)
 
 
 def _attention_flops(batch, heads, seq_q, seq_kv, head_dim, causal, backward):
@@ -720,9 +781,12 @@ def _attention_seconds(batch, heads, seq_q, seq_kv, head_dim, a: AttentionModel,
         return (_gemm_seconds(seq_kv, head_dim, seq_q, g, xp, bh) + _gemm_seconds(seq_q, seq_kv, head_dim, g, xp, bh)
                 + _memory_seconds(scores * 6.0, a.bandwidth, 1.0, a.fixed_seconds)
                 + _gemm_seconds(seq_q, head_dim, seq_kv, g, xp, bh) + _gemm_seconds(seq_kv, head_dim, seq_q, g, xp, bh))
-    r_max, s_half, s_longest = a.rates[2 * int(backward) + int(causal)]
+    key = 2 * int(backward) + int(causal)
+    r_max, s_half, s_longest = a.rates[key]
     s = xp.minimum(seq_kv, s_longest)
     rate = r_max * s / (s + s_half)
+    if a.ratios is not None:
+        rate = rate * xp.interp(seq_kv, CUDNN_SEQ, a.ratios[key])
     kernels = _FA_BACKWARD_KERNELS if backward else 1
     return _attention_flops(batch, heads, seq_q, seq_kv, head_dim, causal, backward) / rate + kernels * a.fixed_seconds
 
@@ -781,6 +845,13 @@ def _fit_saturating(s, r) -> tuple[float, float]:
     return float(np.exp(mean[best, 0])), float(halves[best, 0])
 
 
+_FA3_FIT_SOURCES = MappingProxyType({("forward", False): "pytorch-benchmark-2391", ("forward", True): "tritonbench-1267",
+                                     ("backward", False): "flashattention3-figure-bwd",
+                                     ("backward", True): "tritonbench-1267"})
+"""The benchmark each :data:`ATTENTION_FIT` curve is fitted on (the FlashAttention-3 paper's forward bars give only
+cuDNN's ratio to it: :data:`CUDNN_OVER_FA3`)."""
+
+
 def fit_attention() -> dict:
     """Re-run the fits behind :data:`ATTENTION_FIT`: per (pass, causal) group of the published FlashAttention-3
     points, ``R_max`` and ``s_half`` minimising the squared log error of ``R(s) = R_max s / (s + s_half)`` (grid
@@ -788,7 +859,8 @@ def fit_attention() -> dict:
     pub = published_attention()
     out = {}
     for key in ATTENTION_FIT:
-        sel = (pub["kernel"] == "flash3") & (pub["pass"] == key[0]) & (pub["causal"] == key[1])
+        sel = ((pub["kernel"] == "flash3") & (pub["pass"] == key[0]) & (pub["causal"] == key[1])
+               & (pub["source"] == _FA3_FIT_SOURCES[key]))
         out[key] = _fit_saturating(pub["seqlen"][sel], pub["tflops"][sel] * 1e12)
     return out
 
