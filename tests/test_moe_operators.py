@@ -109,18 +109,22 @@ def test_moe_validation_errors_as_measured():
 
     errors = {e.run.label: e.operators for e in accuracy.moe_errors()}
     # 7 before the further Qwen3-235B runs (median 15.8 % on those 7); 20.3 % on the 10 before NVIDIA's DeepSeek-V3
-    # records took Megatron-Core's default dispatcher (their source names none)
+    # records took Megatron-Core's default dispatcher (their source names none); 13.2 % before MLA's projections
+    # took their own shapes (November 2026: they had been priced as one h x (q + k + v) GEMM, 5x their FLOPs, which
+    # had hidden that the model is ~20 % too fast on every DeepSeek-V3 run)
     assert len(errors) == 10
-    assert statistics.median(abs(e) for e in errors.values()) == pytest.approx(0.135, abs=0.005)
-    assert errors["Qwen3-235B-A22B, 256 H100, BF16"] == pytest.approx(-0.049, abs=0.005)
-    assert errors["DeepSeek-V3, 2,048 H800, FP8"] == pytest.approx(0.018, abs=0.005)  # 0.006 before cuDNN took its ratio
+    assert statistics.median(abs(e) for e in errors.values()) == pytest.approx(0.208, abs=0.005)
+    assert errors["Qwen3-235B-A22B, 256 H100, BF16"] == pytest.approx(-0.046, abs=0.005)
+    # +0.018 before MLA's projections took their shapes, +0.006 before cuDNN took its ratio
+    assert errors["DeepSeek-V3, 2,048 H800, FP8"] == pytest.approx(-0.190, abs=0.005)
+    assert errors["DeepSeek-V3, 512 H100, BF16"] == pytest.approx(-0.225, abs=0.005)  # -0.062 before
     curve = [abs(e.curve) for e in accuracy.moe_errors()]
     assert statistics.median(abs(e) for e in errors.values()) < statistics.median(curve)
 
 
 @pytest.mark.xfail(strict=True, reason="issue 32's target is not met: median |step-time error| on the 10 MoE runs "
-                                       "13.5 % (target 10 %), worst 36.1 % (target 20 %): gpt-oss and Qwen3-235B with "
-                                       "TP 4 or 32 stages are 25-36 % too fast")
+                                       "20.8 % (target 10 %), worst 35.9 % (target 20 %): gpt-oss, Qwen3-235B with "
+                                       "TP 4 or 32 stages and every DeepSeek-V3 run are 19-36 % too fast")
 def test_issue_32_target_on_the_moe_runs():
     from atscale import accuracy
 

@@ -225,3 +225,39 @@ def test_fsdp_copies_follow_their_bytes():
     for kw in (dict(stack="fsdp2-eager", zero_stage=1), dict(stack="megatron-core", zero_stage=3)):
         rows = {r.name: r for r in operators.layer_operators(m, acc, **kw).rows}
         assert rows.get("FSDP copies") is None or rows["FSDP copies"].forward == 0.0
+
+
+def test_mla_projections_take_their_own_shapes():
+    """Multi-head latent attention's input projections are its down- and up-projections (DeepSeek-V2 sec. 2.1),
+    not one h x (q + k + v) GEMM: their weights are the MLA block's matrices less the output projection, the
+    down-projections are whole on every tensor-parallel rank (Megatron-Core's TELinear) and the up-projections
+    split; the operator model and the roofline chapter's layer_ops price the same GEMMs. Until November 2026 the
+    operator model priced DeepSeek-V3's as one GEMM of 5x their FLOPs. RoPE turns only the rotary part."""
+    from atscale import models, roofline
+
+    ds = models.model_arg("model", "DeepSeek-V3")
+    h, a = ds.hidden_size, ds.num_heads
+    proj = ds.attention_projections()
+    assert [p[0] for p in proj] == ["query down-projection", "query up-projection", "key-value down-projection",
+                                    "key-value up-projection"]
+    out_proj = a * ds.v_head_dim * h
+    assert sum(n * k for _, n, k in proj) == ds.mla.params(h, a)[0] - out_proj
+    split = dict((name, (n, k)) for name, n, k in ds.attention_projections(8))
+    whole = dict((name, (n, k)) for name, n, k in proj)
+    for name in whole:
+        assert split[name][0] == whole[name][0] / (8 if "up" in name else 1)
+    rows = {r.name: r for r in operators.layer_operators(ds, "H100 SXM", micro_batch=1, seq_length=4096).rows}
+    assert "QKV projection" not in rows and set(whole) <= set(rows)
+    ops = roofline.layer_ops(ds, 1, 4096)
+    assert set(whole) <= set(ops) and "QKV projection" not in ops
+    assert ops["query up-projection"].flops == pytest.approx(2 * 4096 * whole["query up-projection"][0] * 1536)
+    assert ds.rotary_width == (a + 1) * 64
+    # the curve's memory-bound bytes leave MLA's GEMMs out, as they leave the QKV projection out
+    from atscale import parallelism
+    parallel = parallelism.elementwise_bytes_per_token(ds, 4096)[1]
+    assert parallel == pytest.approx(3 * (ops["RoPE"].bytes + ops["SwiGLU product"].bytes) / 4096)
+    llama = models.model_arg("model", "Llama 3 8B")
+    assert llama.attention_projections(8) == (("QKV projection", (4096 + 2 * 1024) / 8, 4096.0),)
+    assert llama.rotary_width == (32 + 8) * 128
+    with pytest.raises(ValueError, match="tp"):
+        llama.attention_projections(0)

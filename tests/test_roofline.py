@@ -405,3 +405,15 @@ def test_roofline_check_takes_a_what_if_roof_and_reports_the_serial_bound():
     assert np.all(copy.serial_time >= copy.predicted_time)
     # Not every kernel lies between the overlapped and serial bounds: at m = 1 it is slower than both.
     assert meas.sweep_time[0] > copy.serial_time[0]
+
+
+def test_mla_attention_in_layer_ops():
+    """MLA's attention core takes its own head widths (queries and keys 192, values 128: (192 + 128) / 2 per head,
+    not h / a = 56), and decoding reads the shared latent cache once (DeepSeek-V2 sec. 2.1.2)."""
+    ds = m.DEEPSEEK_V3
+    train = r.layer_ops(ds, 1, 4096)["attention (fused)"]
+    assert train.flops == pytest.approx(r.attention_scores(1, 128, 4096, 160, 2.0, fused=True).flops)
+    dec = r.layer_ops(ds, 1, 4096, decode=True)["attention (KV cache)"]
+    assert dec.bytes == pytest.approx(4096 * (512 + 64) * 2.0)
+    assert dec.flops == pytest.approx(128 * 2 * 4096 * (512 + 64 + 512))
+    assert r.layer_ops(ds, 1, 4096, decode=True, tp=8)["attention (KV cache)"].bytes == dec.bytes

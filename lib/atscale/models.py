@@ -71,6 +71,25 @@ class MLA:
         norms = self.kv_lora_rank + (self.q_lora_rank or 0)
         return q + kv + out, norms
 
+    def projections(self, hidden_size: int, num_heads: int) -> tuple:
+        """The block's input projections in the order they run, as ``(name, out_width, in_width,
+        tensor_parallel)`` per token (elements): the down-projections into the latents (the keys' shared rotary
+        part rides with the key-value latent) and the up-projections out of them. Megatron-Core builds the
+        down-projections as plain linears duplicated on every tensor-parallel rank and the up-projections
+        column-parallel (``tensor_parallel``; Megatron-Core's ``gpt_layer_specs``: ``linear_q_down_proj`` and
+        ``linear_kv_down_proj`` ``TELinear``, the up-projections ``TELayerNormColumnParallelLinear``, the latent
+        norm fused in). Without a query latent the queries take one column-parallel projection."""
+        h, a = hidden_size, num_heads
+        qk = self.qk_nope_head_dim + self.qk_rope_head_dim
+        if self.q_lora_rank is None:
+            query = (("query projection", a * qk, h, True),)
+        else:
+            query = (("query down-projection", self.q_lora_rank, h, False),
+                     ("query up-projection", a * qk, self.q_lora_rank, True))
+        return query + (("key-value down-projection", self.kv_lora_rank + self.qk_rope_head_dim, h, False),
+                        ("key-value up-projection", a * (self.qk_nope_head_dim + self.v_head_dim),
+                         self.kv_lora_rank, True))
+
 
 @dataclass(frozen=True)
 class TransformerConfig:
@@ -247,6 +266,31 @@ class TransformerConfig:
         layer ``(k + shared) f_e``. What activation memory and the elementwise kernels scale with."""
         moe = (self.experts_per_token + self.shared_experts) * self.expert_size
         return ((self.num_layers - self.moe_layers) * self.ffn_size + self.moe_layers * moe) / self.num_layers
+
+    def attention_projections(self, tp: int = 1) -> tuple:
+        """The GEMMs that make a token's queries, keys and values, as ``(name, n, k)``: ``C[tokens, n] =
+        A[tokens, k] W[k, n]`` on one GPU of ``tp``-way tensor parallelism (elements). Multi-head and
+        grouped-query attention: one fused QKV projection, ``n = (a d_qk + g (d_qk + d_v)) / tp`` and ``k = h``
+        (column-parallel; Shoeybi et al. 2019, sec. 3). Multi-head latent attention: its down- and up-projections
+        (:meth:`MLA.projections`), the down-projections whole on every rank."""
+        tp = v.count("tp", tp)
+        return tuple((name, n / tp if split else float(n), float(k)) for name, n, k, split in self._projections())
+
+    def _projections(self) -> tuple:
+        """:meth:`attention_projections` before the split: ``(name, n, k, tensor_parallel)``."""
+        if self.mla is not None:
+            return self.mla.projections(self.hidden_size, self.num_heads)
+        n = self.num_heads * self.qk_head_dim + self.kv_heads * (self.qk_head_dim + self.v_head_dim)
+        return (("QKV projection", n, self.hidden_size, True),)
+
+    @property
+    def rotary_width(self) -> int:
+        """Elements per token that rotary position embeddings turn: every query and key head's ``d_qk``; under
+        MLA only the rotary part, ``qk_rope_head_dim`` per query head plus the keys' one shared copy (DeepSeek-V2,
+        sec. 2.1.3: decoupled RoPE)."""
+        if self.mla is not None:
+            return (self.num_heads + 1) * self.mla.qk_rope_head_dim
+        return (self.kv_heads + self.num_heads) * self.qk_head_dim
 
     # --- parameters ---------------------------------------------------------------------
     def _attention_matrices(self) -> int:

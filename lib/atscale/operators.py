@@ -180,7 +180,7 @@ def _model_shapes(model: models.TransformerConfig) -> dict:
     experts, averaged over the layers); ``fe``: one routed expert's width."""
     l = model.num_layers
     h, f = float(model.hidden_size), float(model.active_ffn_size)
-    rotary = float((model.kv_heads + model.num_heads) * model.qk_head_dim)  # RoPE turns the queries and the keys
+    rotary = float(model.rotary_width)  # RoPE turns the queries and the keys (MLA: their rotary part)
     elements = {"norms (x2)": 2 * h, "LayerNorm (x2)": 2 * h, "RoPE": rotary, "SwiGLU product": f,
                 "MLP activation": f, "residual adds (x2)": 2 * h}
     ops = ("LayerNorm (x2)" if model.norm == "layernorm" else "norms (x2)",)
@@ -195,7 +195,8 @@ def _model_shapes(model: models.TransformerConfig) -> dict:
                 fe=float(model.expert_size), top_k=float(model.experts_per_token),
                 experts=float(max(model.num_experts, 1)), moe_share=model.moe_layers / l, memory_ops=ops,
                 fp8_dispatch=bool(model.fp8_dispatch),
-                elements=elements, layer_params=float(model.block_params) / l)
+                elements=elements, layer_params=float(model.block_params) / l,
+                projections=tuple((name, float(n), float(k), split) for name, n, k, split in model._projections()))
 
 
 def _context(model: models.TransformerConfig, accelerator: hardware.Accelerator, seq_length: float, dtype: str,
@@ -226,12 +227,14 @@ def _gemm3(m, n, k, g, xp, chunks=1.0):
 def _gemms(w, st, tp):
     """The layer's weight GEMMs as ``(name, n, k)`` per GPU (``C[tokens, n] = A[tokens, k] W[k, n]``): the
     column-parallel ones split their output ``n`` over ``tp``, the row-parallel ones their inner ``k``
-    (Shoeybi et al. 2019, sec. 3)."""
+    (Shoeybi et al. 2019, sec. 3); the attention's input projections as the model defines them
+    (:meth:`atscale.models.TransformerConfig.attention_projections`: one QKV GEMM, or MLA's four)."""
     f = w["f_gemm"]
     up = [("MLP gate", f / tp, w["h"]), ("MLP up", f / tp, w["h"])] if (w["gated"] and st.gate_up_apart) \
         else [("MLP up", f * (2.0 if w["gated"] else 1.0) / tp, w["h"])]
     mlp = [*up, ("MLP down", w["h"], f / tp)] if f > 0 else []
-    return [("QKV projection", (w["q"] + w["kv"]) / tp, w["h"]), ("attention output", w["h"], w["o"] / tp), *mlp]
+    qkv = [(name, n / tp if split else n, k) for name, n, k, split in w["projections"]]
+    return [*qkv, ("attention output", w["h"], w["o"] / tp), *mlp]
 
 
 def _rows(L, c, xp) -> list:

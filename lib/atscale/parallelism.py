@@ -275,8 +275,8 @@ def _efficiency(h, tp, cal: Calibration):
 def elementwise_bytes_per_token(model: models.TransformerConfig, seq_length: int) -> tuple[float, float]:
     """HBM bytes per token per layer of a training step's memory-bound kernels: ``(replicated, parallel)``.
 
-    The forward kernels of :func:`atscale.roofline.layer_ops` other than the four weight GEMMs and the attention
-    core (norms, RoPE, the SwiGLU product, residual adds), times 3 for forward plus backward (each backward
+    The forward kernels of :func:`atscale.roofline.layer_ops` other than the weight GEMMs (MLA: its four input
+    projections) and the attention core (norms, RoPE, the SwiGLU product, residual adds), times 3 for forward plus backward (each backward
     kernel reads its saved inputs and the incoming gradient and writes the outgoing one, about twice the
     forward's traffic). ``replicated``: outside the tensor-parallel region (norms, residual adds), split over
     TP only with sequence parallelism; ``parallel``: inside it, split over TP. Bytes.
@@ -284,7 +284,7 @@ def elementwise_bytes_per_token(model: models.TransformerConfig, seq_length: int
     from . import roofline
 
     ops = roofline.layer_ops(model, 1, seq_length)  # one sequence: seq_length tokens
-    skip = set(roofline.GEMM_OPS) | {"attention (fused)"}
+    skip = set(roofline.GEMM_OPS) | {name for name, _, _ in model.attention_projections()} | {"attention (fused)"}
     replicated = sum(op.bytes for name, op in ops.items() if name.startswith(("norms", "residual")))
     parallel = sum(op.bytes for name, op in ops.items() if name not in skip) - replicated
     return 3.0 * float(replicated) / seq_length, 3.0 * float(parallel) / seq_length

@@ -265,14 +265,17 @@ def layer_ops(model: models.TransformerConfig, micro_batch, seq_length=None, *,
     """The forward-pass operations of one transformer layer, by name.
 
     Training (``decode=False``): ``tokens = micro_batch × seq_length`` rows go through the
-    QKV, output, MLP up (gate + up when gated) and MLP down GEMMs and the fused attention
-    core (grouped-query: K and V at ``num_kv_heads``), plus the memory-bound elementwise
+    QKV (multi-head latent attention: its four down- and up-projections,
+    :meth:`~atscale.models.TransformerConfig.attention_projections`), output, MLP up (gate + up when gated)
+    and MLP down GEMMs and the fused attention core (grouped-query: K and V at ``num_kv_heads``), plus the
+    memory-bound elementwise
     kernels of a pre-norm block, each modelled with :func:`elementwise` as one pass over its
     operands (the traffic of a reasonably fused implementation; an unfused one moves more):
 
     * ``norms (x2)``: the norm before attention and the one before the MLP (:func:`layer_norm`);
-    * ``RoPE``: rotary embeddings applied to Q and K, ``tokens · (h + g d)`` elements read and
-      written (the cos/sin tables are small and cached); :data:`ROPE_FLOPS_PER_ELEMENT`;
+    * ``RoPE``: rotary embeddings applied to Q and K, ``tokens · (a + g) d`` elements read and
+      written (MLA: the rotary part only, :attr:`~atscale.models.TransformerConfig.rotary_width`; the cos/sin
+      tables are small and cached); :data:`ROPE_FLOPS_PER_ELEMENT`;
     * ``SwiGLU product`` (gated MLPs only): ``silu(gate) · up`` reads two ``tokens × f``
       matrices and writes one; :data:`SWIGLU_FLOPS_PER_ELEMENT`;
     * ``residual adds (x2)``: ``x + attn(x)`` and ``x + mlp(x)``, each reading two
@@ -282,7 +285,9 @@ def layer_ops(model: models.TransformerConfig, micro_batch, seq_length=None, *,
     apply; each elementwise kernel's backward reads its saved inputs and the incoming gradient
     and writes the outgoing one, roughly twice its forward traffic. Decode (``decode=True``):
     each sequence contributes one new token, and attention reads the KV cache of
-    ``seq_length`` tokens.
+    ``seq_length`` tokens (MLA: the latent cache, read once for all heads, its up-projections absorbed;
+    DeepSeek-V2, sec. 2.1.2). The GEMM rows of decode with MLA stay those of training (the absorbed
+    projections' shapes are not modelled).
 
     ``tp`` splits the GEMMs' weight matrices across tensor-parallel GPUs (Megatron-LM:
     Shoeybi et al. 2019), which shrinks their inner dimension and lowers intensity.
@@ -300,29 +305,20 @@ def layer_ops(model: models.TransformerConfig, micro_batch, seq_length=None, *,
     b = np.asarray(micro_batch, dtype=float)
     s = np.asarray(seq_length, dtype=float)
     tokens = b if decode else b * s
-    h, d = model.hidden_size, model.head_dim
-    kv_dim = model.kv_heads * d
-    q_dim, o_dim = model.num_heads * model.qk_head_dim, model.num_heads * model.v_head_dim
+    h, o_dim = model.hidden_size, model.num_heads * model.v_head_dim
     f = model.active_ffn_size  # a mixture of experts: the experts a token visits, as one wider MLP
     up_width = (2 if model.gated_mlp else 1) * f
     bpe = bytes_per_element
-    ops = {
-        "QKV projection": matmul(tokens, (q_dim + 2 * kv_dim) / tp, h, bpe, "QKV projection"),
+    ops = {name: matmul(tokens, n, k, bpe, name) for name, n, k in model.attention_projections(tp)}
+    ops.update({
         "attention output": matmul(tokens, h, o_dim / tp, bpe, "attention output"),
         "MLP up": matmul(tokens, up_width / tp, h, bpe, "MLP up"),
         "MLP down": matmul(tokens, h, f / tp, bpe, "MLP down"),
-    }
-    heads = model.num_heads / tp
-    if decode:
-        # One query per sequence against s cached keys and values (grouped-query: g KV heads).
-        flops = b * heads * 4 * s * d
-        traffic = b * (model.kv_heads / tp) * 2 * s * d * bpe
-        ops["attention (KV cache)"] = Op("attention (KV cache)", as_scalar(flops), as_scalar(traffic))
-    else:
-        ops["attention (fused)"] = attention_scores(b, heads, s, d, bpe, fused=True, kv_heads=model.kv_heads / tp)
+    })
+    ops["attention (KV cache)" if decode else "attention (fused)"] = _attention_op(model, b, s, tp, bpe, decode)
     norms = layer_norm(2 * tokens, h, bpe)  # one before attention, one before the MLP
     ops["norms (x2)"] = Op("norms (x2)", norms.flops, norms.bytes)
-    ops["RoPE"] = elementwise(tokens * (h + kv_dim) / tp, reads=1, writes=1,
+    ops["RoPE"] = elementwise(tokens * model.rotary_width / tp, reads=1, writes=1,
                               flops_per_element=ROPE_FLOPS_PER_ELEMENT, bytes_per_element=bpe, name="RoPE")
     if model.gated_mlp:
         ops["SwiGLU product"] = elementwise(tokens * f / tp, reads=2, writes=1,
@@ -331,6 +327,23 @@ def layer_ops(model: models.TransformerConfig, micro_batch, seq_length=None, *,
     ops["residual adds (x2)"] = elementwise(2 * tokens * h, reads=2, writes=1, flops_per_element=1.0,
                                             bytes_per_element=bpe, name="residual adds (x2)")
     return ops
+
+
+def _attention_op(model: models.TransformerConfig, b, s, tp: int, bpe: float, decode: bool) -> Op:
+    """:func:`layer_ops`' attention core: the fused kernel in training; in decode one query per sequence against
+    the KV cache of ``s`` tokens (grouped-query: ``g`` KV heads), or MLA's latent cache, read once for all heads,
+    the up-projections absorbed into the query and output projections (DeepSeek-V2, sec. 2.1.2)."""
+    heads, mla, d = model.num_heads / tp, model.mla, model.head_dim
+    if decode and mla is not None:  # each head scores the latent and its rotary key, and sums the latent
+        width = mla.kv_lora_rank + mla.qk_rope_head_dim
+        return Op("attention (KV cache)", as_scalar(b * heads * 2 * s * (width + mla.kv_lora_rank)),
+                  as_scalar(b * s * width * bpe))
+    if decode:
+        return Op("attention (KV cache)", as_scalar(b * heads * 4 * s * d),
+                  as_scalar(b * (model.kv_heads / tp) * 2 * s * d * bpe))
+    # the head width of the attention's FLOPs, (d_qk + d_v) / 2: d, or MLA's (192 + 128) / 2
+    return attention_scores(b, heads, s, model.attention_width / model.num_heads, bpe, fused=True,
+                            kv_heads=model.kv_heads / tp)
 
 
 GEMM_OPS = ("QKV projection", "attention output", "MLP up", "MLP down")
