@@ -261,3 +261,33 @@ def test_mla_projections_take_their_own_shapes():
     assert llama.rotary_width == (32 + 8) * 128
     with pytest.raises(ValueError, match="tp"):
         llama.attention_projections(0)
+
+
+def test_mla_up_projection_recomputation_in_time_and_memory():
+    """``recompute_modules`` takes Megatron-Core's ``mla_up_proj`` (DeepSeek-V3 sec. 3.2.3): the up-projections and
+    RoPE run again in the backward pass (time, and their FLOPs in the hardware count) and the up-projected queries,
+    keys and values are not stored (memory); a model without MLA has nothing to recompute. DeepSeek-V3's record
+    takes the report's list."""
+    from atscale import memory, models, runs
+    from atscale.plan import Plan
+
+    ds = models.DEEPSEEK_V3
+    saved = memory.recompute_savings(ds, 1, 4096, ("mla_up_proj",))
+    assert saved.parallel == 2 * 4096 * (128 * 192 + 128 * (192 + 128)) and saved.replicated == 0
+    assert memory.recompute_savings(models.LLAMA3_8B, 1, 4096, ("mla_up_proj",)).parallel == 0
+    run = next(r for r in runs.ALL_RUNS if r.label.startswith("DeepSeek-V3, 2,048"))
+    assert run.plan.recompute_modules == ("layernorm", "mla_up_proj")
+    norms_only = dataclasses.replace(run, plan=dataclasses.replace(run.plan, recompute_modules=("layernorm",)))
+    for ops in (False, True):
+        with_up, without = run.step(operators=ops), norms_only.step(operators=ops)
+        assert with_up.recompute > without.recompute > 0
+        assert with_up.memory_total < without.memory_total
+    llama = Plan(tp=1, pp=1, dp=8, micro_batch=1, global_batch=8, recompute="selective")
+    eight = runs.H100_RUNS[0].cluster.__class__.of_gpus(runs.H100_RUNS[0].cluster.node, 8,
+                                                        runs.H100_RUNS[0].cluster.fabric)
+    for ops in ("megatron-core", None):
+        kw = dict(seq_length=4096, memory_check=False, stack=ops)
+        a = P.step_time(models.LLAMA3_8B, eight, dataclasses.replace(llama, recompute_modules=("layernorm",)), **kw)
+        b = P.step_time(models.LLAMA3_8B, eight, dataclasses.replace(
+            llama, recompute_modules=("layernorm", "mla_up_proj")), **kw)
+        assert a.recompute == b.recompute and a.memory_total == b.memory_total

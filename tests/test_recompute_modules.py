@@ -123,7 +123,8 @@ def test_plan_validates_and_describes_the_list():
         memory.activation_bytes_per_layer(EX.model, 1, recompute="none", recompute_modules=("mlp",))
     with pytest.raises(ValueError, match="modules"):
         memory.recompute_savings(EX.model, 1, None, ("everything",))
-    assert set(RECOMPUTE_MODULES) == {"core_attn", "layernorm", "act", "mlp"}
+    assert set(RECOMPUTE_MODULES) == {"core_attn", "layernorm", "act", "mlp", "mla_up_proj"}
+    assert RECOMPUTE_MODULES[:4] == ("core_attn", "layernorm", "act", "mlp")  # a module's bit in vectorised plans
 
 
 def test_recompute_choices_table():

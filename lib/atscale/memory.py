@@ -372,7 +372,9 @@ def recompute_savings(model: models.TransformerConfig, micro_batch, seq_length=N
     * ``"layernorm"``: both norms' outputs, the QKV and MLP block inputs, ``4 s b h`` (``replicated``);
     * ``"act"``: the activation function's output, the down projection's input, ``2 s b f`` (``parallel``);
     * ``"mlp"``: every inner tensor of the MLP, ``2 s b f`` per tensor, three for a gated MLP, two otherwise
-      (``parallel``; it includes ``"act"``'s); its input, the checkpoint's, stays.
+      (``parallel``; it includes ``"act"``'s); its input, the checkpoint's, stays;
+    * ``"mla_up_proj"``: under multi-head latent attention, the up-projected queries, keys and values
+      (``2 s b (a d_qk + g (d_qk + d_v))``, ``parallel``), made again from the latents; none without MLA.
 
     Each term as :func:`activation_terms` counts it (Korthikanti et al. 2022, sec. 4.1; Megatron-Core's
     ``recompute_modules``). Bytes; ``micro_batch`` may be an array."""
@@ -385,6 +387,9 @@ def recompute_savings(model: models.TransformerConfig, micro_batch, seq_length=N
     rep = 4 * sb * model.hidden_size if "layernorm" in modules else 0 * sb
     inner = (3 if model.gated_mlp else 2) * 2 * sb * model.active_ffn_size
     par = inner if "mlp" in modules else (2 * sb * model.active_ffn_size if "act" in modules else 0 * sb)
+    if "mla_up_proj" in modules and model.mla is not None:  # Q (2 s b a d_qk), K and V (2 s b g d each)
+        par = par + 2 * sb * (model.num_heads * model.qk_head_dim
+                              + model.kv_heads * (model.qk_head_dim + model.v_head_dim))
     scores = terms.scores if "core_attn" in modules else 0 * sb
     return ActivationTerms(as_scalar(rep), as_scalar(par), as_scalar(scores))
 

@@ -490,7 +490,8 @@ def _operator_times(L, c: _Context) -> dict:
 
     def selective():  # the forward of the recomputed modules' operators (with their kernels' fixed time)
         gap, parts = _operators.kernels.KERNEL_GPU_SECONDS, {"core_attn": r["attention"][0]}
-        for module, names in (("layernorm", _NORM_OPS), ("act", _ACT_OPS), ("mlp", _MLP_OPS)):
+        for module, names in (("layernorm", _NORM_OPS), ("act", _ACT_OPS), ("mlp", _MLP_OPS),
+                              ("mla_up_proj", _MLA_UP_OPS if k.mla else ())):
             if _anywhere(L, module, xp):
                 parts[module] = sum(f_ + (n_f * gap if cls == "memory-bound" else 0.0)
                                     for name, cls, f_, _, n_f, _ in rows if name in names)
@@ -507,6 +508,7 @@ _NORM_OPS = ("norms (x2)", "LayerNorm (x2)")
 _ACT_OPS = ("SwiGLU product", "MLP activation")
 _MLP_OPS = ("MLP gate", "MLP up", "MLP down", "router", "routed experts", "router scores and top-k", "token permutation",
             "token un-permutation", *_ACT_OPS)
+_MLA_UP_OPS = ("query up-projection", "key-value up-projection", "RoPE")
 """The operators (:func:`atscale.operators._rows`) each recompute module of :data:`atscale.plan.RECOMPUTE_MODULES`
 runs again, beside the attention core."""
 
@@ -521,7 +523,7 @@ def _selective_sum(L, parts: dict, xp):
     """Seconds of selective recomputation: the forward of each module the plan recomputes (``parts``, by module;
     a module absent from ``parts`` is recomputed by no plan); ``"mlp"`` includes ``"act"``."""
     total = 0.0
-    for m in ("core_attn", "layernorm", "mlp"):
+    for m in ("core_attn", "layernorm", "mlp", "mla_up_proj"):
         if m in parts:
             total = total + xp.where(L.again[m], parts[m], 0.0)
     if "act" in parts:
@@ -531,9 +533,11 @@ def _selective_sum(L, parts: dict, xp):
 
 def _selective_flops(L, c: _Context, xp):
     """Hardware FLOPs per token that selective recomputation adds per layer: the attention core's forward
-    (Korthikanti et al. 2022, sec. 5) and, with ``"mlp"``, the MLP's forward matmuls (``2`` FLOPs per weight)."""
+    (Korthikanti et al. 2022, sec. 5) and, with ``"mlp"``, the MLP's forward matmuls, with ``"mla_up_proj"`` MLA's
+    up-projections (``2`` FLOPs per weight)."""
     core = (4.0 if c.flash else SELECTIVE_RECOMPUTE_FACTOR) * c.s * c.k.aw
-    return xp.where(_recomputes(L, "core_attn"), core, 0.0) + xp.where(_recomputes(L, "mlp"), 2.0 * c.k.mlp_matmul, 0.0)
+    return (xp.where(_recomputes(L, "core_attn"), core, 0.0) + xp.where(_recomputes(L, "mlp"), 2.0 * c.k.mlp_matmul, 0.0)
+            + xp.where(_recomputes(L, "mla_up_proj"), 2.0 * c.k.mla_up_matmul, 0.0))
 
 
 def _layer_times(L, c: _Context) -> dict:
@@ -567,7 +571,10 @@ def _layer_times(L, c: _Context) -> dict:
     def selective():
         act = (6.0 if k.gated else 4.0) * f / L.tp * tokens / c.hbm
         mlp = gemm * k.mlp_matmul / (k.mlp_matmul + k.attn_matmul) / 3 + act
-        parts = {"core_attn": sel_time, "layernorm": 8.0 * h / sp_div * tokens / c.hbm, "act": act, "mlp": mlp}
+        up = (gemm * k.mla_up_matmul / (k.mlp_matmul + k.attn_matmul) / 3 + 4.0 * k.rotary / L.tp * tokens / c.hbm
+              if k.mla else 0.0)  # MLA's up-projections and RoPE; nothing without MLA
+        parts = {"core_attn": sel_time, "layernorm": 8.0 * h / sp_div * tokens / c.hbm, "act": act, "mlp": mlp,
+                 "mla_up_proj": up}
         return _selective_sum(L, parts, xp)
 
     recompute = xp.where(full, (gemm + attention + elementwise) / 3,
@@ -1000,8 +1007,9 @@ def _memory(L, c: _Context, sl: StageLayers, shards):
     sp_div = xp.where(L.sp, L.tp, 1.0)
     sv = K.saved  # what each recomputed module does not store (memory.recompute_savings), per sequence
     rep = K.act_rep - xp.where(_recomputes(L, "layernorm"), sv["layernorm"].replicated, 0.0)
-    par = K.act_par - xp.where(_recomputes(L, "mlp"), sv["mlp"].parallel,
-                               xp.where(_recomputes(L, "act"), sv["act"].parallel, 0.0))
+    par = (K.act_par - xp.where(_recomputes(L, "mlp"), sv["mlp"].parallel,
+                                xp.where(_recomputes(L, "act"), sv["act"].parallel, 0.0))
+           - xp.where(_recomputes(L, "mla_up_proj"), sv["mla_up_proj"].parallel, 0.0))
     scores = xp.where(_recomputes(L, "core_attn"), 0.0, K.act_scores)
     per_token = (rep / sp_div + (par + scores) / L.tp) / c.s
     act_layer = xp.where(L.reco == _RECOMPUTE_CODE["full"], 2 * K.h / sp_div, per_token) * tokens
@@ -1293,7 +1301,9 @@ def _model_constants(model: models.TransformerConfig, s: int, flash: bool) -> ty
         model_tok=float(models.training_flops_per_token(model, s)), tp_collectives=2.0 if model.parallel_block else 4.0,
         saved={m: memory.recompute_savings(model, 1, s, (m,), flash_attention=flash) for m in RECOMPUTE_MODULES},
         mlp_matmul=matrices * h * model.active_ffn_size, gated=model.gated_mlp,
-        attn_matmul=h * (q_width + 2 * kv_width + o_width))
+        attn_matmul=sum(n * k for _, n, k in model.attention_projections()) + o_width * h,
+        mla_up_matmul=sum(n * k for name, n, k in model.attention_projections() if name.endswith("up-projection")),
+        rotary=float(model.rotary_width), mla=model.mla is not None)
 
 
 _CONTEXTS: dict = {}

@@ -85,7 +85,7 @@ RECOMPUTE = ("none", "selective", "full")
 sec. 5; or the operators of :attr:`Plan.recompute_modules`); full (each layer's input kept, the layer recomputed
 in the backward pass)."""
 
-RECOMPUTE_MODULES = ("core_attn", "layernorm", "act", "mlp")
+RECOMPUTE_MODULES = ("core_attn", "layernorm", "act", "mlp", "mla_up_proj")
 """The parts of a layer selective recomputation can recompute instead of storing their outputs, named as
 Megatron-Core's ``--recompute-modules`` names them (``TransformerConfig.recompute_modules``; PyTorch's
 per-operator policies, ``torch.utils.checkpoint.create_selective_checkpoint_contexts``, express the same lists):
@@ -96,7 +96,10 @@ per-operator policies, ``torch.utils.checkpoint.create_selective_checkpoint_cont
 * ``"act"``: the MLP's activation function (SwiGLU's product or GELU's output, the input of the down
   projection; Megatron-Core's ``moe_act`` for the experts);
 * ``"mlp"``: the whole MLP (all its inner tensors; its forward GEMMs run again); a mixture of experts' MLP is its
-  experts (Megatron-Core's ``moe``)."""
+  experts (Megatron-Core's ``moe``);
+* ``"mla_up_proj"``: multi-head latent attention's up-projections and the rotary embedding after them (the
+  queries, keys and values the attention core reads are made again from the stored latents; Megatron-Core's
+  ``mla_up_proj``; DeepSeek-V3 sec. 3.2.3); nothing to recompute in a model without MLA."""
 
 PLACEMENT_ORDERS = ("tp-cp-pp-dp", "tp-cp-dp-pp")
 """The orders in which a job's ranks can be numbered, innermost first; ranks fill nodes, racks and pods in that

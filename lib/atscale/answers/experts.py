@@ -76,6 +76,6 @@ def _():
         hint="experts.ep_sweep(...) of the published layout with recompute='full' and the memory check on; the first "
              "feasible degree (sweep.eps[sweep.feasible][0]).")
 def _():
-    plan = dataclasses.replace(experts.DEEPSEEK_V3_PLAN, recompute="full")
+    plan = dataclasses.replace(experts.DEEPSEEK_V3_PLAN, recompute="full", recompute_modules=None)
     sweep = experts.ep_sweep(models.DEEPSEEK_V3, experts.DEEPSEEK_V3_CLUSTER, plan, _EPS, dtype="fp8")
     return int(sweep.eps[sweep.feasible][0])

@@ -45,7 +45,9 @@ def moe_view(experts_: int = 256, top_k: int = 8, ep: int = 64, expert_tp: int =
     model = _variant(experts_, top_k, max_nodes)
     plan = dataclasses.replace(experts.DEEPSEEK_V3_PLAN, ep=ep, expert_tp=expert_tp, a2a_overlap=a2a_overlap,
                                expert_imbalance=imbalance, capacity_factor=capacity_factor or None,
-                               recompute=recompute)
+                               recompute=recompute,  # "selective": DeepSeek's own list (norms, MLA up-projections)
+                               recompute_modules=experts.DEEPSEEK_V3_PLAN.recompute_modules
+                               if recompute == "selective" else None)
     run = experts.DEEPSEEK_V3_RUN
     return parallelism.step_time(model, experts.DEEPSEEK_V3_CLUSTER, plan, dtype="fp8",
                                  optimizer_name=run.optimizer_name, dp_overlap=run.dp_overlap,
@@ -78,5 +80,6 @@ def moe_explorer() -> Explorer:
         imbalance=slider(1.0, 2.0, 1.0, "Busiest expert / mean load", step=0.05),
         capacity_factor=dropdown({"none (dropless)": 0.0, "1.0": 1.0, "1.25": 1.25, "1.5": 1.5}, 0.0,
                                  "Capacity factor"),
-        recompute=dropdown({"none": "none", "selective": "selective", "full": "full"}, "full", "Recomputation"),
+        recompute=dropdown({"none": "none", "selective (norms, MLA up-projections)": "selective", "full": "full"},
+                           "full", "Recomputation"),
     )
