@@ -1,7 +1,8 @@
 """A layer's operators, timed: the compute of a training step from the roofline chapter's operators.
 
 The roofline chapter lists what one transformer layer runs (:func:`atscale.roofline.layer_ops`): four weight
-GEMMs, the attention core, and a handful of memory-bound kernels. Here each of them is *timed*, for the
+GEMMs (seven under multi-head latent attention, whose queries, keys and values come from down- and
+up-projections), the attention core, and a handful of memory-bound kernels. Here each of them is *timed*, for the
 forward pass, the backward pass and what recomputation runs again, with its shape after tensor-, context- and
 sequence-parallel sharding and micro-batching (Shoeybi et al. 2019; Korthikanti et al. 2022):
 

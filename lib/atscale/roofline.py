@@ -347,7 +347,9 @@ def _attention_op(model: models.TransformerConfig, b, s, tp: int, bpe: float, de
 
 
 GEMM_OPS = ("QKV projection", "attention output", "MLP up", "MLP down")
-"""Names of the four weight GEMMs among :func:`layer_ops`'s operations."""
+"""Names of the four weight GEMMs among :func:`layer_ops`'s operations (a model with multi-head latent attention
+has its four input projections instead of the QKV projection:
+:meth:`~atscale.models.TransformerConfig.attention_projections`)."""
 
 
 def critical_tokens(k, n, ridge, bytes_per_element: float = 2.0):
