@@ -26,6 +26,16 @@ def _():
     return 1 / experts.moe_summary(models.DEEPSEEK_V3).flops_ratio
 
 
+@answer("experts-mla-projection-ratio", unit="", rtol=0.01,
+        idea="A GEMM's FLOPs per token are twice its weights: count the weights a token passes through each way.",
+        hint="One QKV GEMM: h x a (2 d_qk + d_v) weights, with d_qk = 192 and d_v = 128; multi-head latent attention: "
+             "the sum of n x k over models.DEEPSEEK_V3.attention_projections().")
+def _():
+    m = models.DEEPSEEK_V3
+    one_gemm = m.hidden_size * m.num_heads * (2 * m.qk_head_dim + m.v_head_dim)
+    return one_gemm / sum(n * k for _, n, k in m.attention_projections())
+
+
 @answer("experts-cross-node-bytes", unit="B", rtol=0.01,
         idea="Count the copies of a token that leave its node, then the bytes of one copy.", slips=('twice',),
         hint="M (1 - 1/N) copies cross the network with M = 4 nodes per token and N = 8 nodes; each copy is h = 7,168 "
