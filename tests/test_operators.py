@@ -252,6 +252,7 @@ def test_mla_projections_take_their_own_shapes():
     assert set(whole) <= set(ops) and "QKV projection" not in ops
     assert ops["query up-projection"].flops == pytest.approx(2 * 4096 * whole["query up-projection"][0] * 1536)
     assert ds.rotary_width == (a + 1) * 64
+    assert ds.qkv_width == a * (192 + 192 + 128)  # what one QKV GEMM would write, and the up-projections do
     # the curve's memory-bound bytes leave MLA's GEMMs out, as they leave the QKV projection out
     from atscale import parallelism
     parallel = parallelism.elementwise_bytes_per_token(ds, 4096)[1]

@@ -561,9 +561,9 @@ def deepseek_v3_estimate(*, model=models.DEEPSEEK_V3, plan: Plan = DEEPSEEK_V3_P
 
     Defaults: DeepSeek's published layout (:data:`DEEPSEEK_V3_PLAN`) on its cluster (:data:`DEEPSEEK_V3_CLUSTER`) in
     FP8, with the rest of :data:`DEEPSEEK_V3_RUN`'s settings (so the default estimate is that run's step), the memory
-    check off, because the memory model cannot express how DeepSeek's layout fits (FP8
-    activation caching): ``memory_check=True`` reports that layout as not fitting. An infeasible variant is a ``ValueError`` with the reason. Nothing is fitted to the published figure
-    (:data:`DEEPSEEK_V3_GPU_HOURS_PER_TRILLION`). ``stack``: the operator-level compute with that stack preset
+    check off, because the memory model cannot express how DeepSeek's layout fits (FP8 activation caching):
+    ``memory_check=True`` reports that layout as not fitting. An infeasible variant is a ``ValueError`` with the
+    reason. Nothing is fitted to the published figure (:data:`DEEPSEEK_V3_GPU_HOURS_PER_TRILLION`). ``stack``: the operator-level compute with that stack preset
     (:data:`atscale.operators.STACKS`; the FP8 recipe the report describes, block-wise scaling), or ``None``
     for the calibrated curve."""
     run = DEEPSEEK_V3_RUN  # the accuracy appendix's run: its optimizer layout (BF16 moments), overlap, sequence, kernel

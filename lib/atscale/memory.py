@@ -388,8 +388,7 @@ def recompute_savings(model: models.TransformerConfig, micro_batch, seq_length=N
     inner = (3 if model.gated_mlp else 2) * 2 * sb * model.active_ffn_size
     par = inner if "mlp" in modules else (2 * sb * model.active_ffn_size if "act" in modules else 0 * sb)
     if "mla_up_proj" in modules and model.mla is not None:  # Q (2 s b a d_qk), K and V (2 s b g d each)
-        par = par + 2 * sb * (model.num_heads * model.qk_head_dim
-                              + model.kv_heads * (model.qk_head_dim + model.v_head_dim))
+        par = par + 2 * sb * model.qkv_width
     scores = terms.scores if "core_attn" in modules else 0 * sb
     return ActivationTerms(as_scalar(rep), as_scalar(par), as_scalar(scores))
 

@@ -280,8 +280,13 @@ class TransformerConfig:
         """:meth:`attention_projections` before the split: ``(name, n, k, tensor_parallel)``."""
         if self.mla is not None:
             return self.mla.projections(self.hidden_size, self.num_heads)
-        n = self.num_heads * self.qk_head_dim + self.kv_heads * (self.qk_head_dim + self.v_head_dim)
-        return (("QKV projection", n, self.hidden_size, True),)
+        return (("QKV projection", self.qkv_width, self.hidden_size, True),)
+
+    @property
+    def qkv_width(self) -> int:
+        """Elements per token of the queries, keys and values the attention core reads, ``a d_qk + g (d_qk + d_v)``
+        (under MLA, after the up-projections): the output width of one fused QKV projection."""
+        return self.num_heads * self.qk_head_dim + self.kv_heads * (self.qk_head_dim + self.v_head_dim)
 
     @property
     def rotary_width(self) -> int:

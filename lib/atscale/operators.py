@@ -188,9 +188,7 @@ def _model_shapes(model: models.TransformerConfig) -> dict:
     ops += () if model.learned_position_embeddings else ("RoPE",)
     ops += ("SwiGLU product" if model.gated_mlp else "MLP activation", "residual adds (x2)")
     dense = ((l - model.moe_layers) * model.ffn_size + model.moe_layers * model.shared_experts * model.expert_size) / l
-    return dict(h=h, q=float(model.num_heads * model.qk_head_dim),
-                kv=float(model.kv_heads * (model.qk_head_dim + model.v_head_dim)),
-                o=float(model.num_heads * model.v_head_dim), f=f, f_gemm=float(dense),
+    return dict(h=h, o=float(model.num_heads * model.v_head_dim), f=f, f_gemm=float(dense),
                 gated=bool(model.gated_mlp), heads=float(model.num_heads),
                 d=float(model.qk_head_dim + model.v_head_dim) / 2, vocab=float(model.vocab_size),
                 fe=float(model.expert_size), top_k=float(model.experts_per_token),

@@ -276,9 +276,9 @@ def elementwise_bytes_per_token(model: models.TransformerConfig, seq_length: int
     """HBM bytes per token per layer of a training step's memory-bound kernels: ``(replicated, parallel)``.
 
     The forward kernels of :func:`atscale.roofline.layer_ops` other than the weight GEMMs (MLA: its four input
-    projections) and the attention core (norms, RoPE, the SwiGLU product, residual adds), times 3 for forward plus backward (each backward
-    kernel reads its saved inputs and the incoming gradient and writes the outgoing one, about twice the
-    forward's traffic). ``replicated``: outside the tensor-parallel region (norms, residual adds), split over
+    projections) and the attention core (norms, RoPE, the SwiGLU product, residual adds), times 3 for forward
+    plus backward (each backward kernel reads its saved inputs and the incoming gradient and writes the outgoing
+    one, about twice the forward's traffic). ``replicated``: outside the tensor-parallel region (norms, residual adds), split over
     TP only with sequence parallelism; ``parallel``: inside it, split over TP. Bytes.
     """
     from . import roofline
@@ -1286,6 +1286,7 @@ def _model_constants(model: models.TransformerConfig, s: int, flash: bool) -> ty
     routed = model.routed_expert_params
     q_width, o_width = model.num_heads * model.qk_head_dim, model.num_heads * model.v_head_dim
     kv_width = model.kv_heads * (model.qk_head_dim + model.v_head_dim) / 2
+    projections = model.attention_projections()
     return types.SimpleNamespace(
         l=l, h=h, f=model.active_ffn_size, a=model.num_heads, V=V, vh=V * h, aw=model.attention_width,
         kv_width=kv_width, q_width=q_width, o_width=o_width,
@@ -1301,8 +1302,8 @@ def _model_constants(model: models.TransformerConfig, s: int, flash: bool) -> ty
         model_tok=float(models.training_flops_per_token(model, s)), tp_collectives=2.0 if model.parallel_block else 4.0,
         saved={m: memory.recompute_savings(model, 1, s, (m,), flash_attention=flash) for m in RECOMPUTE_MODULES},
         mlp_matmul=matrices * h * model.active_ffn_size, gated=model.gated_mlp,
-        attn_matmul=sum(n * k for _, n, k in model.attention_projections()) + o_width * h,
-        mla_up_matmul=sum(n * k for name, n, k in model.attention_projections() if name.endswith("up-projection")),
+        attn_matmul=sum(n * k for _, n, k in projections) + o_width * h,
+        mla_up_matmul=sum(n * k for name, n, k in projections if name.endswith("up-projection")),
         rotary=float(model.rotary_width), mla=model.mla is not None)
 
 

@@ -268,9 +268,8 @@ def layer_ops(model: models.TransformerConfig, micro_batch, seq_length=None, *,
     QKV (multi-head latent attention: its four down- and up-projections,
     :meth:`~atscale.models.TransformerConfig.attention_projections`), output, MLP up (gate + up when gated)
     and MLP down GEMMs and the fused attention core (grouped-query: K and V at ``num_kv_heads``), plus the
-    memory-bound elementwise
-    kernels of a pre-norm block, each modelled with :func:`elementwise` as one pass over its
-    operands (the traffic of a reasonably fused implementation; an unfused one moves more):
+    memory-bound elementwise kernels of a pre-norm block, each modelled with :func:`elementwise` as one pass over
+    its operands (the traffic of a reasonably fused implementation; an unfused one moves more):
 
     * ``norms (x2)``: the norm before attention and the one before the MLP (:func:`layer_norm`);
     * ``RoPE``: rotary embeddings applied to Q and K, ``tokens · (a + g) d`` elements read and

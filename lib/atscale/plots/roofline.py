@@ -352,9 +352,11 @@ def roofline_error_chart(measurement=None, *, ax=None):
 
 
 _SOURCE_NAMES = {"tritonbench-1267": "tritonbench #1267", "flash-attention-1791": "flash-attention #1791",
-                 "flashattention3-figure-fwd": "FlashAttention-3 paper", "flashattention3-figure-bwd": "FlashAttention-3 paper",
+                 "flashattention3-figure-fwd": "FlashAttention-3 paper",
+                 "flashattention3-figure-bwd": "FlashAttention-3 paper",
                  "flashattention2-figure-h100": "FlashAttention-2 paper",
-                 "pytorch-benchmark-2391": "pytorch/benchmark #2391", "flashattention2-figure-a100": "FlashAttention-2 paper"}
+                 "flashattention2-figure-a100": "FlashAttention-2 paper",
+                 "pytorch-benchmark-2391": "pytorch/benchmark #2391"}
 
 
 @house_style
