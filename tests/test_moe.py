@@ -77,8 +77,9 @@ def test_all_to_all_refuses_bad_input(bad, words):
 
 
 def test_expert_parallel_all_to_all_is_exposed_unless_overlapped():
-    plain = _step(M.DEEPSEEK_V3, H800, DSV3, dtype="fp8")
-    overlapped = _step(M.DEEPSEEK_V3, H800, dataclasses.replace(DSV3, a2a_overlap=True), dtype="fp8")
+    model = dataclasses.replace(M.DEEPSEEK_V3, mtp_layers=0)  # the last stage's MTP module and second head aside
+    plain = _step(model, H800, DSV3, dtype="fp8")
+    overlapped = _step(model, H800, dataclasses.replace(DSV3, a2a_overlap=True), dtype="fp8")
     assert plain.ep_comm > 0.5 * plain.compute  # across 8 nodes the all-to-all rivals the compute
     assert overlapped.ep_comm < 0.1 * plain.ep_comm
     # overlapping costs SMs: the compute runs on what the communication kernels leave
@@ -194,7 +195,10 @@ def test_the_schedules_that_split_the_backward_in_the_step_time():
     assert one.bubble == pytest.approx(15 * per_mb, rel=1e-9)
     assert steps["zb-h1"].bubble == pytest.approx(one.bubble / 3, rel=1e-9)  # (p - 1)(F + B - W), thirds
     assert steps["zb-h2"].bubble == 0.0
-    assert steps["dualpipe"].bubble == pytest.approx(7 * 2 / 3 * per_mb, rel=1e-9)  # (p/2 - 1)(F&B + B - 3W)
+    d = steps["dualpipe"]  # its end ranks run the first and the last stage, each micro-batch half of the two
+    per_mb_d = (d.total - d.bubble - d.dp_comm - d.optimizer) / 120
+    assert d.bubble == pytest.approx(7 * 2 / 3 * per_mb_d, rel=1e-9)  # (p/2 - 1)(F&B + B - 3W)
+    assert per_mb_d < per_mb  # the last stage (output head, MTP module) paces 1F1B; DualPipe shares it with the first
     v = steps["dualpipev"]  # its per-micro-batch work carries twice the pipeline sends
     per_mb_v = (v.total - v.bubble - v.dp_comm - v.optimizer) / 120
     assert v.bubble == pytest.approx(15 / 2 * 2 / 3 * per_mb_v, rel=1e-9)  # (p - 1)/2 (F + 2B - W)
@@ -240,7 +244,7 @@ def test_dualpipe_keeps_two_copies_of_its_stage_weights():
                  for s in ("1f1b", "dualpipe"))
     assert dual.optimizer == pytest.approx(2 * one.optimizer, rel=1e-12)  # twice the weights to update
     # with full recomputation the memory is nearly all model state, and DualPipe holds it twice
-    assert dual.memory_total / one.memory_total == pytest.approx(1.85, abs=0.05)
+    assert dual.memory_total / one.memory_total == pytest.approx(1.97, abs=0.05)  # 1.85 before the last stage held the MTP module
 
 
 def test_expert_gradients_are_reduced_over_their_own_group():
@@ -271,3 +275,47 @@ def test_hsdp_with_experts_reduces_their_gradients_where_their_state_is_sharded(
     whole = [_step(model, H100_64, dataclasses.replace(plans[1], shard_group=g), seq_length=4096,
                    dp_overlap=0.0).dp_comm for g in (None, 16)]
     assert whole[0] == pytest.approx(whole[1], rel=1e-12)
+
+
+def test_multi_token_prediction_module_is_deepseeks_14b_on_the_last_stage():
+    """DeepSeek-V3 trains with one multi-token prediction module (its report, sec. 2.2 and 4.2): 14B more weights with
+    the embedding and output head it shares (sec. 1), on the last pipeline stage with that head."""
+    ds = M.DEEPSEEK_V3
+    assert ds.mtp_layers == 1 and ds.num_params == pytest.approx(671e9, rel=0.005)  # not in the 671B
+    assert ds.mtp_params + 2 * ds.vocab_size * ds.hidden_size == pytest.approx(14e9, rel=0.05)
+    none = dataclasses.replace(ds, mtp_layers=0)
+    assert none.mtp_params == 0
+    plan = Plan(tp=1, pp=16, dp=128, ep=64, micro_batch=1, global_batch=15_360, zero_stage=1, a2a_overlap=True)
+    with_, without = (_step(m, H800, plan, dtype="fp8") for m in (ds, none))
+    # the last stage paces 1F1B: one more block, a second head and the projection
+    assert with_.compute > without.compute
+    assert with_.model_flops_per_step == without.model_flops_per_step  # model FLOPs: the 671B model's
+    assert with_.hardware_flops_per_step > without.hardware_flops_per_step
+    # one stage holds everything: the module's share is about one block of 61 plus a head
+    one = Plan(tp=1, pp=1, dp=2048, ep=64, micro_batch=1, global_batch=16_384, zero_stage=1)
+    a, b = (_step(m, H800, one, dtype="fp8") for m in (ds, none))
+    assert 1 + 1 / 61 < a.compute / b.compute < 1.15 and a.memory_total > b.memory_total
+    many = P.evaluate(ds, H800, tp=1, pp=[1, 16], dp=[2048, 128], ep=64, micro_batch=1, global_batch=[16_384, 15_360],
+                      zero_stage=1, dtype="fp8", memory_check=False)
+    for i, p in enumerate((one, dataclasses.replace(plan, a2a_overlap=False))):
+        s = _step(ds, H800, p, dtype="fp8")
+        assert many.total[i] == pytest.approx(s.total, rel=1e-12) and many.memory_total[i] == pytest.approx(
+            s.memory_total, rel=1e-12)
+    with pytest.raises(ValueError, match="mtp_layers"):
+        dataclasses.replace(ds, mtp_layers=-1)
+
+
+@pytest.mark.parametrize("stack", [None, "megatron-core"])
+def test_dualpipe_pairs_the_first_and_the_last_stage(stack):
+    """DualPipe runs stage r of one direction and stage p - 1 - r of the other on rank r (DeepSeek-V3 report, sec.
+    3.2.1): a heavy last stage (the output head) is shared with the first, so each micro-batch costs the end ranks
+    the mean of the two, where 1F1B waits for the last."""
+    model, base = M.LLAMA3_8B, Plan(tp=1, pp=4, dp=512, micro_batch=1, global_batch=4096, zero_stage=1)
+    assert P.stage_layers(model.num_layers, 4) == P.StageLayers(8, 8, 8)
+    whole, one, dual = (P.step_time(model, H800, p, stack=stack, memory_check=False) for p in (
+        dataclasses.replace(base, pp=1, dp=2048), base, dataclasses.replace(base, schedule="dualpipe")))
+    a, b = whole.compute / 2, one.compute / 8  # per micro-batch: 32 layers and the head; 8 layers and the head
+    layer = (a - b) / 24
+    head = b - 8 * layer
+    assert head > 0.5 * layer  # a 128k vocabulary
+    assert dual.compute / 8 == pytest.approx(8 * layer + head / 2, rel=1e-9)

@@ -49,7 +49,8 @@ the recomputation its report states (norms and MLA up-projections, ``recompute_m
 stood for them before the library could express them).
 NVIDIA's two DeepSeek-V3 recipes on H100: their source prints no dispatcher, and the records had inherited the
 catalog model's, DeepSeek's own node-deduplicating one; they now take Megatron-Core's default (one copy per
-expert) and say so."""
+expert) and say so. Likewise multi-token prediction, which the catalog's DeepSeek-V3 has trained with since November
+2026 (its report's depth 1): their source does not print it, and they take Megatron-Core's default (off)."""
 
 
 def _same(new, old, role):
@@ -63,8 +64,10 @@ def _same(new, old, role):
         assert "DeepEP" in new.assumed and "DeepEP" not in old.assumed and new.source == old.source, new.label
         old = dataclasses.replace(old, model=new.model, plan=new.plan, assumed=new.assumed)
     if CHANGED.get(new.label) == "default dispatcher":
-        assert new.model == dataclasses.replace(old.model, node_dedup=False) and old.model.node_dedup, new.label
+        assert new.model == dataclasses.replace(old.model, node_dedup=False, mtp_layers=0) and old.model.node_dedup, \
+            new.label
         assert "dispatcher is not printed" in new.assumed and new.source == old.source, new.label
+        assert "multi-token prediction is not printed" in new.assumed and old.model.mtp_layers == 1, new.label
         old = dataclasses.replace(old, model=new.model, assumed=new.assumed)
     if CHANGED.get(new.label) == "recipe and recomputation":
         assert new.fp8_recipe == "blockwise" and not (getattr(old, "details", None) or {}).get("float8_recipe")

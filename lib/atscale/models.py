@@ -133,6 +133,15 @@ class TransformerConfig:
             MegaScale, Jiang et al. 2024, sec. 3.1): with tensor parallelism the two sublayers share one gather of
             their input and one reduction of their output, half the serial block's collectives. The step time
             prices only that (the GEMMs, norms and FLOPs are the serial block's).
+        mtp_layers: multi-token prediction depth ``D`` used in training (DeepSeek-AI 2024, DeepSeek-V3 Technical
+            Report, sec. 2.2; ``D = 1`` there, sec. 4.2): each of the ``D`` modules is one more transformer block
+            (an MoE block for a mixture of experts), a projection of the concatenated ``[norm(h); norm(emb)]``
+            (``2h -> h``), two norms on its inputs and one more pass of the shared output head and its loss. The
+            modules run on the last pipeline stage, with the output head they share (sec. 3.2: the deepest layers and
+            the output head on one rank; Megatron-Core places them likewise); they are not in the parameter count
+            (:attr:`num_params`: DeepSeek-V3's 671B leaves out its 14B of MTP), they are in the step time, the
+            memory of the last stage and the hardware FLOPs, not in the model FLOPs (:attr:`mtp_params`).
+            Megatron-Core's ``mtp_num_layers``; 0: none.
     """
 
     name: str
@@ -160,6 +169,7 @@ class TransformerConfig:
     fp8_dispatch: bool = False
     source: str = ""
     parallel_block: bool = False
+    mtp_layers: int = 0
 
     def __post_init__(self):
         if not isinstance(self.name, str):
@@ -169,7 +179,7 @@ class TransformerConfig:
         for name in ("num_kv_heads", "ffn_hidden_size", "head_size", "expert_ffn_size", "max_routed_nodes"):
             if getattr(self, name) is not None:
                 object.__setattr__(self, name, v.count(name, getattr(self, name), unit=self.name))
-        for name in ("num_experts", "experts_per_token", "shared_experts", "dense_layers"):
+        for name in ("num_experts", "experts_per_token", "shared_experts", "dense_layers", "mtp_layers"):
             object.__setattr__(self, name, v.count(name, getattr(self, name), low=0, unit=self.name))
         for name in ("gated_mlp", "learned_position_embeddings", "biases", "tied_embeddings", "fp8_dispatch",
                      "parallel_block"):
@@ -353,6 +363,17 @@ class TransformerConfig:
         return (self.num_layers - self.moe_layers) * self.layer_params() + self.moe_layers * self.moe_layer_params()
 
     @property
+    def mtp_params(self) -> int:
+        """Parameters of the :attr:`mtp_layers` multi-token prediction modules, not counted in :attr:`num_params`:
+        per module one block (an MoE block where the model has experts), the ``2h x h`` projection and its two input
+        norms plus the module's final norm (Megatron-Core's ``enorm``, ``hnorm``, ``eh_proj`` and ``layer_norm``); the
+        embedding and the output head are the main model's, shared (DeepSeek-V3 Technical Report, sec. 2.2).
+        DeepSeek-V3: 11.6B, 13.5B with its embedding and head counted again, the report's "14B" (sec. 1)."""
+        h = self.hidden_size
+        block = self.moe_layer_params() if self.is_moe else self.layer_params()
+        return self.mtp_layers * (block + 2 * h * h + self.biases * h + 3 * self.norm_params())
+
+    @property
     def routed_expert_params(self) -> int:
         """Parameters of every routed expert of every MoE layer: what expert parallelism shards (0 if dense)."""
         return self.moe_layers * self.num_experts * self.expert_params()
@@ -492,14 +513,15 @@ MIXTRAL_8X22B = TransformerConfig(
 DEEPSEEK_V3 = TransformerConfig(
     "DeepSeek-V3", num_layers=61, hidden_size=7168, num_heads=128, ffn_hidden_size=18_432, gated_mlp=True,
     vocab_size=129_280, seq_length=4096, num_experts=256, experts_per_token=8, expert_ffn_size=2048,
-    shared_experts=1, dense_layers=3, max_routed_nodes=4, node_dedup=True, fp8_dispatch=True,
+    shared_experts=1, dense_layers=3, max_routed_nodes=4, node_dedup=True, fp8_dispatch=True, mtp_layers=1,
     mla=MLA(kv_lora_rank=512, qk_nope_head_dim=128, qk_rope_head_dim=64, v_head_dim=128, q_lora_rank=1536),
     source="DeepSeek-AI, DeepSeek-V3 Technical Report (2024), sec. 4.2: 61 layers, width 7,168, 128 heads of 128, "
            "KV latent 512, query latent 1,536, rotary part 64; the first 3 layers dense (width 18,432 in the "
            "released configuration), then 1 shared + 256 routed experts of width 2,048, top-8, at most 4 nodes per "
            "token, sent once per destination node (sec. 3.2.2) and dispatched in FP8 (sec. 3.3.3); vocabulary 129,280 "
-           "(released configuration); pre-training sequence 4,096. The multi-token "
-           "prediction module (14B more) is not part of the 671B")
+           "(released configuration); pre-training sequence 4,096; multi-token prediction of depth 1 in training "
+           "(sec. 2.2 and 4.2; num_nextn_predict_layers 1 in the released configuration), its module (14B more, sec. 1) "
+           "not part of the 671B")
 def _qwen3(name: str, layers: int, hidden: int, heads: int, ffn: int, expert_ffn: int) -> TransformerConfig:
     return TransformerConfig(
         name, num_layers=layers, hidden_size=hidden, num_heads=heads, num_kv_heads=4, head_size=128,

@@ -846,19 +846,53 @@ def _output_layer(L, c: _Context, layer: dict):
     return 6 * c.k.vh * layer["tokens"] / L.tp / (rate * c.gemm_rate)
 
 
+def _mtp_extra(L, c: _Context, layer: dict):
+    """Seconds per micro-batch of what the multi-token prediction modules add on the last stage beyond their blocks
+    (:attr:`atscale.models.TransformerConfig.mtp_layers`; the blocks are priced as layers of the stage): per module
+    one more pass of the shared output head and its loss (:func:`_output_layer`), the ``2h -> h`` projection
+    (column-parallel, ``12 h^2`` FLOPs per token, in the layers' precision: DeepSeek-V3 keeps only the embedding, the
+    output head, the gating, the norms and attention in BF16, its report's sec. 3.3) and its three norms (read and
+    write ``2`` bytes per element forward, twice that backward). 0 without MTP."""
+    k, xp = c.k, c.xp
+    if not k.mtp:
+        return 0.0
+    tokens = layer["tokens"]
+    if c.ops is not None:
+        f_, b_ = _operators._gemm3(tokens, k.h / L.tp, 2 * k.h, c.ops.gemm, xp)
+        proj = f_ + b_
+    else:
+        proj = 12 * k.h * k.h * tokens / L.tp / (_efficiency(k.h, L.tp, c.calibration) * c.gemm_rate)
+    norms = 3 * 12.0 * k.h / xp.where(L.sp, L.tp, 1.0) * tokens / c.hbm
+    return k.mtp * (_output_layer(L, c, layer) + proj + norms)
+
+
 def _pace(L, c: _Context, layer: dict, tp_t, cp_t, pp_t, ep_t=0.0) -> dict:
     """Per-micro-batch parts of the stage that sets the pipeline's pace (the slowest of the first, the fullest
-    middle and the last stage: :func:`stage_layers`; the first of them on a tie), and the layer counts."""
+    middle and the last stage: :func:`stage_layers`; the first of them on a tie), and the layer counts. The
+    multi-token prediction modules' blocks count as layers of the last stage (:func:`_mtp_extra` for the rest).
+
+    DualPipe pairs the ends: rank ``r`` runs stage ``r`` of one direction and stage ``p - 1 - r`` of the other, so the
+    embedding's and the output head's stages share a rank (DeepSeek-AI 2024, DeepSeek-V3 Technical Report, sec. 2.2
+    and 3.2.1; the DualPipe repository's example gives rank ``r`` modules ``r`` and ``p - 1 - r``) and each
+    micro-batch costs that rank half of the two: the end ranks' pace is the mean of the first and the last stage's
+    (the middle ranks' is taken as the fullest middle stage's, an upper bound of its pair's mean)."""
     xp = c.xp
     sl = _stage_layers(float(c.k.l), L.pp, L.v, L.emb, L.loss, xp)
-    out = _output_layer(L, c, layer)
+    if c.k.mtp:
+        sl = StageLayers(sl.first + xp.where(L.pp == 1, c.k.mtp, 0.0), sl.middle, sl.last + c.k.mtp)
+    out = _output_layer(L, c, layer) + _mtp_extra(L, c, layer)
     work = layer["gemm"] + layer["attention"] + layer["elementwise"]
     per_layer = work + layer["recompute"] + tp_t + cp_t + ep_t
-    stages = ((sl.first, L.pp == 1), (sl.middle, False), (sl.last, L.pp > 1))
-    pick = xp.first_max([layers * per_layer + xp.where(last, out, 0.0) for layers, last in stages])
-    layers = xp.choose(pick, [sl.first, sl.middle, sl.last])
-    last = xp.choose(pick, [L.pp == 1, False, L.pp > 1])
-    return dict(compute=layers * work + xp.where(last, out, 0.0), recompute=layers * layer["recompute"],
+    paired = (L.sched == _SCHEDULE_CODE["dualpipe"]) & (L.pp > 1)
+    end = (sl.first + sl.last) / 2
+    first, last = xp.where(paired, end, sl.first), xp.where(paired, end, sl.last)
+    share_first = xp.where(paired, 0.5, xp.where(L.pp == 1, 1.0, 0.0))  # of the output layer and the MTP modules
+    share_last = xp.where(paired, 0.5, xp.where(L.pp > 1, 1.0, 0.0))
+    stages = ((first, share_first), (sl.middle, 0.0), (last, share_last))
+    pick = xp.first_max([layers * per_layer + share * out for layers, share in stages])
+    layers = xp.choose(pick, [first, sl.middle, last])
+    share = xp.choose(pick, [share_first, 0.0, share_last])
+    return dict(compute=layers * work + share * out, recompute=layers * layer["recompute"],
                 tp_comm=layers * tp_t, cp_comm=layers * cp_t, ep_comm=layers * ep_t, pp_comm=pp_t, layers=layers,
                 stages=sl)
 
@@ -1019,8 +1053,8 @@ def _memory(L, c: _Context, sl: StageLayers, shards):
     opt = c.opt
     totals = []
     for layers, extra, from_end, last in ((sl.first, K.emb_params, L.pp - 1, L.pp == 1),
-                                          (sl.last, K.out_params, 0.0, True)):
-        psi = (layers * K.layer_dense + extra + xp.where(last & (L.pp == 1), K.out_params, 0.0)) / L.tp
+                                          (sl.last, K.out_params + K.mtp_params, 0.0, True)):
+        psi = (layers * K.layer_dense + extra + xp.where(last & (L.pp == 1), K.out_params + K.mtp_params, 0.0)) / L.tp
         state, kept = 0.0, 0.0
         shares = ((psi, k), (layers * K.layer_routed / (L.ep * L.etp), k_e)) if K.moe else ((psi, k),)
         for part, ranks in shares:
@@ -1029,7 +1063,7 @@ def _memory(L, c: _Context, sl: StageLayers, shards):
                              + opt.state * part / xp.where(L.zs >= 1, ranks, 1.0))
             kept = kept + xp.where((L.zs >= 3) & xp.logical_not(L.reshard), opt.weights * part * (1 - 1 / ranks), 0.0)
         acts = act_layer * layers * _in_flight(L.pp, L.v, L.m, gpipe, inter, from_end, xp, flat)
-        logits = xp.where(last, tokens * K.V / L.tp * LOGITS_BYTES, 0.0)
+        logits = xp.where(last, (1 + K.mtp) * tokens * K.V / L.tp * LOGITS_BYTES, 0.0)  # and each MTP head's
         totals.append({"model state": (state + kept) * L.copies, "activations": acts + logits})
     first, last = (t["model state"] + t["activations"] for t in totals)
     pick = last > first
@@ -1304,7 +1338,8 @@ def _model_constants(model: models.TransformerConfig, s: int, flash: bool) -> ty
         mlp_matmul=matrices * h * model.active_ffn_size, gated=model.gated_mlp,
         attn_matmul=sum(n * k for _, n, k in projections) + o_width * h,
         mla_up_matmul=sum(n * k for name, n, k in projections if name.endswith("up-projection")),
-        rotary=float(model.rotary_width), mla=model.mla is not None)
+        rotary=float(model.rotary_width), mla=model.mla is not None, mtp=float(model.mtp_layers),
+        mtp_params=float(model.mtp_layers * (2 * h * h + model.biases * h + 3 * model.norm_params())))
 
 
 _CONTEXTS: dict = {}
@@ -1379,7 +1414,8 @@ def _parts(L, c: _Context) -> dict:
     parts["optimizer"] = (dense / xp.where(sharded, k, 1.0) + routed / xp.where(sharded, k_e, 1.0)) \
         * ADAM_BYTES_PER_PARAM / c.hbm
     return dict(parts=parts, memory=mem["model state"] + mem["activations"], mem_parts=mem,
-                hw_tok=K.model_tok + layer["extra_flops"] * K.l)
+                hw_tok=K.model_tok + layer["extra_flops"] * K.l + K.mtp * (
+                    (K.model_tok - 6 * K.vh) / K.l + layer["extra_flops"] + 6 * K.vh + 12 * K.h * K.h))
 
 
 def _shard_ranks(L, xp) -> tuple:
