@@ -370,8 +370,13 @@ class TransformerConfig:
         embedding and the output head are the main model's, shared (DeepSeek-V3 Technical Report, sec. 2.2).
         DeepSeek-V3: 11.6B, 13.5B with its embedding and head counted again, the report's "14B" (sec. 1)."""
         h = self.hidden_size
-        block = self.moe_layer_params() if self.is_moe else self.layer_params()
-        return self.mtp_layers * (block + 2 * h * h + self.biases * h + 3 * self.norm_params())
+        return self.mtp_layers * (self.mtp_block_params + 2 * h * h + self.biases * h + 3 * self.norm_params())
+
+    @property
+    def mtp_block_params(self) -> int:
+        """Parameters of the block of one multi-token prediction module: an MoE block for a mixture of experts, else a
+        dense one (:attr:`mtp_params` adds its projection and norms)."""
+        return self.moe_layer_params() if self.is_moe else self.layer_params()
 
     @property
     def routed_expert_params(self) -> int:

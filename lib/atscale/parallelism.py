@@ -846,16 +846,14 @@ def _output_layer(L, c: _Context, layer: dict):
     return 6 * c.k.vh * layer["tokens"] / L.tp / (rate * c.gemm_rate)
 
 
-def _mtp_extra(L, c: _Context, layer: dict):
+def _mtp_extra(L, c: _Context, layer: dict, head):
     """Seconds per micro-batch of what the multi-token prediction modules add on the last stage beyond their blocks
     (:attr:`atscale.models.TransformerConfig.mtp_layers`; the blocks are priced as layers of the stage): per module
-    one more pass of the shared output head and its loss (:func:`_output_layer`), the ``2h -> h`` projection
+    one more pass of the shared output head and its loss (``head`` s, :func:`_output_layer`), the ``2h -> h`` projection
     (column-parallel, ``12 h^2`` FLOPs per token, in the layers' precision: DeepSeek-V3 keeps only the embedding, the
     output head, the gating, the norms and attention in BF16, its report's sec. 3.3) and its three norms (read and
-    write ``2`` bytes per element forward, twice that backward). 0 without MTP."""
+    write ``2`` bytes per element forward, twice that backward). Called only with MTP."""
     k, xp = c.k, c.xp
-    if not k.mtp:
-        return 0.0
     tokens = layer["tokens"]
     if c.ops is not None:
         f_, b_ = _operators._gemm3(tokens, k.h / L.tp, 2 * k.h, c.ops.gemm, xp)
@@ -863,7 +861,7 @@ def _mtp_extra(L, c: _Context, layer: dict):
     else:
         proj = 12 * k.h * k.h * tokens / L.tp / (_efficiency(k.h, L.tp, c.calibration) * c.gemm_rate)
     norms = 3 * 12.0 * k.h / xp.where(L.sp, L.tp, 1.0) * tokens / c.hbm
-    return k.mtp * (_output_layer(L, c, layer) + proj + norms)
+    return k.mtp * (head + proj + norms)
 
 
 def _pace(L, c: _Context, layer: dict, tp_t, cp_t, pp_t, ep_t=0.0) -> dict:
@@ -877,10 +875,9 @@ def _pace(L, c: _Context, layer: dict, tp_t, cp_t, pp_t, ep_t=0.0) -> dict:
     micro-batch costs that rank half of the two: the end ranks' pace is the mean of the first and the last stage's
     (the middle ranks' is taken as the fullest middle stage's, an upper bound of its pair's mean)."""
     xp = c.xp
-    sl = _stage_layers(float(c.k.l), L.pp, L.v, L.emb, L.loss, xp)
-    if c.k.mtp:
-        sl = StageLayers(sl.first + xp.where(L.pp == 1, c.k.mtp, 0.0), sl.middle, sl.last + c.k.mtp)
-    out = _output_layer(L, c, layer) + _mtp_extra(L, c, layer)
+    sl = _stage_layers(float(c.k.l), L.pp, L.v, L.emb, L.loss, xp, c.k.mtp)
+    head = _output_layer(L, c, layer)
+    out = head + _mtp_extra(L, c, layer, head) if c.k.mtp else head
     work = layer["gemm"] + layer["attention"] + layer["elementwise"]
     per_layer = work + layer["recompute"] + tp_t + cp_t + ep_t
     paired = (L.sched == _SCHEDULE_CODE["dualpipe"]) & (L.pp > 1)
@@ -1339,7 +1336,7 @@ def _model_constants(model: models.TransformerConfig, s: int, flash: bool) -> ty
         attn_matmul=sum(n * k for _, n, k in projections) + o_width * h,
         mla_up_matmul=sum(n * k for name, n, k in projections if name.endswith("up-projection")),
         rotary=float(model.rotary_width), mla=model.mla is not None, mtp=float(model.mtp_layers),
-        mtp_params=float(model.mtp_layers * (2 * h * h + model.biases * h + 3 * model.norm_params())))
+        mtp_params=float(model.mtp_params - model.mtp_layers * model.mtp_block_params))  # beyond the blocks
 
 
 _CONTEXTS: dict = {}

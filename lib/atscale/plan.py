@@ -379,7 +379,9 @@ class StageLayers:
     last: object
 
 
-def _stage_layers(l, pp, v, emb, loss, xp=np) -> StageLayers:
+def _stage_layers(l, pp, v, emb, loss, xp=np, extra_last=0.0) -> StageLayers:
+    """:func:`stage_layers` on plan fields (numbers or arrays); ``extra_last`` more layers on the last stage, outside
+    the split (the multi-token prediction modules' blocks, :attr:`atscale.models.TransformerConfig.mtp_layers`)."""
     slots = l + emb + loss
     chunks = pp * v
     q, r = slots // chunks, slots % chunks
@@ -388,8 +390,8 @@ def _stage_layers(l, pp, v, emb, loss, xp=np) -> StageLayers:
     first = v * q + xp.minimum(xp.ceil(r / pp), v) - emb
     middle = xp.where(pp > 2, v * q + xp.minimum(xp.ceil(xp.maximum(r - 1, 0.0) / pp), v), 0.0)
     last = v * q + xp.minimum(xp.floor(r / pp), v) - loss
-    first = xp.where(pp > 1, first, l)  # one stage holds every layer, whatever is accounted for
-    return StageLayers(first, middle, xp.where(pp > 1, last, first))
+    first = xp.where(pp > 1, first, l + extra_last)  # one stage holds every layer, whatever is accounted for
+    return StageLayers(first, middle, xp.where(pp > 1, last + extra_last, first))
 
 
 def stage_layers(num_layers: int, pp, virtual_stages=1, *, account_for_embedding=False,
