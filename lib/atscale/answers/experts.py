@@ -36,6 +36,15 @@ def _():
     return one_gemm / sum(n * k for _, n, k in m.attention_projections())
 
 
+@answer("experts-mtp-step-share", unit="", rtol=0.01,
+        idea="Price the step with and without the module on the same layout; the ratio less one is what it adds.",
+        hint="experts.deepseek_v3_estimate().step.total over experts.deepseek_v3_estimate(model=dataclasses.replace("
+             "models.DEEPSEEK_V3, mtp_layers=0)).step.total, less one.")
+def _():
+    without = dataclasses.replace(models.DEEPSEEK_V3, mtp_layers=0)
+    return experts.deepseek_v3_estimate().step.total / experts.deepseek_v3_estimate(model=without).step.total - 1
+
+
 @answer("experts-cross-node-bytes", unit="B", rtol=0.01,
         idea="Count the copies of a token that leave its node, then the bytes of one copy.", slips=('twice',),
         hint="M (1 - 1/N) copies cross the network with M = 4 nodes per token and N = 8 nodes; each copy is h = 7,168 "
