@@ -38,6 +38,7 @@ CHANGED = {  # records changed on purpose since db76ecc, and what changed (the r
                                          "Qwen3-235B-A22B, 256 H100, BF16, all-to-all overlapped")},
     "DeepSeek-V3, 2,048 H800, FP8": "recipe and recomputation",
     **{f"DeepSeek-V3, {n} H100, BF16": "recipe scripts" for n in ("512", "1,024")},
+    "gpt-oss-120b, 64 H100, BF16": "recomputation",
 }
 """Issue 33: the Llama 3 and MegaScale runs moved to the tiered networks their papers describe (Meta's RoCE cluster,
 MegaScale's three-tier CLOS), their ``assumed`` text saying so; node and GPU count unchanged. Issue 32: the two
@@ -52,7 +53,8 @@ node-deduplicating one, and assumed no recomputation, an even layer split and TP
 source's scripts set (dgxc-benchmarking's launch.sh and the NeMo performance script and recipe at the commit its
 setup.sh pins): the 'alltoall' dispatcher (one copy per expert), multi-token prediction, the first and last stages
 one and two layers lighter, recomputation of the MLA up-projections, no TP overlap, token dropping at capacity 1.0,
-and with that recomputation the memory check on."""
+and with that recomputation the memory check on. gpt-oss-120b: the recomputation its release's H100 configuration
+sets (layernorm and moe_act), where the record had assumed none."""
 
 
 def _same(new, old, role):
@@ -72,6 +74,10 @@ def _same(new, old, role):
                                                capacity_factor=1.0), new.label
         assert "launch.sh" in new.assumed and "7a8f1cc7" in new.assumed and new.source == old.source, new.label
         old = dataclasses.replace(old, model=new.model, plan=new.plan, assumed=new.assumed, memory_check=True)
+    if CHANGED.get(new.label) == "recomputation":
+        assert new.plan == dataclasses.replace(old.plan, recompute="selective", recompute_modules=("layernorm", "act"))
+        assert "moe_act" in new.assumed and "v0.3.0" in new.assumed and new.source == old.source, new.label
+        old = dataclasses.replace(old, plan=new.plan, assumed=new.assumed)
     if CHANGED.get(new.label) == "recipe and recomputation":
         assert new.fp8_recipe == "blockwise" and not (getattr(old, "details", None) or {}).get("float8_recipe")
         assert new.plan == dataclasses.replace(old.plan, recompute_modules=("layernorm", "mla_up_proj")), new.label
