@@ -1050,8 +1050,8 @@ def _memory(L, c: _Context, sl: StageLayers, shards):
     opt = c.opt
     totals = []
     for layers, extra, from_end, last in ((sl.first, K.emb_params, L.pp - 1, L.pp == 1),
-                                          (sl.last, K.out_params + K.mtp_params, 0.0, True)):
-        psi = (layers * K.layer_dense + extra + xp.where(last & (L.pp == 1), K.out_params + K.mtp_params, 0.0)) / L.tp
+                                          (sl.last, K.out_params, 0.0, True)):
+        psi = (layers * K.layer_dense + extra + xp.where(last & (L.pp == 1), K.out_params, 0.0)) / L.tp
         state, kept = 0.0, 0.0
         shares = ((psi, k), (layers * K.layer_routed / (L.ep * L.etp), k_e)) if K.moe else ((psi, k),)
         for part, ranks in shares:
@@ -1327,7 +1327,10 @@ def _model_constants(model: models.TransformerConfig, s: int, flash: bool) -> ty
         max_nodes=float(model.max_routed_nodes or 0), dedup=model.dedup_dispatch, fp8_dispatch=model.fp8_dispatch,
         expert_width=float(min(h, model.expert_size)),
         layer_expert_matmul=model.moe_layers * model.experts_per_token * matrices * h * model.expert_size / l,
-        weight_bytes=2.0, out_params=V * h + model.norm_params(),
+        weight_bytes=2.0,
+        # what the last stage holds besides its layers: the output layer, the final norm and the MTP modules' parts
+        # beyond their blocks (the blocks count as layers of the stage, _stage_layers)
+        out_params=V * h + model.norm_params() + model.mtp_params - model.mtp_layers * model.mtp_block_params,
         emb_params=model.embedding_params() - (0 if model.tied_embeddings else V * h),
         elem_rep=rep, elem_par=par, act_rep=terms.replicated, act_par=terms.parallel, act_scores=terms.scores,
         model_tok=float(models.training_flops_per_token(model, s)), tp_collectives=2.0 if model.parallel_block else 4.0,
@@ -1335,8 +1338,7 @@ def _model_constants(model: models.TransformerConfig, s: int, flash: bool) -> ty
         mlp_matmul=matrices * h * model.active_ffn_size, gated=model.gated_mlp,
         attn_matmul=sum(n * k for _, n, k in projections) + o_width * h,
         mla_up_matmul=sum(n * k for name, n, k in projections if name.endswith("up-projection")),
-        rotary=float(model.rotary_width), mla=model.mla is not None, mtp=float(model.mtp_layers),
-        mtp_params=float(model.mtp_params - model.mtp_layers * model.mtp_block_params))  # beyond the blocks
+        rotary=float(model.rotary_width), mla=model.mla is not None, mtp=float(model.mtp_layers))
 
 
 _CONTEXTS: dict = {}
