@@ -48,8 +48,13 @@ KNOWN_MISSES = {
     # the further Qwen3-235B runs with the expert group inside the node (runs.MOE_FURTHER_RUNS): optimistic on the
     # 32-stage pipeline and on TP 4 (whose published step is the slowest of the table; the model's is not)
     "Qwen3-235B-A22B, 256 H100, BF16, EP 8, PP 32, all-to-all dispatcher": 0.369,
-    "Qwen3-235B-A22B, 256 H100, BF16, EP 8, TP 4": 0.915,
+    "Qwen3-235B-A22B, 256 H100, BF16, EP 8, TP 4": 0.998,  # 0.915 before DeepEP sent once per GPU inside the node
     "gpt-oss-120b, 64 H100, BF16": 0.550,  # 0.565 before it took its configuration's recomputation (layernorm, moe_act)
+    # Qwen3-30B-A3B under NeMo AutoModel: inside 3 points (+1.3 %) only while its record assumed nothing recomputed
+    # (with the memory check off); the source's configuration recomputes every block (activation_checkpointing), and
+    # with it the model is too slow by 29 % (-0.227), by 22 % once DeepEP's dispatch, which its configuration turns on,
+    # sends a token once per GPU inside the node rather than once per expert (November 2026)
+    "Qwen3-30B-A3B, 8 H100, BF16, FSDP": -0.166,
     # Reliability at the running example's scale (validation; no profile was fitted on these fleets): the
     # profiles' job MTBF against the research clusters' measured 1,024-GPU job MTTF of 7.9 h (Kokolis et al.
     # 2025; 4.2x and 6.3x) and OPT-175B's 105 hardware restarts in 60 days on 992 A100s (Zhang et al. 2022; 2.5x).
@@ -127,8 +132,9 @@ def test_summary_statistics_calibration_and_validation_apart():
     assert cal.median_abs_error == pytest.approx(0.014, abs=0.002)
     assert cal.worst_abs_error == pytest.approx(0.048, abs=0.002) and cal.worst == "8 B ring, 2 GPUs"
     # 0.051 with both errata merged: the Llama 3 rows at v = 8 (known misses) and the three reliability rows; 0.056
-    # with the three further MoE runs, 0.052 with the all-to-all on eight H100
-    assert val.median_abs_error == pytest.approx(0.052, abs=0.002)
+    # with the three further MoE runs, 0.052 with the all-to-all on eight H100; 0.061 once Qwen3-30B-A3B's record took
+    # its configuration's recomputation (a known miss since)
+    assert val.median_abs_error == pytest.approx(0.061, abs=0.002)
     assert val.worst_abs_error == pytest.approx(5.264, abs=0.002)
     assert val.worst == "fitted profile (Llama 3), research-cluster jobs (1,024 A100)"
     dense = A.summary("validation", group="Step time")

@@ -119,6 +119,37 @@ def test_cross_node_copies_match_a_simulation():
     assert per_node == pytest.approx(X.cross_node_copies(8, 8, num_experts=256, deduplicate=True), rel=0.02)
 
 
+def test_in_node_copies_per_expert_and_per_gpu_match_a_simulation():
+    """Inside the node: Megatron-Core's dispatcher sends one copy per expert, DeepEP's one per GPU holding any of the
+    token's experts. Top-8 of 128 experts on 8 GPUs (Qwen3-30B-A3B's expert group): 7 against about 4.7."""
+    rng = np.random.default_rng(5)
+    gpu = np.argsort(rng.random((20_000, 128)), axis=1)[:, :8] // 16  # the GPU of each picked expert
+    own = rng.integers(0, 8, 20_000)
+    plain = (gpu != own[:, None]).sum(axis=1).mean()
+    per_gpu = np.array([len(set(p) - {o}) for p, o in zip(gpu, own)]).mean()
+    assert X.in_node_copies(8, 8, num_experts=128) == pytest.approx(7.0) and plain == pytest.approx(7.0, rel=0.01)
+    assert per_gpu == pytest.approx(X.in_node_copies(8, 8, num_experts=128, deduplicate=True), rel=0.02)
+    # one expert per GPU: nothing to deduplicate beyond the token's distinct experts; a group over 8 nodes of 8
+    assert X.in_node_copies(1, 8, num_experts=8, deduplicate=True) == pytest.approx(7 / 8)
+    assert X.in_node_copies(8, 8, num_experts=256, ep=64) == pytest.approx(8 * 7 / 64)
+    assert np.allclose(X.in_node_copies([2, 8], 8, num_experts=128, deduplicate=True),
+                       [X.in_node_copies(2, 8, num_experts=128, deduplicate=True),
+                        X.in_node_copies(8, 8, num_experts=128, deduplicate=True)])
+    # the step-time model's count
+    from atscale import parallelism
+    for k, e, g, ep in ((8, 128, 8, 8), (8, 256, 8, 64), (4, 64, 4, 16)):
+        for dedup in (False, True):
+            assert parallelism._local_copies(float(k), float(e), float(g), float(ep), dedup, np) == pytest.approx(
+                X.in_node_copies(k, g, num_experts=e, ep=ep, deduplicate=dedup))
+
+
+@pytest.mark.parametrize("kw, words", [(dict(num_experts=4), "num_experts"), (dict(num_experts=100), "multiple"),
+                                       (dict(gpus_per_node=16), "at most ep"), (dict(ep=0), "ep")])
+def test_in_node_copies_refuse_bad_input(kw, words):
+    with pytest.raises(ValueError, match=words):
+        X.in_node_copies(**{**dict(experts_per_token=8, gpus_per_node=8, num_experts=128, ep=8), **kw})
+
+
 @pytest.mark.parametrize("kw, words", [(dict(experts_per_token=0), "experts_per_token"), (dict(nodes=2.5), "nodes"),
                                        (dict(num_experts=4), "num_experts"), (dict(num_experts=100), "multiple"),
                                        (dict(max_nodes=0), "max_nodes")])

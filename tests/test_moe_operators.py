@@ -113,7 +113,9 @@ def test_moe_validation_errors_as_measured():
     # took their own shapes (November 2026: they had been priced as one h x (q + k + v) GEMM, 5x their FLOPs, which
     # had hidden that the model is ~20 % too fast on every DeepSeek-V3 run)
     assert len(errors) == 10
-    assert statistics.median(abs(e) for e in errors.values()) == pytest.approx(0.187, abs=0.005)  # 0.198 before NVIDIA's two DeepSeek-V3 records took the layout their scripts set, 0.215 before DeepSeek-V3's own run took its multi-token prediction and DualPipe's paired end stages, 0.208 before it took its report's recomputation
+    # 0.211 since Qwen3-30B-A3B's record took its configuration's recomputation (+31 %, -1 % before) and DeepEP sends
+    # once per GPU inside the node (Qwen3-30B-A3B +31 -> +22 %, Qwen3-235B with EP 8: FSDP +17 -> +11 %, TP 4 -36 -> -38 %)
+    assert statistics.median(abs(e) for e in errors.values()) == pytest.approx(0.211, abs=0.005)  # 0.187 before those, 0.198 before NVIDIA's two DeepSeek-V3 records took the layout their scripts set, 0.215 before DeepSeek-V3's own run took its multi-token prediction and DualPipe's paired end stages, 0.208 before it took its report's recomputation
     assert errors["Qwen3-235B-A22B, 256 H100, BF16"] == pytest.approx(-0.046, abs=0.005)
     # -0.206 before its multi-token-prediction module (one MoE block, a projection and a second pass of the output
     # head on the last stage) and DualPipe's pairing of the first and the last stage on one rank (both from its
@@ -130,8 +132,9 @@ def test_moe_validation_errors_as_measured():
 
 
 @pytest.mark.xfail(strict=True, reason="issue 32's target is not met: median |step-time error| on the 10 MoE runs "
-                                       "18.7 % (target 10 %), worst 35.9 % (target 20 %): gpt-oss, Qwen3-235B with "
-                                       "TP 4 or 32 stages and NVIDIA's DeepSeek-V3 recipes are 22-36 % too fast")
+                                       "21.1 % (target 10 %), worst 38.1 % (target 20 %): gpt-oss, Qwen3-235B with "
+                                       "TP 4 or 32 stages and NVIDIA's DeepSeek-V3 recipes are 20-38 % too fast, "
+                                       "Qwen3-30B-A3B with its recomputation 22 % too slow")
 def test_issue_32_target_on_the_moe_runs():
     from atscale import accuracy
 

@@ -101,6 +101,8 @@ CASES += [
     ("experts.cross_node_copies", experts.cross_node_copies,
      dict(experts_per_token=8, nodes=8, num_experts=256, max_nodes=4),
      {"experts_per_token": "count", "nodes": "count", "num_experts": "count", "max_nodes": "count"}),
+    ("experts.in_node_copies", experts.in_node_copies, dict(experts_per_token=8, gpus_per_node=8, num_experts=128, ep=8),
+     {"experts_per_token": "count", "gpus_per_node": "count", "num_experts": "count", "ep": "count"}),
     ("experts.routing_imbalance", experts.routing_imbalance, dict(mean_load=64.0, num_experts=256),
      {"mean_load": "positive", "num_experts": "count"}),
     ("experts.dropped_fraction", experts.dropped_fraction, dict(mean_load=64.0, capacity_factor=1.25),
@@ -517,6 +519,7 @@ CALLS = {  # label -> keyword arguments (a function of nothing: built when probe
     "parallelism.recompute_table": lambda: dict(model=EX.model, cluster=EX.cluster, plan=EX.plan),
     "experts.dense_twin": lambda: dict(model=models.DEEPSEEK_V3),
     "experts.published_count": lambda: dict(model=models.DEEPSEEK_V3),
+    "experts.in_node_copies": lambda: dict(experts_per_token=8, gpus_per_node=8, num_experts=128, ep=8),
     "experts.ep_sweep": lambda: dict(model=models.DEEPSEEK_V3, cluster=hardware.Cluster.of_gpus(
         hardware.DGX_H100, 2048, hardware.FABRICS["InfiniBand NDR"]), plan=Plan(tp=1, pp=16, dp=128, ep=64,
                                                                                 global_batch=4096), eps=(32, 64)),

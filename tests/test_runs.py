@@ -39,6 +39,7 @@ CHANGED = {  # records changed on purpose since db76ecc, and what changed (the r
     "DeepSeek-V3, 2,048 H800, FP8": "recipe and recomputation",
     **{f"DeepSeek-V3, {n} H100, BF16": "recipe scripts" for n in ("512", "1,024")},
     "gpt-oss-120b, 64 H100, BF16": "recomputation",
+    "Qwen3-30B-A3B, 8 H100, BF16, FSDP": "configuration",
 }
 """Issue 33: the Llama 3 and MegaScale runs moved to the tiered networks their papers describe (Meta's RoCE cluster,
 MegaScale's three-tier CLOS), their ``assumed`` text saying so; node and GPU count unchanged. Issue 32: the two
@@ -54,7 +55,10 @@ source's scripts set (dgxc-benchmarking's launch.sh and the NeMo performance scr
 setup.sh pins): the 'alltoall' dispatcher (one copy per expert), multi-token prediction, the first and last stages
 one and two layers lighter, recomputation of the MLA up-projections, no TP overlap, token dropping at capacity 1.0,
 and with that recomputation the memory check on. gpt-oss-120b: the recomputation its release's H100 configuration
-sets (layernorm and moe_act), where the record had assumed none."""
+sets (layernorm and moe_act), where the record had assumed none. Qwen3-30B-A3B under NeMo AutoModel: what its
+benchmark configuration and the code it runs set (every block recomputed, the gathered weights kept from the forward
+to the backward, BF16 weights and Adam moments, the DeepEP dispatcher), where the record had assumed no recomputation
+with the memory check off and a plain all-to-all; its source names the release and the configuration file."""
 
 
 def _same(new, old, role):
@@ -83,6 +87,14 @@ def _same(new, old, role):
         assert new.plan == dataclasses.replace(old.plan, recompute_modules=("layernorm", "mla_up_proj")), new.label
         assert "mla_up_proj" in new.assumed and "'blockwise' recipe" in new.assumed, new.label
         old = dataclasses.replace(old, assumed=new.assumed, plan=new.plan)
+    if CHANGED.get(new.label) == "configuration":
+        assert new.plan == dataclasses.replace(old.plan, recompute="full", reshard_after_forward=False), new.label
+        assert (old.optimizer_name, new.optimizer_name, old.memory_check, new.memory_check) == (
+            "adam-mixed", "adam-bf16", False, True), new.label
+        assert "activation_checkpointing" in new.assumed and "qwen3_moe_30b_te_deepep.yaml" in new.source, new.label
+        assert new.model == dataclasses.replace(old.model, node_dedup=True) and "enable_deepep" in new.assumed
+        old = dataclasses.replace(old, model=new.model, plan=new.plan, assumed=new.assumed, source=new.source,
+                                  optimizer_name=new.optimizer_name, memory_check=True)
     assert new.model == old.model, new.label
     if CHANGED.get(new.label) == "fabric":
         assert (new.cluster.node, new.cluster.num_gpus) == (old.cluster.node, old.cluster.num_gpus), new.label

@@ -38,7 +38,7 @@ from .plan import Plan
 
 __all__ = [
     "DEEPSEEK_V3_RUN", "MoeSummary", "moe_summary", "dense_twin", "PublishedCount", "published_count", "AllToAllComparison",
-    "all_to_all_vs_all_reduce", "cross_node_copies", "routing_imbalance", "dropped_fraction", "EpSweep", "ep_sweep",
+    "all_to_all_vs_all_reduce", "cross_node_copies", "in_node_copies", "routing_imbalance", "dropped_fraction", "EpSweep", "ep_sweep",
     "A2ARatio", "a2a_compute_ratio", "DEEPSEEK_V3_CLUSTER", "DEEPSEEK_V3_PLAN", "DEEPSEEK_V3_GPU_HOURS_PER_TRILLION",
     "DEEPSEEK_V3_PRETRAINING", "gpu_seconds_per_trillion", "DeepSeekEstimate", "deepseek_v3_estimate",
     "DEEPSEEK_V3_OPTIMIZER", "DEEPSEEK_V3_BATCH_RAMP", "BatchRamp", "deepseek_v3_batch_ramp",
@@ -286,6 +286,36 @@ def cross_node_copies(experts_per_token, nodes, *, num_experts=None, max_nodes=N
         terms = np.where(i < flat_k, (e - e / flat_n - i) / (e - i), 1.0)
         missing = np.prod(np.clip(terms, 0.0, None), axis=0).reshape(k.shape)
     return as_scalar(parallelism._remote_copies(k, n, limit, np, missing, dedup=True))  # the step-time model's count
+
+
+def in_node_copies(experts_per_token, gpus_per_node, *, num_experts, ep=None, deduplicate=False):
+    """Expected copies of one token's activations that one dispatch (or combine) sends over NVLink to the other
+    GPUs of its node, the token's ``k`` experts picked uniformly among ``E`` spread evenly over the ``ep`` GPUs of its
+    expert group, ``gpus_per_node`` of which share its node (``ep`` ``None``: the group is the node).
+
+    * ``deduplicate`` off, Megatron-Core's all-to-all dispatcher: one copy per expert, ``k (g - 1) / ep`` (``g``:
+      ``gpus_per_node``);
+    * on, DeepEP's normal kernels: one copy per GPU that holds any of the token's experts (its dispatch layout counts
+      tokens per rank, ``Buffer.get_dispatch_layout``, deepseek-ai/DeepEP v1.2.1), which hands it to its experts
+      there: ``(g - 1)(1 - C(E - E/ep, k) / C(E, k))``. It tends to the plain count as ``E/ep`` falls to one
+      expert per GPU and saves most when each GPU holds many experts.
+
+    The step-time model's count (:func:`atscale.parallelism.step_time` with ``node_dedup``). Dimensionless;
+    vectorised over ``experts_per_token`` and ``gpus_per_node``."""
+    k, g = (np.asarray(x, dtype=float) for x in _v.broadcast(
+        experts_per_token=_v.count("experts_per_token", experts_per_token, scalar=False),
+        gpus_per_node=_v.count("gpus_per_node", gpus_per_node, scalar=False)))
+    e = float(_v.count("num_experts", num_experts))
+    group = g if ep is None else float(_v.count("ep", ep))
+    dedup = _v.flag("deduplicate", deduplicate)
+    if np.any(k > e) or np.any(e % group != 0) or np.any(g > group):
+        raise ValueError(f"num_experts={num_experts!r} must be at least experts_per_token={_v.show(experts_per_token)} "
+                         f"and a multiple of ep={_v.show(group if ep is not None else gpus_per_node)}, and gpus_per_node="
+                         f"{_v.show(gpus_per_node)} at most ep (experts spread evenly over the group)")
+    i = np.arange(int(k.max()))[:, None]  # C(E - E/ep, k) / C(E, k) as a product of k ratios
+    terms = np.where(i < k.ravel(), (e - e / group - i) / (e - i), 1.0)
+    missing = np.prod(np.clip(terms, 0.0, None), axis=0).reshape(k.shape)
+    return as_scalar((g - 1) * (1 - missing) if dedup else k * (g - 1) / group)
 
 
 # --------------------------------------------------------------------------------------

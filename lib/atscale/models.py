@@ -120,8 +120,8 @@ class TransformerConfig:
             4), which bounds its cross-node all-to-all traffic when the dispatch sends one copy per node
             (``node_dedup``); ``None``: no limit.
         node_dedup: the expert dispatch sends a token across the network once per destination node, which
-            forwards it to its experts there over NVLink (DeepSeek-AI 2024, sec. 3.2.2: IB, then NVLink), instead of
-            once per expert; ``None``: only with node-limited routing (``max_routed_nodes`` set). Like Megatron-Core's
+            forwards it to its experts there over NVLink (DeepSeek-AI 2024, sec. 3.2.2: IB, then NVLink), and over
+            NVLink once per destination GPU (DeepEP's normal kernels), instead of once per expert; ``None``: only with node-limited routing (``max_routed_nodes`` set). Like Megatron-Core's
             ``TransformerConfig``, the model carries its token dispatcher's settings.
         fp8_dispatch: in FP8 training (``dtype="fp8"``), the dispatch and the activation gradients sent back to the
             experts travel in FP8 with one FP32 scale per 128 values, the combine and its backward in BF16
@@ -256,8 +256,8 @@ class TransformerConfig:
 
     @property
     def dedup_dispatch(self) -> bool:
-        """Whether the dispatch sends a token across the network once per destination node (``node_dedup``; by
-        default only with node-limited routing)."""
+        """Whether the dispatch sends a token across the network once per destination node and over NVLink once per
+        destination GPU (``node_dedup``; by default only with node-limited routing)."""
         return (self.max_routed_nodes is not None) if self.node_dedup is None else self.node_dedup
 
     @property

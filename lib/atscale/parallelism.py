@@ -738,6 +738,24 @@ def _remote_copies(top_k, nodes, max_nodes, xp, missing=None, dedup=None):
     return xp.where(max_nodes > 0 if dedup is None else dedup, limited, plain)
 
 
+def _local_copies(top_k, experts, inside, ep, dedup, xp):
+    """Expected copies of a token's activations that one dispatch sends over NVLink to the other ``inside - 1``
+    GPUs of its expert group in its node, its ``k`` experts spread uniformly over the ``ep`` GPUs of the group
+    (``E / ep`` experts on each). One copy per expert (Megatron-Core's all-to-all dispatcher permutes a token once per
+    expert it picked): ``k (inside - 1) / ep``. One copy per GPU (``dedup``: DeepEP's normal kernels send a token to
+    each rank that holds any of its experts once, ``Buffer.get_dispatch_layout``'s ``num_tokens_per_rank`` and
+    ``is_token_in_rank``, deepseek-ai/DeepEP v1.2.1, ``deep_ep/buffer.py``; the rank spreads it to its experts):
+    ``(inside - 1)(1 - C(E - E/ep, k) / C(E, k))``, the chance that another GPU holds none of the token's experts
+    written as a product of ``k`` ratios. Node-limited routing's effect on the GPUs of the token's own node is
+    left out. Unchecked; dimensionless."""
+    if not dedup:  # a model constant (Python bool): the plain count needs no product
+        return top_k * (inside - 1) / ep
+    missing = 1.0
+    for i in range(int(top_k)):  # C(E - E/ep, k) / C(E, k)
+        missing = missing * xp.maximum((experts - experts / ep - i) / (experts - i), 0.0)
+    return (inside - 1) * (1 - missing)
+
+
 FP8_DISPATCH_BYTES = (1 + 4 / 128 + ACTIVATION_BYTES) / 2
 """Mean bytes per activation value over an MoE layer's all-to-alls when the dispatch goes in FP8 (1 byte and one
 FP32 scale per 128 values) and the combine in BF16 (DeepSeek-AI 2024, sec. 3.3.3: the activations before the
@@ -751,8 +769,8 @@ def _ep_comm(L, c: _Context, layer: dict):
     recomputed), each moving ``k`` copies of every token's ``h`` activations (``1 / tp`` of the tokens per GPU),
     the busiest GPU ``expert_load`` times the mean. The ``ep`` group strides by ``expert_tp``: copies for experts
     in the node go over NVLink, the rest over the GPU's NIC, concurrently (:func:`atscale.collectives.
-    all_to_all_time`). A deduplicating dispatch (``node_dedup``) sends a token across the network once per
-    destination node, and node-limited routing (``max_routed_nodes`` ``M``; DeepSeek-AI 2024, sec. 2.1.2) caps
+    all_to_all_time`). A deduplicating dispatch (``node_dedup``, DeepEP's) sends a token across the network once per
+    destination node and over NVLink once per destination GPU (:func:`_local_copies`), and node-limited routing (``max_routed_nodes`` ``M``; DeepSeek-AI 2024, sec. 2.1.2) caps
     those nodes at ``M`` (:func:`_remote_copies`); ``fp8_dispatch`` in FP8 training sends the dispatch in FP8
     (:data:`FP8_DISPATCH_BYTES`). With ``a2a_overlap`` the all-to-all
     of one micro-batch runs behind another's computation (DualPipe, sec. 3.2.1): only what the layer's compute
@@ -763,7 +781,7 @@ def _ep_comm(L, c: _Context, layer: dict):
     inside = xp.minimum(L.ep, xp.maximum(g / L.etp, 1.0))  # group members per node
     nodes = xp.maximum(span / g, 1.0)
     remote = _remote_copies(k.top_k, nodes, k.max_nodes, xp, dedup=k.dedup)
-    local = k.top_k * (inside - 1) / L.ep
+    local = _local_copies(k.top_k, k.experts, inside, L.ep, k.dedup, xp)
     value_bytes = FP8_DISPATCH_BYTES if (c.fp8 and k.fp8_dispatch) else ACTIVATION_BYTES
     per_copy = layer["tokens"] / L.tp * k.h * value_bytes * L.load  # bytes of one copy of the tokens
     one = collectives._all_to_all(per_copy * local, per_copy * remote, inside, nodes, c.up, c.rail, xp)
@@ -1324,6 +1342,7 @@ def _model_constants(model: models.TransformerConfig, s: int, flash: bool) -> ty
         layer_matmul=(model.matmul_params - V * h) / l,
         layer_dense=(model.block_params - routed) / l, layer_routed=routed / l,
         moe=model.is_moe, moe_share=model.moe_layers / l, top_k=float(model.experts_per_token),
+        experts=float(max(model.num_experts, 1)),
         max_nodes=float(model.max_routed_nodes or 0), dedup=model.dedup_dispatch, fp8_dispatch=model.fp8_dispatch,
         expert_width=float(min(h, model.expert_size)),
         layer_expert_matmul=model.moe_layers * model.experts_per_token * matrices * h * model.expert_size / l,
