@@ -162,7 +162,8 @@ def test_scale_series_are_one_model_one_stack_growing():
 
 
 # drift in MFU points (largest minus smallest count), curve and operators, as measured when the table was added
-DRIFT = {"MegaScale 175B, Megatron-LM": (2.44, 2.58), "Llama 3 405B, Meta": (-1.51, -1.62),
+# (Llama 3: -1.51, -1.62 before the H100 recipes took their scripts' pipeline overlap and the refit, November 2026)
+DRIFT = {"MegaScale 175B, Megatron-LM": (2.44, 2.58), "Llama 3 405B, Meta": (-1.39, -1.54),
          "Llama 3.1 405B, NVIDIA, FP8": (3.68, 3.66)}
 
 

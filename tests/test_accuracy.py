@@ -19,15 +19,23 @@ KNOWN_MISSES = {
     "MegaScale 175B (Megatron-LM), 6,144 A100": 0.077,  # +3.7 points
     "MegaScale 175B (Megatron-LM), 8,192 A100": 0.162,  # +7.0 points
     "MegaScale 175B (Megatron-LM), 12,288 A100": 0.170,  # +7.0 points
-    "Llama 3.1 405B, 576 H100, FP8": -0.114,  # -4.8 points (of the FP8 peak)
+    # -4.9 points (of the FP8 peak); -0.114 (-4.8) before the H100 recipes' scripts and the refit
+    "Llama 3.1 405B, 576 H100, FP8": -0.117,
     # (GPT-3 175B, 128 H100, FP8 was -3.5 points with v = 12; at the recipe's configured v = 6 it is -2.5: inside)
-    "Nemotron-4 340B, 128 H100, BF16": 0.064,  # +3.0 points (3.04)
-    "Nemotron-4 340B, 2,048 H100, BF16": 0.078,  # +3.5 points
+    # +3.4 points; 0.064 (+3.0) before the H100 recipes' scripts and the refit
+    "Nemotron-4 340B, 128 H100, BF16": 0.072,
+    # +3.9 points; 0.078 (+3.5) before the H100 recipes' scripts and the refit
+    "Nemotron-4 340B, 2,048 H100, BF16": 0.087,
     # Llama 3 405B, Table 4, with the layout its sec. 3.3.2 describes (v = 8 one-slot chunks, all-gather context
     # parallelism): optimistic on all three rows, a known miss (it was inside 3 points only with v = 2 assumed)
-    "Llama 3 405B, 8,192 H100": 0.193,  # +8.3 points (51.3 % against 43 %; 51.6 % before the tiered network)
-    "Llama 3 405B, 16,384 H100": 0.166,  # +6.8 points (47.8 % against 41 %; 48.5 % before the tiered network)
-    "Llama 3 405B, 16,384 H100, CP 16, 131,072 tokens": 0.244,  # +9.3 points (47.3 % against 38 %)
+    # +7.2 points (50.2 % against 43 %); 0.193 (51.3 %; 51.6 % before the tiered network) before the H100 recipes'
+    # scripts and the refit
+    "Llama 3 405B, 8,192 H100": 0.167,
+    # +5.8 points (46.8 % against 41 %); 0.166 (47.8 %; 48.5 % before the tiered network) before the H100 recipes'
+    # scripts and the refit
+    "Llama 3 405B, 16,384 H100": 0.141,
+    # +8.3 points (46.3 % against 38 %); 0.244 (47.3 %) before the H100 recipes' scripts and the refit
+    "Llama 3 405B, 16,384 H100, CP 16, 131,072 tokens": 0.218,
     # Mixtures of experts (all validation; the expert terms are new and these runs judge them): the model is
     # optimistic on DeepSeek-V3 under NVIDIA's recipes, on gpt-oss and on Qwen3-235B with the all-to-all overlap
     # (within 3 points without it, once the records took the DeepEP dispatcher and the recomputation their source
@@ -42,19 +50,27 @@ KNOWN_MISSES = {
     # -0.006 to +0.004 (November 2026)
     # Since November 2026 the two take the layout NVIDIA's scripts set (multi-token prediction, the uneven layer
     # split, recomputation of the MLA up-projections, TP communication not overlapped): 0.369 and 0.4435 before
-    "DeepSeek-V3, 512 H100, BF16": 0.298,
-    "DeepSeek-V3, 1,024 H100, BF16": 0.331,
-    "Qwen3-235B-A22B, 256 H100, BF16, all-to-all overlapped": 0.225,
+    # 0.298 before the H100 recipes took their scripts' settings and the refit (Nov. 2026)
+    "DeepSeek-V3, 512 H100, BF16": 0.280,
+    # 0.331 before the H100 recipes took their scripts' settings and the refit (Nov. 2026)
+    "DeepSeek-V3, 1,024 H100, BF16": 0.310,
+    # 0.225 before the H100 recipes took their scripts' settings and the refit (Nov. 2026)
+    "Qwen3-235B-A22B, 256 H100, BF16, all-to-all overlapped": 0.197,
     # the further Qwen3-235B runs with the expert group inside the node (runs.MOE_FURTHER_RUNS): optimistic on the
     # 32-stage pipeline and on TP 4 (whose published step is the slowest of the table; the model's is not)
-    "Qwen3-235B-A22B, 256 H100, BF16, EP 8, PP 32, all-to-all dispatcher": 0.369,
-    "Qwen3-235B-A22B, 256 H100, BF16, EP 8, TP 4": 0.998,  # 0.915 before DeepEP sent once per GPU inside the node
-    "gpt-oss-120b, 64 H100, BF16": 0.550,  # 0.565 before it took its configuration's recomputation (layernorm, moe_act)
+    # 0.369 before the H100 recipes took their scripts' settings and the refit (Nov. 2026)
+    "Qwen3-235B-A22B, 256 H100, BF16, EP 8, PP 32, all-to-all dispatcher": 0.341,
+    # 0.915 before DeepEP sent once per GPU inside the node; 0.998 before the H100 recipes' scripts and the refit
+    "Qwen3-235B-A22B, 256 H100, BF16, EP 8, TP 4": 0.959,
+    # 0.565 before it took its configuration's recomputation (layernorm, moe_act); 0.550 before the H100 recipes'
+    # scripts and the refit
+    "gpt-oss-120b, 64 H100, BF16": 0.518,
     # Qwen3-30B-A3B under NeMo AutoModel: inside 3 points (+1.3 %) only while its record assumed nothing recomputed
     # (with the memory check off); the source's configuration recomputes every block (activation_checkpointing), and
     # with it the model is too slow by 29 % (-0.227), by 22 % once DeepEP's dispatch, which its configuration turns on,
     # sends a token once per GPU inside the node rather than once per expert (November 2026)
-    "Qwen3-30B-A3B, 8 H100, BF16, FSDP": -0.166,
+    # -0.166 before the H100 recipes took their scripts' settings and the refit (Nov. 2026)
+    "Qwen3-30B-A3B, 8 H100, BF16, FSDP": -0.182,
     # Reliability at the running example's scale (validation; no profile was fitted on these fleets): the
     # profiles' job MTBF against the research clusters' measured 1,024-GPU job MTTF of 7.9 h (Kokolis et al.
     # 2025; 4.2x and 6.3x) and OPT-175B's 105 hardware restarts in 60 days on 992 A100s (Zhang et al. 2022; 2.5x).
@@ -129,16 +145,18 @@ def test_the_model_values_are_the_chapters():
 def test_summary_statistics_calibration_and_validation_apart():
     cal, val = A.summary("calibration"), A.summary("validation")
     assert cal.count == 22 and val.count == 53  # 49 before the three further MoE runs and the all-to-all
-    assert cal.median_abs_error == pytest.approx(0.014, abs=0.002)
+    # 0.014 before the H100 recipes took their scripts' pipeline overlap and the curve was refit (November 2026)
+    assert cal.median_abs_error == pytest.approx(0.017, abs=0.002)
     assert cal.worst_abs_error == pytest.approx(0.048, abs=0.002) and cal.worst == "8 B ring, 2 GPUs"
     # 0.051 with both errata merged: the Llama 3 rows at v = 8 (known misses) and the three reliability rows; 0.056
     # with the three further MoE runs, 0.052 with the all-to-all on eight H100; 0.061 once Qwen3-30B-A3B's record took
     # its configuration's recomputation (a known miss since)
-    assert val.median_abs_error == pytest.approx(0.061, abs=0.002)
+    # its configuration's recomputation (a known miss since); 0.058 after the H100 recipes' scripts and the refit
+    assert val.median_abs_error == pytest.approx(0.058, abs=0.002)
     assert val.worst_abs_error == pytest.approx(5.264, abs=0.002)
     assert val.worst == "fitted profile (Llama 3), research-cluster jobs (1,024 A100)"
     dense = A.summary("validation", group="Step time")
-    assert dense.worst_abs_error == pytest.approx(0.243, abs=0.002)
+    assert dense.worst_abs_error == pytest.approx(0.218, abs=0.002)  # 0.243 before the H100 recipes' scripts and the refit
     assert dense.worst == "Llama 3 405B, 16,384 H100, CP 16, 131,072 tokens"
     bounds = A.summary("validation", kind="upper bound")
     assert bounds.count == 13 and bounds.worst.startswith("MI300X")

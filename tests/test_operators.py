@@ -98,7 +98,9 @@ def test_validation_errors_as_measured():
     validation = [r for r in runs.VALIDATION_RUNS] + list(runs.OTHER_STACK_RUNS)
     errors = _errors(validation)
     assert len(validation) >= 30 and len({r.stack_preset for r in validation}) >= 3
-    assert statistics.median(errors) == pytest.approx(0.093, abs=0.01)  # 0.090 before cuDNN took its published ratio to FlashAttention-3 (and the H100 kernel efficiency moved 0.91 -> 0.92), 0.099 before FlashAttention-2 took its own sequence ramp, 0.078 before llm-foundry's runs took the Triton attention kernel their scripts name, 0.109 before FlashAttention-2 took its own published rates, 0.106 before the torchtitan runs moved to their GPU, 0.086 before the other stacks overlapped their data-parallel communication
+    # 0.078 since NVIDIA's H100 recipes took their scripts' settings (pipeline sends overlapped; Nemotron-4 340B's
+    # recomputation and FlashAttention-2) and the kernel efficiency was refit on them (0.92 -> 0.90; November 2026)
+    assert statistics.median(errors) == pytest.approx(0.078, abs=0.01)  # 0.093 before those, 0.090 before cuDNN took its published ratio to FlashAttention-3 (and the H100 kernel efficiency moved 0.91 -> 0.92), 0.099 before FlashAttention-2 took its own sequence ramp, 0.078 before llm-foundry's runs took the Triton attention kernel their scripts name, 0.109 before FlashAttention-2 took its own published rates, 0.106 before the torchtitan runs moved to their GPU, 0.086 before the other stacks overlapped their data-parallel communication
     curve = [abs(r.step_error()) for r in validation]
     assert statistics.median(errors) < statistics.median(curve)  # better than the efficiency curve, still short
     nvidia = _errors([r for r in runs.H100_RUNS if r.role == "validation"])
@@ -106,7 +108,7 @@ def test_validation_errors_as_measured():
 
 
 @pytest.mark.xfail(strict=True, reason="issue 31's target is not met yet: median |step-time error| on the "
-                                       "validation and other-stack runs 9.0 % (target 6 %), worst above 50 %; runs of 32k tokens "
+                                       "validation and other-stack runs 7.8 % (target 6 %), worst above 50 %; runs of 32k tokens "
                                        "and more miss by 19 % in median (|error|), torchtitan's and NeMo's too fast, "
                                        "llm-foundry's too slow")
 def test_issue_31_target_on_every_validation_run():
@@ -134,9 +136,13 @@ def test_fp8_pairs_as_measured():
     close = {p.hidden_size for p in pairs if abs(p.operators / p.published - 1) <= 0.05}
     assert len(close) >= 3
     errors = [abs(p.operators / p.published - 1) for p in pairs]
-    assert statistics.median(errors) == pytest.approx(0.052, abs=0.01)
+    assert statistics.median(errors) == pytest.approx(0.046, abs=0.01)  # 0.052 before the H100 recipes' scripts
     flat = [abs(p.curve / p.published - 1) for p in pairs]
-    assert statistics.median(errors) < statistics.median(flat)  # the gain follows the shapes better than a constant
+    # the operator model's gain followed the shapes better than the constant until the constant was refit on the
+    # recipes as their scripts run them (1.43 -> 1.42, November 2026): in the median the two are now level (4.6 %);
+    # the operator model is within 5 % on 14 of the 21 pairs, the constant on 11
+    assert abs(statistics.median(errors) - statistics.median(flat)) < 0.002
+    assert (sum(e <= 0.05 for e in errors), sum(e <= 0.05 for e in flat)) == (14, 11)
 
 
 @pytest.mark.xfail(strict=True, reason="not every FP8/BF16 pair is within 5 %: NVIDIA's Llama 3.1 70B pairs +10-12 %, "
@@ -161,7 +167,9 @@ def test_long_context_as_measured():
     triton = {r.label for r in long if r.attention_kernel == "flash-triton"}
     assert triton and all(errors[k] > 0 for k in triton)  # the Triton price is too slow on every one of them
     faster = [e for k, e in errors.items() if k not in triton]
-    assert sum(e < 0 for e in faster) >= len(faster) - 2  # the others are too fast, as before
+    # the others are too fast, 10 of 13 (11 before NVIDIA's recipes took their scripts' settings and the refit,
+    # November 2026: torchtitan's 8B at 32k and 65k tokens and Meta's CP 16 row are now slower than published)
+    assert sum(e < 0 for e in faster) == 10 and len(faster) == 13
 
 
 def test_flash_triton_is_flashattention2_over_the_published_ratio():
@@ -192,7 +200,12 @@ def test_runs_take_the_attention_kernel_their_scripts_name():
         assert ("attn_impl: triton" if triton else "attn_impl: flash") in r.assumed, r.label
         assert r._stack().attention == r.attention_kernel
         assert r._stack().fused == operators.stack(r.stack_preset).fused
-    others = [r for r in runs.ALL_RUNS if not r.label.startswith("MPT")]
+    # NVIDIA's Nemotron-4 340B recipe sets NVTE_FUSED_ATTN=0 (dgxc-benchmarking v24.11.1's configure.sh): Transformer
+    # Engine's FlashAttention-2 backend, not the preset's cuDNN
+    nemotron = [r for r in runs.ALL_RUNS if r.label.startswith("Nemotron-4 340B") and "H100" in r.label]
+    assert len(nemotron) == 4
+    assert all(r.attention_kernel == "flash2" and "NVTE_FUSED_ATTN=0" in r.assumed for r in nemotron)
+    others = [r for r in runs.ALL_RUNS if not r.label.startswith("MPT") and r not in nemotron]
     assert all(r.attention_kernel == operators.stack(r.stack_preset).attention for r in others)
     with pytest.raises(ValueError, match="attention_kernel"):
         dataclasses.replace(mpt[0], details={**mpt[0].details, "attention_kernel": "flash4"})

@@ -40,6 +40,8 @@ CHANGED = {  # records changed on purpose since db76ecc, and what changed (the r
     **{f"DeepSeek-V3, {n} H100, BF16": "recipe scripts" for n in ("512", "1,024")},
     "gpt-oss-120b, 64 H100, BF16": "recomputation",
     "Qwen3-30B-A3B, 8 H100, BF16, FSDP": "configuration",
+    **{r["label"]: "recipe scripts (dense)" for r in json.loads(
+        (ROOT / "lib/atscale/data/runs/h100-recipes.json").read_text(encoding="utf-8"))},
 }
 """Issue 33: the Llama 3 and MegaScale runs moved to the tiered networks their papers describe (Meta's RoCE cluster,
 MegaScale's three-tier CLOS), their ``assumed`` text saying so; node and GPU count unchanged. Issue 32: the two
@@ -58,7 +60,11 @@ and with that recomputation the memory check on. gpt-oss-120b: the recomputation
 sets (layernorm and moe_act), where the record had assumed none. Qwen3-30B-A3B under NeMo AutoModel: what its
 benchmark configuration and the code it runs set (every block recomputed, the gathered weights kept from the forward
 to the backward, BF16 weights and Adam moments, the DeepEP dispatcher), where the record had assumed no recomputation
-with the memory check off and a plain all-to-all; its source names the release and the configuration file."""
+with the memory check off and a plain all-to-all; its source names the release and the configuration file. NVIDIA's
+twenty dense H100 recipes: what the scripts of the release that prints each row set (dgxc-benchmarking v24.11.1,
+v25.02 for GPT-3 175B): the pipeline's sends overlapped wherever there is a pipeline (overlap_p2p_comm), and for
+Nemotron-4 340B selective recomputation and Transformer Engine's FlashAttention backend instead of cuDNN's; the
+``assumed`` text keeps what it said and adds what was read."""
 
 
 def _same(new, old, role):
@@ -87,6 +93,15 @@ def _same(new, old, role):
         assert new.plan == dataclasses.replace(old.plan, recompute_modules=("layernorm", "mla_up_proj")), new.label
         assert "mla_up_proj" in new.assumed and "'blockwise' recipe" in new.assumed, new.label
         old = dataclasses.replace(old, assumed=new.assumed, plan=new.plan)
+    if CHANGED.get(new.label) == "recipe scripts (dense)":
+        nemotron = new.label.startswith("Nemotron-4 340B")
+        expect = dataclasses.replace(old.plan, pp_overlap=old.plan.pp > 1,
+                                     recompute="selective" if nemotron else old.plan.recompute)
+        assert new.plan == expect, new.label
+        assert new.details.get("attention_kernel") == ("flash2" if nemotron else None), new.label
+        assert ("overlap_p2p_comm" in new.assumed) == (old.plan.pp > 1) and "dgxc-benchmarking v2" in new.assumed
+        assert new.assumed.startswith(old.assumed.replace("no recomputation; ", "") if nemotron else old.assumed)
+        old = dataclasses.replace(old, plan=new.plan, assumed=new.assumed)
     if CHANGED.get(new.label) == "configuration":
         assert new.plan == dataclasses.replace(old.plan, recompute="full", reshard_after_forward=False), new.label
         assert (old.optimizer_name, new.optimizer_name, old.memory_check, new.memory_check) == (

@@ -62,8 +62,8 @@ class Calibration:
     efficiency_max: float = 0.88
     half_width: float = 75.0
     half_hidden: float = 625.0
-    fp8_matmul_speedup: float = 1.43
-    efficiency_max_h100: float = 0.81
+    fp8_matmul_speedup: float = 1.42
+    efficiency_max_h100: float = 0.79
     kernel_efficiency: float = 1.0
     kernel_efficiency_h100: float = 1.0
 
@@ -108,8 +108,8 @@ H100_ERA = 2022
 """The release year from which an accelerator takes :attr:`Calibration.efficiency_max_h100` (the H100's)."""
 
 
-CALIBRATION = Calibration(efficiency_max=0.88, half_width=75.0, half_hidden=625.0, fp8_matmul_speedup=1.43,
-                          efficiency_max_h100=0.81, kernel_efficiency=0.94, kernel_efficiency_h100=0.92)
+CALIBRATION = Calibration(efficiency_max=0.88, half_width=75.0, half_hidden=625.0, fp8_matmul_speedup=1.42,
+                          efficiency_max_h100=0.79, kernel_efficiency=0.94, kernel_efficiency_h100=0.90)
 """The fitted constants (:func:`~atscale.fitting.calibrate` on :data:`~atscale.runs.CALIBRATION_RUNS` for the curve's five,
 :func:`~atscale.fitting.calibrate_operators` on its BF16 runs for the two kernel efficiencies); the default of every
 function that takes a ``calibration``."""
