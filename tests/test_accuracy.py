@@ -71,6 +71,14 @@ KNOWN_MISSES = {
     # sends a token once per GPU inside the node rather than once per expert (November 2026)
     # -0.166 before the H100 recipes took their scripts' settings and the refit (Nov. 2026)
     "Qwen3-30B-A3B, 8 H100, BF16, FSDP": -0.182,
+    # NVIDIA's Grok-1 recipe (dgxc-benchmarking v24.11.1, the full 64 layers; added November 2026 with the layout its
+    # scripts set, read before comparing): optimistic by 3.3-3.8 points in BF16 and 3.6-4.2 in FP8 (of the FP8 peak)
+    "Grok-1 314B, 512 H100, BF16": 0.076,
+    "Grok-1 314B, 1,024 H100, BF16": 0.085,
+    "Grok-1 314B, 2,048 H100, BF16": 0.089,
+    "Grok-1 314B, 512 H100, FP8": 0.136,
+    "Grok-1 314B, 1,024 H100, FP8": 0.149,
+    "Grok-1 314B, 2,048 H100, FP8": 0.159,
     # Reliability at the running example's scale (validation; no profile was fitted on these fleets): the
     # profiles' job MTBF against the research clusters' measured 1,024-GPU job MTTF of 7.9 h (Kokolis et al.
     # 2025; 4.2x and 6.3x) and OPT-175B's 105 hardware restarts in 60 days on 992 A100s (Zhang et al. 2022; 2.5x).
@@ -144,7 +152,8 @@ def test_the_model_values_are_the_chapters():
 
 def test_summary_statistics_calibration_and_validation_apart():
     cal, val = A.summary("calibration"), A.summary("validation")
-    assert cal.count == 22 and val.count == 53  # 49 before the three further MoE runs and the all-to-all
+    # 49 before the three further MoE runs and the all-to-all, 53 before the six Grok-1 runs
+    assert cal.count == 22 and val.count == 59
     # 0.014 before the H100 recipes took their scripts' pipeline overlap and the curve was refit (November 2026)
     assert cal.median_abs_error == pytest.approx(0.017, abs=0.002)
     assert cal.worst_abs_error == pytest.approx(0.048, abs=0.002) and cal.worst == "8 B ring, 2 GPUs"
@@ -152,7 +161,7 @@ def test_summary_statistics_calibration_and_validation_apart():
     # with the three further MoE runs, 0.052 with the all-to-all on eight H100; 0.061 once Qwen3-30B-A3B's record took
     # its configuration's recomputation (a known miss since)
     # its configuration's recomputation (a known miss since); 0.058 after the H100 recipes' scripts and the refit
-    assert val.median_abs_error == pytest.approx(0.058, abs=0.002)
+    assert val.median_abs_error == pytest.approx(0.0645, abs=0.002)  # 0.058 before the six Grok-1 runs
     assert val.worst_abs_error == pytest.approx(5.264, abs=0.002)
     assert val.worst == "fitted profile (Llama 3), research-cluster jobs (1,024 A100)"
     dense = A.summary("validation", group="Step time")

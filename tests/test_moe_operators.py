@@ -112,10 +112,11 @@ def test_moe_validation_errors_as_measured():
     # records took Megatron-Core's default dispatcher (their source names none); 13.2 % before MLA's projections
     # took their own shapes (November 2026: they had been priced as one h x (q + k + v) GEMM, 5x their FLOPs, which
     # had hidden that the model is ~20 % too fast on every DeepSeek-V3 run)
-    assert len(errors) == 10
+    assert len(errors) == 16  # 10 before NVIDIA's Grok-1 recipe (six runs: 512 to 2,048 H100, BF16 and FP8)
     # 0.211 since Qwen3-30B-A3B's record took its configuration's recomputation (+31 %, -1 % before) and DeepEP sends
     # once per GPU inside the node (Qwen3-30B-A3B +31 -> +22 %, Qwen3-235B with EP 8: FSDP +17 -> +11 %, TP 4 -36 -> -38 %)
-    assert statistics.median(abs(e) for e in errors.values()) == pytest.approx(0.211, abs=0.005)  # 0.187 before those, 0.198 before NVIDIA's two DeepSeek-V3 records took the layout their scripts set, 0.215 before DeepSeek-V3's own run took its multi-token prediction and DualPipe's paired end stages, 0.208 before it took its report's recomputation
+    # 0.198 with the six Grok-1 runs (-9 to -10 % in BF16, -20 to -22 % in FP8); 0.211 on the ten before them
+    assert statistics.median(abs(e) for e in errors.values()) == pytest.approx(0.198, abs=0.005)  # 0.187 before those, 0.198 before NVIDIA's two DeepSeek-V3 records took the layout their scripts set, 0.215 before DeepSeek-V3's own run took its multi-token prediction and DualPipe's paired end stages, 0.208 before it took its report's recomputation
     # -0.046 before NVIDIA's dense H100 recipes took their scripts' settings and the H100 constants were refit on them
     assert errors["Qwen3-235B-A22B, 256 H100, BF16"] == pytest.approx(-0.035, abs=0.005)
     # -0.206 before its multi-token-prediction module (one MoE block, a projection and a second pass of the output
@@ -129,11 +130,14 @@ def test_moe_validation_errors_as_measured():
     # recomputation, no TP overlap), -0.062 before MLA's projections took their shapes
     assert errors["DeepSeek-V3, 512 H100, BF16"] == pytest.approx(-0.194, abs=0.005)  # -0.203 before the refit
     curve = [abs(e.curve) for e in accuracy.moe_errors()]
-    assert statistics.median(abs(e) for e in errors.values()) < statistics.median(curve)
+    # the operator model was ahead of the calibrated curve on the ten runs before Grok-1 (21.1 % against 22.1 %); with
+    # Grok-1's six, whose FP8 steps the operator model makes 20-22 % too fast (the curve 12-14 %), the curve is ahead
+    assert statistics.median(curve) == pytest.approx(0.133, abs=0.005)
+    assert statistics.median(curve) < statistics.median(abs(e) for e in errors.values())
 
 
-@pytest.mark.xfail(strict=True, reason="issue 32's target is not met: median |step-time error| on the 10 MoE runs "
-                                       "21.1 % (target 10 %), worst 37.2 % (target 20 %): gpt-oss, Qwen3-235B with "
+@pytest.mark.xfail(strict=True, reason="issue 32's target is not met: median |step-time error| on the 16 MoE runs "
+                                       "19.8 % (target 10 %), worst 37.2 % (target 20 %): gpt-oss, Qwen3-235B with "
                                        "TP 4 or 32 stages and NVIDIA's DeepSeek-V3 recipes are 19-37 % too fast, "
                                        "Qwen3-30B-A3B with its recomputation 24 % too slow")
 def test_issue_32_target_on_the_moe_runs():
@@ -141,6 +145,30 @@ def test_issue_32_target_on_the_moe_runs():
 
     errors = [abs(e.operators) for e in accuracy.moe_errors()]
     assert statistics.median(errors) <= 0.10 and max(errors) <= 0.20
+
+
+def test_moe_fp8_gain_as_measured():
+    """The FP8/BF16 step speedup of a mixture of experts on the same layout (issue 32's target: within 5 % of a
+    published pair). NVIDIA's Grok-1 recipe publishes both precisions at 512, 1,024 and 2,048 H100 (dgxc-benchmarking
+    v24.11.1): 1.24-1.25. The operator model gives 1.43, the flat factor of the curve 1.32: both overestimate what
+    FP8 gains here, the operator model most (its FP8 GEMMs at the kernel model's rate, while the published gain is
+    the dense models' smallest). Measured when the runs were added (November 2026)."""
+    from atscale import runs
+
+    pairs = runs.fp8_pairs(moe=True)
+    assert [p.model for p in pairs] == ["Grok-1 (NVIDIA recipe)"] * 3
+    assert all(p.published == pytest.approx(1.245, abs=0.01) for p in pairs)
+    assert all(p.operators / p.published - 1 == pytest.approx(0.147, abs=0.01) for p in pairs)
+    assert all(p.curve / p.published - 1 == pytest.approx(0.060, abs=0.01) for p in pairs)
+    assert not set(runs.fp8_pairs()) & set(pairs)  # the dense pairs stay apart
+
+
+@pytest.mark.xfail(strict=True, reason="issue 32's FP8 target is not met: on NVIDIA's Grok-1 recipe the operator "
+                                       "model's FP8/BF16 speedup is 1.43 against 1.24-1.25 published (+14-15 %)")
+def test_issue_32_fp8_target_on_a_moe_pair():
+    from atscale import runs
+
+    assert any(abs(p.operators / p.published - 1) <= 0.05 for p in runs.fp8_pairs(moe=True))
 
 
 def test_expert_tensor_parallelism_counts_the_copies_that_arrive_once():

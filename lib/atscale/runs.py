@@ -315,8 +315,11 @@ expert terms of the step-time model are new, and these runs judge them."""
 MOE_FURTHER_RUNS: tuple[Run, ...] = _group("Mixture of experts, further runs")
 """Further published mixture-of-experts runs, all validation: Qwen3-235B-A22B on 256 H100 with its expert group
 inside the node, as NVIDIA's Megatron-MoE-ModelZoo tabulates them (Megatron FSDP; a 32-stage pipeline with the
-plain all-to-all dispatcher; tensor parallelism 4). Added after the expert layer's operators were (November 2026),
-with each layout as printed, so that the expert terms are judged on runs they were not written against."""
+plain all-to-all dispatcher; tensor parallelism 4), and NVIDIA's Grok-1 recipe at its full 64 layers on 512, 1,024
+and 2,048 H100 in BF16 and FP8 (dgxc-benchmarking v24.11.1, with the layout its scripts set; the one published
+mixture of experts in both precisions on the same layouts: :func:`fp8_pairs` with ``moe=True``). Added after the
+expert layer's operators were (November 2026), with each layout as printed, so that the expert terms are judged on
+runs they were not written against."""
 
 CALIBRATION_RUNS: tuple[Run, ...] = tuple(r for group in (KORTHIKANTI_TABLE5_RUNS, MEGATRON_TABLE1_RUNS, H100_RUNS)
                                           for r in group if r.role == "calibration")
@@ -369,17 +372,19 @@ def _publisher(stack_name: str) -> str:
 
 
 @functools.cache
-def fp8_pairs() -> tuple:
+def fp8_pairs(*, moe: bool = False) -> tuple:
     """Every published FP8 run of :data:`atscale.runs.ALL_RUNS` whose BF16 twin is published too, as
-    :class:`FP8Pair` records, narrowest model first.
+    :class:`FP8Pair` records, narrowest model first: the dense models' (``moe`` False, the default), or the mixtures
+    of experts' (``moe`` True: NVIDIA's Grok-1 recipe, BF16 and FP8 on the same layouts).
 
     The twin is the run whose label is the FP8 run's with its closing "FP8" (and the recipe after it) replaced
     by "BF16", from the same published table, with the same model, cluster, layout, sequence length and stack
     preset. Left out: torchtitan's rowwise-scaled FP8 rows,
     whose source says its vanilla tensor-parallel rowwise baseline is anomalously slow (torchtitan's async-TP
-    benchmark, issue 1207), and the mixture-of-experts runs (no BF16 twin published). The published ratio of
+    benchmark, issue 1207). The published ratio of
     step times is read from each run's published figure whatever its metric (:meth:`atscale.runs.Run.step_error`:
     the published step is the model's over one plus its error)."""
+    moe = _v.flag("moe", moe)
     by_label = {r.label: r for r in ALL_RUNS}
 
     def published_step(r):
@@ -387,7 +392,7 @@ def fp8_pairs() -> tuple:
 
     out = []
     for r in ALL_RUNS:
-        if r.dtype != "fp8" or r.details.get("float8_recipe") == "rowwise":
+        if r.dtype != "fp8" or r.details.get("float8_recipe") == "rowwise" or r.model.is_moe != moe:
             continue
         twin = by_label.get(re.sub(r"FP8( \w+)?$", "BF16", r.label))
         if twin is None or twin.dtype != "bf16" or (twin.model, twin.cluster, twin.plan, twin.seq_length,
