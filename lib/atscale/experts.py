@@ -38,7 +38,8 @@ from .plan import Plan
 
 __all__ = [
     "DEEPSEEK_V3_RUN", "MoeSummary", "moe_summary", "dense_twin", "PublishedCount", "published_count", "AllToAllComparison",
-    "all_to_all_vs_all_reduce", "cross_node_copies", "in_node_copies", "routing_imbalance", "dropped_fraction", "EpSweep", "ep_sweep",
+    "all_to_all_vs_all_reduce", "cross_node_copies", "in_node_copies", "routing_imbalance", "dropped_fraction",
+    "EpSweep", "ep_sweep",
     "A2ARatio", "a2a_compute_ratio", "DEEPSEEK_V3_CLUSTER", "DEEPSEEK_V3_PLAN", "DEEPSEEK_V3_GPU_HOURS_PER_TRILLION",
     "DEEPSEEK_V3_PRETRAINING", "gpu_seconds_per_trillion", "DeepSeekEstimate", "deepseek_v3_estimate",
     "DEEPSEEK_V3_OPTIMIZER", "DEEPSEEK_V3_BATCH_RAMP", "BatchRamp", "deepseek_v3_batch_ramp",
@@ -281,11 +282,17 @@ def cross_node_copies(experts_per_token, nodes, *, num_experts=None, max_nodes=N
             raise ValueError(f"num_experts={num_experts!r} must be at least experts_per_token="
                              f"{_v.show(experts_per_token)} and a multiple of nodes={_v.show(nodes)} (experts spread "
                              "evenly)")
-        i = np.arange(int(k.max()))[:, None]  # C(E - E/N, k) / C(E, k) as a product of k ratios
-        flat_k, flat_n = k.ravel(), n.ravel()
-        terms = np.where(i < flat_k, (e - e / flat_n - i) / (e - i), 1.0)
-        missing = np.prod(np.clip(terms, 0.0, None), axis=0).reshape(k.shape)
+        missing = _holds_none(k, e, n)
     return as_scalar(parallelism._remote_copies(k, n, limit, np, missing, dedup=True))  # the step-time model's count
+
+
+def _holds_none(k: np.ndarray, e: float, groups: np.ndarray) -> np.ndarray:
+    """The chance that one of ``groups`` equal groups of the ``e`` experts (a node, a GPU) holds none of a token's
+    ``k`` experts, drawn without replacement: ``C(E - E/G, k) / C(E, k)``, as a product of ``k`` ratios. ``k`` and
+    ``groups`` are float arrays of one shape (unchecked); dimensionless."""
+    i = np.arange(int(k.max()))[:, None]
+    terms = np.where(i < k.ravel(), (e - e / groups.ravel() - i) / (e - i), 1.0)
+    return np.prod(np.clip(terms, 0.0, None), axis=0).reshape(k.shape)
 
 
 def in_node_copies(experts_per_token, gpus_per_node, *, num_experts, ep=None, deduplicate=False):
@@ -306,16 +313,14 @@ def in_node_copies(experts_per_token, gpus_per_node, *, num_experts, ep=None, de
         experts_per_token=_v.count("experts_per_token", experts_per_token, scalar=False),
         gpus_per_node=_v.count("gpus_per_node", gpus_per_node, scalar=False)))
     e = float(_v.count("num_experts", num_experts))
-    group = g if ep is None else float(_v.count("ep", ep))
+    group = g if ep is None else np.full_like(g, float(_v.count("ep", ep)))
     dedup = _v.flag("deduplicate", deduplicate)
     if np.any(k > e) or np.any(e % group != 0) or np.any(g > group):
         raise ValueError(f"num_experts={num_experts!r} must be at least experts_per_token={_v.show(experts_per_token)} "
-                         f"and a multiple of ep={_v.show(group if ep is not None else gpus_per_node)}, and gpus_per_node="
+                         f"and a multiple of ep={_v.show(gpus_per_node if ep is None else ep)}, and gpus_per_node="
                          f"{_v.show(gpus_per_node)} at most ep (experts spread evenly over the group)")
-    i = np.arange(int(k.max()))[:, None]  # C(E - E/ep, k) / C(E, k) as a product of k ratios
-    terms = np.where(i < k.ravel(), (e - e / group - i) / (e - i), 1.0)
-    missing = np.prod(np.clip(terms, 0.0, None), axis=0).reshape(k.shape)
-    return as_scalar((g - 1) * (1 - missing) if dedup else k * (g - 1) / group)
+    missing = _holds_none(k, e, group)
+    return as_scalar(parallelism._local_copies(k, e, g, group, dedup, np, missing))  # the step-time model's count
 
 
 # --------------------------------------------------------------------------------------

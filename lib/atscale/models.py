@@ -121,8 +121,9 @@ class TransformerConfig:
             (``node_dedup``); ``None``: no limit.
         node_dedup: the expert dispatch sends a token across the network once per destination node, which
             forwards it to its experts there over NVLink (DeepSeek-AI 2024, sec. 3.2.2: IB, then NVLink), and over
-            NVLink once per destination GPU (DeepEP's normal kernels), instead of once per expert; ``None``: only with node-limited routing (``max_routed_nodes`` set). Like Megatron-Core's
-            ``TransformerConfig``, the model carries its token dispatcher's settings.
+            NVLink once per destination GPU (DeepEP's normal kernels), instead of once per expert; ``None``: only
+            with node-limited routing (``max_routed_nodes`` set). Like Megatron-Core's ``TransformerConfig``, the
+            model carries its token dispatcher's settings.
         fp8_dispatch: in FP8 training (``dtype="fp8"``), the dispatch and the activation gradients sent back to the
             experts travel in FP8 with one FP32 scale per 128 values, the combine and its backward in BF16
             (DeepSeek-AI 2024, sec. 3.3.3, "low-precision communication"); no effect in BF16 training.

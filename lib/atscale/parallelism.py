@@ -738,7 +738,7 @@ def _remote_copies(top_k, nodes, max_nodes, xp, missing=None, dedup=None):
     return xp.where(max_nodes > 0 if dedup is None else dedup, limited, plain)
 
 
-def _local_copies(top_k, experts, inside, ep, dedup, xp):
+def _local_copies(top_k, experts, inside, ep, dedup, xp, missing=None):
     """Expected copies of a token's activations that one dispatch sends over NVLink to the other ``inside - 1``
     GPUs of its expert group in its node, its ``k`` experts spread uniformly over the ``ep`` GPUs of the group
     (``E / ep`` experts on each). One copy per expert (Megatron-Core's all-to-all dispatcher permutes a token once per
@@ -746,13 +746,15 @@ def _local_copies(top_k, experts, inside, ep, dedup, xp):
     each rank that holds any of its experts once, ``Buffer.get_dispatch_layout``'s ``num_tokens_per_rank`` and
     ``is_token_in_rank``, deepseek-ai/DeepEP v1.2.1, ``deep_ep/buffer.py``; the rank spreads it to its experts):
     ``(inside - 1)(1 - C(E - E/ep, k) / C(E, k))``, the chance that another GPU holds none of the token's experts
-    written as a product of ``k`` ratios. Node-limited routing's effect on the GPUs of the token's own node is
-    left out. Unchecked; dimensionless."""
+    written as a product of ``k`` ratios (``missing``, where given: :func:`atscale.experts.in_node_copies` passes
+    its vectorised count). Node-limited routing's effect on the GPUs of the token's own node is left out.
+    Unchecked; dimensionless."""
     if not dedup:  # a model constant (Python bool): the plain count needs no product
         return top_k * (inside - 1) / ep
-    missing = 1.0
-    for i in range(int(top_k)):  # C(E - E/ep, k) / C(E, k)
-        missing = missing * xp.maximum((experts - experts / ep - i) / (experts - i), 0.0)
+    if missing is None:  # scalar top_k: the step-time model's inner loop, on floats or arrays of ep
+        missing = 1.0
+        for i in range(int(top_k)):  # C(E - E/ep, k) / C(E, k)
+            missing = missing * xp.maximum((experts - experts / ep - i) / (experts - i), 0.0)
     return (inside - 1) * (1 - missing)
 
 
@@ -770,8 +772,8 @@ def _ep_comm(L, c: _Context, layer: dict):
     the busiest GPU ``expert_load`` times the mean. The ``ep`` group strides by ``expert_tp``: copies for experts
     in the node go over NVLink, the rest over the GPU's NIC, concurrently (:func:`atscale.collectives.
     all_to_all_time`). A deduplicating dispatch (``node_dedup``, DeepEP's) sends a token across the network once per
-    destination node and over NVLink once per destination GPU (:func:`_local_copies`), and node-limited routing (``max_routed_nodes`` ``M``; DeepSeek-AI 2024, sec. 2.1.2) caps
-    those nodes at ``M`` (:func:`_remote_copies`); ``fp8_dispatch`` in FP8 training sends the dispatch in FP8
+    destination node and over NVLink once per destination GPU (:func:`_local_copies`), and node-limited routing
+    (``max_routed_nodes`` ``M``; DeepSeek-AI 2024, sec. 2.1.2) caps those nodes at ``M`` (:func:`_remote_copies`); ``fp8_dispatch`` in FP8 training sends the dispatch in FP8
     (:data:`FP8_DISPATCH_BYTES`). With ``a2a_overlap`` the all-to-all
     of one micro-batch runs behind another's computation (DualPipe, sec. 3.2.1): only what the layer's compute
     cannot cover is exposed."""
