@@ -278,9 +278,10 @@ def test_the_batch_ramp_cannot_explain_the_gap():
     assert at[60] == pytest.approx(at[120] + b * (1 / 60 - 1 / 120), rel=1e-9)
     assert r.start == pytest.approx(at[120] + b * (1 / 24 - 1 / 120), rel=1e-9)
     # the book glues the share and says the ramp explains a part of the gap, not most of it: under a tenth until the
-    # H100 recipes took their scripts' pipeline overlap and the curve was refit (November 2026), which narrowed the gap
+    # H100 recipes took their scripts' pipeline overlap and the curve was refit (November 2026), which narrowed the gap;
+    # 0.155 until the record recomputed the SwiGLU output as the report states (sec. 3.3.3), a slower step
     share = r.extra / (e.published - e.gpu_seconds_per_trillion)
-    assert share == pytest.approx(0.155, abs=0.01) and share < 0.5
+    assert share == pytest.approx(0.173, abs=0.01) and share < 0.5
 
 
 def test_gpu_seconds_per_trillion_refuses_what_is_not_a_step():

@@ -50,7 +50,8 @@ once per destination node, and the recomputation 'norm, act'), where the records
 no recomputation; nothing else of them changed. DeepSeek-V3's own run: the FP8 recipe its report describes
 (block-wise scaling, an option only the operator-level compute reads), said at the end of its ``assumed`` text, and
 the recomputation its report states (norms and MLA up-projections, ``recompute_modules``; the attention core had
-stood for them before the library could express them).
+stood for them before the library could express them; since November 2026 also the SwiGLU output, sec. 3.3.3), and
+the FP8 activation caching the report states (``fp8_cache="deepseek-v3"``, once the memory model could express it).
 NVIDIA's two DeepSeek-V3 recipes on H100: the records had inherited the catalog model's dispatcher, DeepSeek's own
 node-deduplicating one, and assumed no recomputation, an even layer split and TP overlap; they now take what the
 source's scripts set (dgxc-benchmarking's launch.sh and the NeMo performance script and recipe at the commit its
@@ -90,8 +91,10 @@ def _same(new, old, role):
         old = dataclasses.replace(old, plan=new.plan, assumed=new.assumed)
     if CHANGED.get(new.label) == "recipe and recomputation":
         assert new.fp8_recipe == "blockwise" and not (getattr(old, "details", None) or {}).get("float8_recipe")
-        assert new.plan == dataclasses.replace(old.plan, recompute_modules=("layernorm", "mla_up_proj")), new.label
+        assert new.plan == dataclasses.replace(old.plan, recompute_modules=("layernorm", "act", "mla_up_proj"),
+                                               fp8_cache="deepseek-v3"), new.label
         assert "mla_up_proj" in new.assumed and "'blockwise' recipe" in new.assumed, new.label
+        assert "fp8_cache deepseek-v3" in new.assumed and not new.memory_check, new.label
         old = dataclasses.replace(old, assumed=new.assumed, plan=new.plan)
     if CHANGED.get(new.label) == "recipe scripts (dense)":
         nemotron = new.label.startswith("Nemotron-4 340B")

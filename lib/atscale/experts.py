@@ -519,9 +519,9 @@ DEEPSEEK_V3_PLAN = DEEPSEEK_V3_RUN.plan
 parallelism over 8 nodes, ZeRO-1 data parallelism over the other 128, the all-to-all overlapped with computation;
 global batch 15,360 sequences of 4,096 tokens (its final value, sec. 4.2; it ramps up from 3,072 over the first
 469B tokens); micro-batch 1 (assumed: the report does not give it, so 120 micro-batches per replica is an
-assumption too). Recomputation as the report states it (sec. 3.2.3): every RMSNorm and the MLA up-projections
-(``recompute_modules=("layernorm", "mla_up_proj")``); its FP8 activation caching (sec. 3.3.3) the memory model
-cannot express."""
+assumption too). Recomputation as the report states it: every RMSNorm and the MLA up-projections (sec. 3.2.3), and
+the output of the MoE's SwiGLU (sec. 3.3.3; ``recompute_modules=("layernorm", "act", "mla_up_proj")``); its FP8
+activation caching as sec. 3.3.3 states it (``fp8_cache="deepseek-v3"``)."""
 
 DEEPSEEK_V3_GPU_HOURS_PER_TRILLION = DEEPSEEK_V3_RUN.published * DEEPSEEK_V3_RUN.cluster.num_gpus / (
     DEEPSEEK_V3_RUN.plan.global_batch * DEEPSEEK_V3_RUN.seq_length) * 1e12
@@ -596,8 +596,9 @@ def deepseek_v3_estimate(*, model=models.DEEPSEEK_V3, plan: Plan = DEEPSEEK_V3_P
 
     Defaults: DeepSeek's published layout (:data:`DEEPSEEK_V3_PLAN`) on its cluster (:data:`DEEPSEEK_V3_CLUSTER`) in
     FP8, with the rest of :data:`DEEPSEEK_V3_RUN`'s settings (so the default estimate is that run's step), the memory
-    check off, because the memory model cannot express how DeepSeek's layout fits (FP8 activation caching):
-    ``memory_check=True`` reports that layout as not fitting. An infeasible variant is a ``ValueError`` with the
+    check off, because the memory model, even with the FP8 activation caching and the recomputation the report
+    states, puts that layout over capacity (``memory_check=True`` reports it as not fitting; the accuracy appendix
+    prints by how much). An infeasible variant is a ``ValueError`` with the
     reason. Nothing is fitted to the published figure (:data:`DEEPSEEK_V3_GPU_HOURS_PER_TRILLION`). ``stack``: the operator-level compute with that stack preset
     (:data:`atscale.operators.STACKS`; the FP8 recipe the report describes, block-wise scaling), or ``None``
     for the calibrated curve."""

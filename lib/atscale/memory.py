@@ -21,12 +21,13 @@ from . import hardware, models
 from . import units as u
 from . import _validate as v
 from ._numeric import as_scalar
-from .plan import RECOMPUTE, Plan, _modules_arg, stage_layers
+from .plan import FP8_CACHES, RECOMPUTE, RECOMPUTE_MODULES, Plan, _modules_arg, stage_layers
 
 __all__ = [
     "Optimizer", "OPTIMIZERS", "RUNNING_EXAMPLE_OPTIMIZER", "optimizer", "ModelState", "model_state_bytes",
     "zero_communication_factor", "zero_communication_bytes", "max_params", "MaxModelMeasurement", "ZERO_TABLE2",
-    "ZERO_TABLE2_FLOOR", "ActivationTerms", "activation_terms", "recompute_savings", "activation_bytes_per_layer",
+    "ZERO_TABLE2_FLOOR", "ActivationTerms", "activation_terms", "recompute_savings", "fp8_cache_savings",
+    "activation_bytes_per_layer",
     "in_flight_micro_batches", "Breakdown", "breakdown", "max_micro_batch", "min_gpus_for_state",
     "logits_bytes", "checkpoint_bytes",
 ]
@@ -393,10 +394,85 @@ def recompute_savings(model: models.TransformerConfig, micro_batch, seq_length=N
     return ActivationTerms(as_scalar(rep), as_scalar(par), as_scalar(scores))
 
 
+def _fp8_cache_parts(model: models.TransformerConfig, sb, policy: str) -> dict:
+    """Bytes per layer that the FP8 cache ``policy`` (:data:`atscale.plan.FP8_CACHES`) stores fewer than 16-bit
+    activations would (negative: more), tensor by tensor, for ``sb`` tokens (a number or an array), before any
+    recomputation removes a tensor; :func:`_fp8_cache_terms` combines them. The one statement of the policies'
+    bytes, read by :func:`fp8_cache_savings` and the step-time model."""
+    zero = 0 * sb
+    if policy == "none":
+        return dict(norm_out=zero, fc2_in=zero, act_in=zero, attn_out=zero, attn_out_alone=zero, dispatch=zero)
+    h, f, o = model.hidden_size, model.active_ffn_size, model.num_heads * model.v_head_dim
+    share = model.moe_layers / model.num_layers if model.is_moe else 0.0
+    parts = dict(
+        norm_out=2 * sb * h,  # the QKV and MLP blocks' inputs (the norms' outputs): 1 byte of 2 each
+        fc2_in=sb * f,  # the down projection's input: 1 byte of 2
+        act_in=zero,
+        dispatch=share * sb * model.experts_per_token * h,  # the experts' up-projection inputs, k copies a token
+    )
+    if policy == "transformer-engine":  # an FP8 copy beside the attention kernel's own 16-bit output; alone when
+        # the attention core is recomputed (it then stores nothing of its own)
+        return dict(parts, attn_out=-sb * o, attn_out_alone=sb * o)
+    # DeepSeek-V3: one E5M6 copy (12 bits, 1.5 bytes) of the attention output serves both backward passes; the MoE's
+    # SwiGLU inputs (gate and up, or GELU's one) in FP8
+    e5m6 = 0.5 * sb * o
+    return dict(parts, attn_out=e5m6, attn_out_alone=e5m6,
+                act_in=share * (2 if model.gated_mlp else 1) * sb * f)
+
+
+def _fp8_cache_terms(parts: dict, again: dict, xp=np) -> tuple:
+    """``(replicated, parallel)`` bytes not stored under :func:`_fp8_cache_parts`' ``parts`` when the modules
+    ``again`` (name -> bool, or bool array) are recomputed: a recomputed tensor is not stored at all, so its FP8
+    saving goes (the norms' outputs with ``"layernorm"``, the down projection's input with ``"act"`` or ``"mlp"``,
+    the activation's inputs with ``"mlp"``); a recomputed attention core leaves the output projection's copy alone."""
+    rep = xp.where(again["layernorm"], 0.0, parts["norm_out"])
+    par = (xp.where(again["act"] | again["mlp"], 0.0, parts["fc2_in"]) + xp.where(again["mlp"], 0.0, parts["act_in"])
+           + xp.where(again["core_attn"], parts["attn_out_alone"], parts["attn_out"]) + parts["dispatch"])
+    return rep, par
+
+
+def fp8_cache_savings(model: models.TransformerConfig, micro_batch, seq_length=None, policy: str = "transformer-engine",
+                      *, recompute: str = "none", recompute_modules=None) -> ActivationTerms:
+    """Per-layer activation bytes of one micro-batch that an FP8 step does not store because ``policy`` (one of
+    :data:`atscale.plan.FP8_CACHES`) keeps tensors in one byte per value instead of two, split as
+    :func:`activation_terms` splits them (``scores`` is always 0: the attention scores are never FP8). Negative where
+    the policy stores more (Transformer Engine's second copy of the attention output).
+
+    Per token and layer, with ``h`` the width, ``f`` the MLP width a token goes through, ``a d_v`` the attention
+    output's width, ``k`` the experts a token visits and ``r`` the share of MoE layers:
+
+    * ``"transformer-engine"`` (Transformer Engine v2.8, ``module/linear.py``, ``module/layernorm_mlp.py``): the norms'
+      outputs ``2h`` (replicated), the down projection's input ``f``, the dispatched copies ``r k h``, and
+      ``-a d_v`` for the FP8 copy of the attention output beside the kernel's BF16 one (``+a d_v`` when the attention
+      core is recomputed and the copy is the only one);
+    * ``"deepseek-v3"`` (DeepSeek-AI 2024, sec. 3.3.3): the same, the attention output once in E5M6, ``a d_v / 2``,
+      and the MoE's SwiGLU inputs in FP8, ``2 r f`` (``r f`` for a GELU MLP).
+
+    Recomputed tensors are not stored at all and save nothing more (``recompute`` and ``recompute_modules`` as
+    :class:`~atscale.plan.Plan` takes them); full recomputation stores only each layer's 16-bit input: no saving.
+    Bytes; ``micro_batch`` may be an array."""
+    model = _model(model)
+    v.choice("policy", policy, FP8_CACHES)
+    v.choice("recompute", recompute, RECOMPUTE)
+    b = np.asarray(v.count("micro_batch", micro_batch, scalar=False), dtype=float)
+    s = np.asarray(v.count("seq_length", model.seq_length if seq_length is None else seq_length, scalar=False),
+                   dtype=float)
+    b, s = v.broadcast(micro_batch=b, seq_length=s)
+    if recompute_modules is not None and recompute != "selective":
+        raise ValueError(f"recompute_modules={v.show(recompute_modules)} needs recompute='selective' "
+                         f"(got recompute={recompute!r})")
+    modules = _modules_arg(recompute_modules or ("core_attn",)) if recompute == "selective" else ()
+    again = {m: m in modules for m in RECOMPUTE_MODULES}
+    rep, par = _fp8_cache_terms(_fp8_cache_parts(model, s * b, policy), again)
+    if recompute == "full":
+        rep, par = 0 * rep, 0 * par
+    return ActivationTerms(as_scalar(rep), as_scalar(par), as_scalar(0 * s * b))
+
+
 def activation_bytes_per_layer(model: models.TransformerConfig, micro_batch, seq_length=None, *, tp: int = 1,
                                sequence_parallel: bool = False, recompute: str = "none",
                                dropout: bool | None = None, flash_attention: bool = False,
-                               recompute_modules=None):
+                               recompute_modules=None, fp8_cache: str = "none"):
     """Activation bytes one layer keeps per GPU for one micro-batch (Korthikanti et al. 2022, Table 2).
 
     For a GPT-style model, with ``t = tp``:
@@ -413,12 +489,14 @@ def activation_bytes_per_layer(model: models.TransformerConfig, micro_batch, seq
     These are **bytes** already (2-byte activations, 1-byte masks): multiplying ``34 s b h``
     by 2 bytes per value again is a classic error. Selective recomputation recomputes the
     attention scores in the backward pass instead of storing them, or, with ``recompute_modules``, the parts of
-    the layer :func:`recompute_savings` lists.
+    the layer :func:`recompute_savings` lists. ``fp8_cache`` (one of :data:`atscale.plan.FP8_CACHES`; an FP8 step's)
+    stores some tensors in one byte per value: :func:`fp8_cache_savings`.
     """
     model = _model(model)
     tp = _degree("tp", tp)
     v.flag("sequence_parallel", sequence_parallel)
     v.choice("recompute", recompute, RECOMPUTE)
+    v.choice("fp8_cache", fp8_cache, FP8_CACHES)
     if tp > 1 and (model.num_heads % tp or model.kv_heads % tp):
         raise ValueError(f"tp={tp} must divide num_heads={model.num_heads} and num_kv_heads={model.kv_heads}")
     if sequence_parallel and tp == 1:
@@ -431,12 +509,15 @@ def activation_bytes_per_layer(model: models.TransformerConfig, micro_batch, seq
     if recompute_modules is not None and recompute != "selective":
         raise ValueError(f"recompute_modules={v.show(recompute_modules)} needs recompute='selective' "
                          f"(got recompute={recompute!r})")
+    fp8 = fp8_cache_savings(model, micro_batch, seq_length, fp8_cache, recompute=recompute,
+                            recompute_modules=recompute_modules)
     if recompute != "selective":
-        return as_scalar(terms.replicated / sp_div + (terms.parallel + terms.scores) / tp)
+        return as_scalar((terms.replicated - fp8.replicated) / sp_div + (terms.parallel - fp8.parallel + terms.scores)
+                         / tp)
     saved = recompute_savings(model, micro_batch, seq_length, recompute_modules or ("core_attn",), dropout=dropout,
                               flash_attention=flash_attention)
-    return as_scalar((terms.replicated - saved.replicated) / sp_div
-                     + (terms.parallel - saved.parallel + terms.scores - saved.scores) / tp)
+    return as_scalar((terms.replicated - saved.replicated - fp8.replicated) / sp_div
+                     + (terms.parallel - saved.parallel - fp8.parallel + terms.scores - saved.scores) / tp)
 
 
 def in_flight_micro_batches(pp: int, *, stage: int = 0, virtual_stages: int = 1, num_micro_batches=None) -> float:
@@ -516,7 +597,7 @@ class Breakdown:
 
 def breakdown(model: models.TransformerConfig, accelerator="H100 SXM", plan: Plan | None = None, *,
               seq_length=None, optimizer_name: str = "adam-mixed", flash_attention: bool = False,
-              **layout) -> Breakdown:
+              dtype: str = "bf16", **layout) -> Breakdown:
     """Per-GPU memory of training ``model`` laid out as ``plan`` (a :class:`~atscale.plan.Plan`):
     model state (:func:`model_state_bytes`) plus the activations of the first pipeline stage,
     the one holding the most micro-batches (:func:`activation_bytes_per_layer` × layers per stage
@@ -531,6 +612,9 @@ def breakdown(model: models.TransformerConfig, accelerator="H100 SXM", plan: Pla
     Instead of ``plan``, its fields may be given as keywords (``tp=8, pp=4, dp=32, zero_stage=1,
     ...``); they are checked as a ``Plan`` is. ``breakdown(model, acc, RUNNING_EXAMPLE.plan)``
     gives the running example.
+
+    ``dtype``: the step's matmul precision (one of :data:`atscale.hardware.DTYPES`); an ``"fp8"`` step stores what
+    the plan's :attr:`~atscale.plan.Plan.fp8_cache` keeps in FP8 (:func:`fp8_cache_savings`).
 
     The capacity is the accelerator's :attr:`~atscale.hardware.Accelerator.usable_memory`: the
     bytes CUDA reports (84.9e9 on an H100 "80 GB", a little below the driver's 85.5e9), because
@@ -551,6 +635,7 @@ def breakdown(model: models.TransformerConfig, accelerator="H100 SXM", plan: Pla
     elif not isinstance(plan, Plan):
         raise ValueError(f"plan={v.show(plan)} must be an atscale.plan.Plan")
     acc = hardware.accelerator_arg("accelerator", accelerator)
+    v.choice("dtype", dtype, hardware.DTYPES)
     if plan.tp > 1 and (model.num_heads % plan.tp or model.kv_heads % plan.tp):
         raise ValueError(f"tp={plan.tp} must divide num_heads={model.num_heads} and num_kv_heads={model.kv_heads}")
     if plan.ep > 1 or (model.is_moe and plan.etp != plan.tp):
@@ -560,7 +645,8 @@ def breakdown(model: models.TransformerConfig, accelerator="H100 SXM", plan: Pla
                                   pp=plan.pp)
     per_layer = activation_bytes_per_layer(model, plan.micro_batch, seq_length, tp=plan.tp,
                                            sequence_parallel=plan.sequence_parallel, recompute=plan.recompute,
-                                           flash_attention=flash_attention, recompute_modules=plan.recompute_modules)
+                                           flash_attention=flash_attention, recompute_modules=plan.recompute_modules,
+                                           fp8_cache=plan.fp8_cache if dtype == "fp8" else "none")
     acts = per_layer * _peak_stage_layer_batches(model, plan)
     label = f"{model.name} on {acc.name}, {plan.describe()}, micro-batch {plan.micro_batch}"
     return Breakdown(state.weights, state.gradients, state.optimizer, float(acts), acc.usable_memory, label,

@@ -77,7 +77,7 @@ from ._numeric import _ArrayOps, _ScalarOps
 from .calibration import (CALIBRATION, COMPUTE_EFFICIENCY_MAX, COMPUTE_EFFICIENCY_MAX_H100,  # noqa: F401 (re-exported)
                           COMPUTE_HALF_HIDDEN, COMPUTE_HALF_WIDTH, H100_ERA, Calibration)
 from . import units as u
-from .plan import CP_ALGORITHMS, PLACEMENT_ORDERS, RECOMPUTE, RECOMPUTE_MODULES, SCHEDULES, Plan, _modules_arg
+from .plan import CP_ALGORITHMS, FP8_CACHES, PLACEMENT_ORDERS, RECOMPUTE, RECOMPUTE_MODULES, SCHEDULES, Plan, _modules_arg
 from .plan import _rank_strides
 from .plan import StageLayers, _stage_layers, stage_layers  # re-exported: the split lives beside the Plan
 from . import pipeline as _pipeline
@@ -1062,6 +1062,14 @@ def _memory(L, c: _Context, sl: StageLayers, shards):
                                 xp.where(_recomputes(L, "act"), sv["act"].parallel, 0.0))
            - xp.where(_recomputes(L, "mla_up_proj"), sv["mla_up_proj"].parallel, 0.0))
     scores = xp.where(_recomputes(L, "core_attn"), 0.0, K.act_scores)
+    codes = L.fp8c  # what the plan's FP8 cache keeps in one byte (memory.fp8_cache_savings), per sequence
+    if c.fp8 and isinstance(codes, np.ndarray):  # many plans: each takes its own policy's bytes
+        for code in np.unique(codes[codes > 0]):
+            rep8, par8 = memory._fp8_cache_terms(K.fp8_cache[code], L.again, xp)
+            rep, par = rep - xp.where(codes == code, rep8, 0.0), par - xp.where(codes == code, par8, 0.0)
+    elif c.fp8 and codes:
+        rep8, par8 = memory._fp8_cache_terms(K.fp8_cache[codes], L.again, xp)
+        rep, par = rep - rep8, par - par8
     per_token = (rep / sp_div + (par + scores) / L.tp) / c.s
     act_layer = xp.where(L.reco == _RECOMPUTE_CODE["full"], 2 * K.h / sp_div, per_token) * tokens
     k, k_e = shards
@@ -1090,7 +1098,7 @@ def _memory(L, c: _Context, sl: StageLayers, shards):
 _FIELDS = ("tp", "cp", "pp", "dp", "micro_batch", "global_batch", "zero_stage", "schedule", "virtual_stages",
            "recompute", "sequence_parallel", "account_for_embedding", "account_for_loss", "tp_overlap",
            "reshard_after_forward", "shard_group", "ep", "expert_tp", "a2a_overlap", "expert_imbalance",
-           "capacity_factor", "cp_algorithm", "pp_overlap", "recompute_modules", "order")
+           "capacity_factor", "cp_algorithm", "pp_overlap", "recompute_modules", "order", "fp8_cache")
 """The :class:`~atscale.plan.Plan` fields :func:`evaluate` takes as (broadcast) arrays."""
 
 
@@ -1175,11 +1183,12 @@ def _layout(fields: dict, dp_overlap) -> tuple[tuple, types.SimpleNamespace]:
     arrays = _v.broadcast(**counts, zs=zs, shard=shard, sched=_codes("schedule", fields["schedule"], SCHEDULES),
                           reco=_codes("recompute", fields["recompute"], RECOMPUTE),
                           cpa=_codes("cp_algorithm", fields["cp_algorithm"], CP_ALGORITHMS),
+                          fp8c=_codes("fp8_cache", fields["fp8_cache"], FP8_CACHES),
                           order=_order_codes(fields["order"]), **flags,
                           ovl=_v.number("dp_overlap", dp_overlap, low=0, high=1), load=load, rmods=rmods)
     shape = arrays[0].shape
     flat = [np.array(a).reshape(-1) for a in arrays]
-    names = list(counts) + ["zs", "shard", "sched", "reco", "cpa", "order", "sp", "emb", "loss", "tp_overlap", "reshard",
+    names = list(counts) + ["zs", "shard", "sched", "reco", "cpa", "fp8c", "order", "sp", "emb", "loss", "tp_overlap", "reshard",
                              "a2a", "ppo", "ovl", "load", "rmods"]
     L = types.SimpleNamespace(**dict(zip(names, flat)))
     for n in ("tp", "cp", "pp", "dp", "micro_batch", "global_batch", "virtual_stages", "shard", "zs", "ep", "etp",
@@ -1218,7 +1227,7 @@ def _new_plan_layout(plan: Plan, dp_overlap: float) -> types.SimpleNamespace:
         tp=float(plan.tp), cp=float(plan.cp), pp=float(plan.pp), dp=float(plan.dp), micro_batch=float(plan.micro_batch),
         global_batch=float(plan.global_batch), virtual_stages=float(plan.virtual_stages), zs=float(plan.zero_stage),
         zs_i=plan.zero_stage, shard=float(plan.shard_group or 0), sched=_SCHEDULE_CODE[plan.schedule],
-        reco=_RECOMPUTE_CODE[plan.recompute], cpa=_CP_CODE[plan.cp_algorithm],
+        reco=_RECOMPUTE_CODE[plan.recompute], cpa=_CP_CODE[plan.cp_algorithm], fp8c=FP8_CACHES.index(plan.fp8_cache),
         order=_ORDER_DEFAULT if plan.order is None else _ORDER_CODE[plan.order],
         sp=plan.sequence_parallel, emb=float(plan.account_for_embedding),
         loss=float(plan.account_for_loss), tp_overlap=plan.tp_overlap, reshard=plan.reshard_after_forward,
@@ -1356,6 +1365,7 @@ def _model_constants(model: models.TransformerConfig, s: int, flash: bool) -> ty
         elem_rep=rep, elem_par=par, act_rep=terms.replicated, act_par=terms.parallel, act_scores=terms.scores,
         model_tok=float(models.training_flops_per_token(model, s)), tp_collectives=2.0 if model.parallel_block else 4.0,
         saved={m: memory.recompute_savings(model, 1, s, (m,), flash_attention=flash) for m in RECOMPUTE_MODULES},
+        fp8_cache=[memory._fp8_cache_parts(model, float(s), p) for p in FP8_CACHES],  # per sequence
         mlp_matmul=matrices * h * model.active_ffn_size, gated=model.gated_mlp,
         attn_matmul=sum(n * k for _, n, k in projections) + o_width * h,
         mla_up_matmul=sum(n * k for name, n, k in projections if name.endswith("up-projection")),
@@ -1465,14 +1475,15 @@ def evaluate(model, cluster: hardware.Cluster, *, tp, pp, dp, micro_batch, globa
              schedule="1f1b", virtual_stages=1, recompute="none", sequence_parallel=False,
              account_for_embedding=False, account_for_loss=False, tp_overlap=True, reshard_after_forward=True,
              shard_group=None, ep=1, expert_tp=None, a2a_overlap=False, expert_imbalance=1.0, capacity_factor=None,
-             cp_algorithm="ring", pp_overlap=False, recompute_modules=None, seq_length=None, dtype: str = "bf16",
+             cp_algorithm="ring", pp_overlap=False, recompute_modules=None, fp8_cache="none", seq_length=None,
+             dtype: str = "bf16",
              optimizer_name: str = memory.RUNNING_EXAMPLE_OPTIMIZER, dp_overlap=DP_OVERLAP,
              flash_attention: bool = True, memory_check: bool = True,
              calibration: Calibration = CALIBRATION, stack=None, fp8_recipe: str = "delayed",
              stragglers=None, order=None) -> StepTime:
     """Step time of every layout given by (broadcast) arrays of plan fields; see :func:`step_time`.
 
-    ``schedule``, ``recompute``, ``cp_algorithm`` and ``order`` (``None``, or ``""`` in an array: the network's
+    ``schedule``, ``recompute``, ``cp_algorithm``, ``fp8_cache`` and ``order`` (``None``, or ``""`` in an array: the network's
     default) may be arrays of names, the flags arrays of booleans, the
     others arrays of numbers; ``shard_group`` ``None`` (or 0 in an array) shards over all ``dp x cp`` ranks, ``expert_tp`` ``None``
     (or 0) is ``tp`` and ``capacity_factor`` ``None`` (or 0) no cap; ``recompute_modules`` one list of
@@ -1491,7 +1502,8 @@ def evaluate(model, cluster: hardware.Cluster, *, tp, pp, dp, micro_batch, globa
                   account_for_loss=account_for_loss, tp_overlap=tp_overlap,
                   reshard_after_forward=reshard_after_forward, shard_group=shard_group, ep=ep, expert_tp=expert_tp,
                   a2a_overlap=a2a_overlap, expert_imbalance=expert_imbalance, capacity_factor=capacity_factor,
-                  cp_algorithm=cp_algorithm, pp_overlap=pp_overlap, recompute_modules=recompute_modules, order=order)
+                  cp_algorithm=cp_algorithm, pp_overlap=pp_overlap, recompute_modules=recompute_modules, order=order,
+                  fp8_cache=fp8_cache)
     shape, L = _layout(fields, dp_overlap)
     reason = _reasons(L, c, cluster.num_gpus)
     ok = reason == ""

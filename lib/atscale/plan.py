@@ -66,7 +66,7 @@ from . import _validate as _v
 from .tables import readable
 
 __all__ = ["Plan", "SCHEDULES", "SCHEDULE_NAMES", "RECOMPUTE", "RECOMPUTE_MODULES", "FSDP_STRATEGIES", "CP_ALGORITHMS",
-           "PLACEMENT_ORDERS"]
+           "PLACEMENT_ORDERS", "FP8_CACHES"]
 
 SCHEDULES = ("gpipe", "1f1b", "interleaved", "zb-h1", "zb-h2", "dualpipe", "dualpipev", "zb-v")
 """Pipeline schedules: GPipe (all forwards, then all backwards; Huang et al. 2019), 1F1B
@@ -100,6 +100,25 @@ per-operator policies, ``torch.utils.checkpoint.create_selective_checkpoint_cont
 * ``"mla_up_proj"``: multi-head latent attention's up-projections and the rotary embedding after them (the
   queries, keys and values the attention core reads are made again from the stored latents; Megatron-Core's
   ``mla_up_proj``; DeepSeek-V3 sec. 3.2.3); nothing to recompute in a model without MLA."""
+
+FP8_CACHES = ("none", "transformer-engine", "deepseek-v3")
+"""What an FP8 step keeps for the backward pass in one byte per value instead of two (the weight-gradient GEMM of
+an FP8 linear layer reads its input in FP8, so the input can be stored that way; :func:`atscale.memory.
+fp8_cache_savings` has the bytes):
+
+* ``"none"``: every stored activation in 16 bits (torchao's ``Float8Linear`` saves its high-precision input,
+  ``float8_linear.py``; the memory model before November 2026);
+* ``"transformer-engine"``: each FP8 linear layer keeps its own input quantised, one byte per value (Transformer
+  Engine v2.8, ``module/linear.py`` and ``module/layernorm_mlp.py``: the row-wise copy is dropped and the
+  column-wise FP8 copy saved for the weight gradient): both norms' outputs, the down projection's input and the
+  experts' dispatched inputs; the attention kernel keeps its own 16-bit output beside the output projection's FP8
+  copy, so that tensor costs a byte more, not less (unless the attention core is recomputed);
+* ``"deepseek-v3"``: DeepSeek-V3's low-precision activations (DeepSeek-AI 2024, sec. 3.3.3): every linear
+  layer's input in FP8, the attention output once, in a 12-bit E5M6 format shared by the attention backward and
+  the output projection, and the inputs of the MoE's SwiGLU in FP8 (its output recomputed: recompute module
+  ``"act"``).
+
+New names go at the end: a policy's index is its code in vectorised arrays."""
 
 PLACEMENT_ORDERS = ("tp-cp-pp-dp", "tp-cp-dp-pp")
 """The orders in which a job's ranks can be numbered, innermost first; ranks fill nodes, racks and pods in that
@@ -213,6 +232,9 @@ class Plan:
             pipeline overlap, Jiang et al. 2024, sec. 3.2): only the sends of the pipeline's fill and drain and
             what the computation cannot cover stay exposed. ``False`` (default): every send exposed, as the
             2021-22 Megatron-LM ran them.
+        fp8_cache: what an FP8 step stores in one byte per value, one of :data:`FP8_CACHES` (``"none"`` by
+            default: 16-bit activations, the conservative reading). A BF16 step has no FP8 copies to keep and
+            ignores it.
         order: how the ranks are numbered, one of :data:`PLACEMENT_ORDERS`, or ``None`` (default) for the
             placement each network gets when none is named: Megatron-Core's order (``"tp-cp-dp-pp"``) on a network
             of one switch, data parallelism outermost (``"tp-cp-pp-dp"``, as Meta places Llama 3 on its tiered
@@ -245,6 +267,7 @@ class Plan:
     pp_overlap: bool = False
     recompute_modules: tuple | None = None
     order: str | None = None
+    fp8_cache: str = "none"
 
     def __post_init__(self):
         for name in ("tp", "pp", "dp", "cp", "micro_batch", "virtual_stages", "ep"):
@@ -272,6 +295,7 @@ class Plan:
                 raise ValueError(f"recompute_modules={self.recompute_modules} needs recompute='selective' "
                                  f"(got recompute={self.recompute!r})")
         v.choice("cp_algorithm", self.cp_algorithm, CP_ALGORITHMS)
+        v.choice("fp8_cache", self.fp8_cache, FP8_CACHES)
         if self.order is not None:
             v.choice("order", self.order, PLACEMENT_ORDERS)
         for name in ("sequence_parallel", "account_for_embedding", "account_for_loss", "tp_overlap",
@@ -362,6 +386,8 @@ class Plan:
             extras.append(f"busiest expert x{self.expert_load:g}")
         if self.order is not None:
             extras.append(f"ranks ordered {self.order}")
+        if self.fp8_cache != "none":
+            extras.append(f"FP8 activations cached ({self.fp8_cache})")
         return f"{self.describe()} on {self.gpus:,} GPUs; " + ", ".join(extras)
 
 
