@@ -165,3 +165,28 @@ def test_recomputed_mlp_runs_its_tensor_parallel_collective_again():
     none = parallelism.step_time(EX.model, EX.cluster, dataclasses.replace(plan, recompute="none"),
                                  memory_check=False)
     assert core.tp_comm == pytest.approx(none.tp_comm, rel=1e-12)
+
+
+def test_mla_latents_are_stored():
+    """Multi-head latent attention stores its two latents and their norms' outputs, ``4 s b (r_q + r_kv)``, outside
+    the tensor-parallel region (Megatron-Core's down-projections give ``s / t`` tokens under sequence parallelism);
+    recomputing the norms drops the outputs; an FP8 step stores the outputs (the up-projections' inputs) in one byte
+    unless a recomputation keeps or drops them."""
+    ds = models.DEEPSEEK_V3
+    s, h, r = 4096, ds.hidden_size, ds.mla.q_lora_rank + ds.mla.kv_lora_rank
+    assert r == 1536 + 512
+    terms = memory.activation_terms(ds, 1, s, flash_attention=True)
+    assert terms.replicated == s * h * 8 + 4 * s * r  # two norm inputs, two block inputs (no dropout), the latents
+    assert memory.recompute_savings(ds, 1, s, ("layernorm",)).replicated == 2 * s * (2 * h + r)
+    kw = dict(recompute="selective", flash_attention=True, recompute_modules=("mla_up_proj",))
+    sp = memory.activation_bytes_per_layer(ds, 1, s, tp=8, sequence_parallel=True, **kw)
+    no_sp = memory.activation_bytes_per_layer(ds, 1, s, tp=8, **kw)
+    assert no_sp - sp == pytest.approx(terms.replicated * (1 - 1 / 8), rel=1e-12)
+    te = lambda mods: memory.fp8_cache_savings(ds, 1, s, "transformer-engine", recompute="selective",
+                                               recompute_modules=mods).replicated
+    assert te(("core_attn",)) == 2 * s * h + s * r
+    assert te(("mla_up_proj",)) == 2 * s * h  # the checkpoint keeps its 16-bit inputs
+    assert te(("layernorm",)) == 0
+    # a model without MLA has no latents
+    llama = models.LLAMA3_8B
+    assert memory.activation_terms(llama, 1, s).replicated == s * llama.hidden_size * 8

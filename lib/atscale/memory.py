@@ -306,7 +306,8 @@ class ActivationTerms:
     way tensor and sequence parallelism split them (Korthikanti et al. 2022, sec. 4).
 
     ``replicated``: outside the tensor-parallel region (norm inputs, the inputs of the QKV and
-    MLP blocks, dropout masks); sequence parallelism divides them by ``t``.
+    MLP blocks, dropout masks; under multi-head latent attention also the latents and their norms' outputs, which
+    Megatron-Core keeps ``s / t`` tokens long under sequence parallelism); sequence parallelism divides them by ``t``.
     ``parallel``: inside it (Q, K, V, the projection input, the MLP's inner activations);
     tensor parallelism divides them by ``t``. ``scores``: the ``s × s`` attention terms
     (``5 a s² b`` with dropout), inside the tensor-parallel region too.
@@ -328,7 +329,11 @@ def activation_terms(model: models.TransformerConfig, micro_batch, seq_length=No
     grouped-query attention stores K and V at width ``g · d`` instead of ``h``; a gated (SwiGLU)
     MLP stores three ``s × f`` tensors (gate, up, their product) instead of two; no dropout
     removes the masks and the dropped-out scores; a fused (FlashAttention) kernel stores no
-    ``s × s`` tensor at all. All values in bytes; ``micro_batch`` may be an array.
+    ``s × s`` tensor at all. Multi-head latent attention (:class:`atscale.models.MLA`) stores its query and key-value
+    latents (the inputs of their RMSNorms) and the norms' outputs (the up-projections' inputs), ``4 s b (r_q + r_kv)``
+    replicated (Megatron-Core ``multi_latent_attention.py``: the down-projections' outputs are ``s / t`` tokens long
+    under sequence parallelism, full-length on every tensor-parallel rank without it). All values in bytes;
+    ``micro_batch`` may be an array.
 
     Args:
         dropout: default ``True`` for GPT-style models (learned position embeddings), ``False``
@@ -348,7 +353,7 @@ def activation_terms(model: models.TransformerConfig, micro_batch, seq_length=No
     sbh = s * b * h
     # Outside the TP region: two norm inputs (2 each), the QKV and MLP block inputs (2 each),
     # and a 1-byte dropout mask after attention and after the MLP.
-    replicated = sbh * (4 + 2 + 2 + (2 if dropout else 0))
+    replicated = sbh * (4 + 2 + 2 + (2 if dropout else 0)) + 4 * s * b * _latent_width(model)
     # Inside: Q (2 s b a d), K and V (2 s b g d each), the output-projection input (2 s b a d), and the
     # MLP's inner tensors: GeLU input and output (2 x 2sbf) or SwiGLU's gate, up, product (3 x 2sbf), with f the
     # width a token goes through (a MoE layer: its k routed and shared experts).
@@ -364,13 +369,22 @@ def activation_terms(model: models.TransformerConfig, micro_batch, seq_length=No
     return ActivationTerms(as_scalar(replicated), as_scalar(parallel), as_scalar(scores))
 
 
+def _latent_width(model: models.TransformerConfig) -> int:
+    """Values per token of multi-head latent attention's two latents, ``r_q + r_kv`` (0 without MLA; no query
+    latent when :attr:`~atscale.models.MLA.q_lora_rank` is ``None``)."""
+    mla = model.mla
+    return 0 if mla is None else mla.kv_lora_rank + (mla.q_lora_rank or 0)
+
+
 def recompute_savings(model: models.TransformerConfig, micro_batch, seq_length=None, modules=("core_attn",), *,
                       dropout: bool | None = None, flash_attention: bool = False) -> ActivationTerms:
     """Per-layer activation bytes of one micro-batch that selective recomputation of ``modules`` (names of
     :data:`atscale.plan.RECOMPUTE_MODULES`) does not store, split as :func:`activation_terms` splits them:
 
     * ``"core_attn"``: the attention scores (``scores``; none with a fused kernel, which stores none);
-    * ``"layernorm"``: both norms' outputs, the QKV and MLP block inputs, ``4 s b h`` (``replicated``);
+    * ``"layernorm"``: both norms' outputs, the QKV and MLP block inputs, ``4 s b h`` (``replicated``); under
+      multi-head latent attention also the latent norms' outputs, ``2 s b (r_q + r_kv)`` (DeepSeek-V3 recomputes
+      "all RMSNorm operations", sec. 3.2.3);
     * ``"act"``: the activation function's output, the down projection's input, ``2 s b f`` (``parallel``);
     * ``"mlp"``: every inner tensor of the MLP, ``2 s b f`` per tensor, three for a gated MLP, two otherwise
       (``parallel``; it includes ``"act"``'s); its input, the checkpoint's, stays;
@@ -385,7 +399,7 @@ def recompute_savings(model: models.TransformerConfig, micro_batch, seq_length=N
     b = np.asarray(micro_batch, dtype=float)
     s = np.asarray(model.seq_length if seq_length is None else seq_length, dtype=float)
     sb = s * b
-    rep = 4 * sb * model.hidden_size if "layernorm" in modules else 0 * sb
+    rep = 2 * sb * (2 * model.hidden_size + _latent_width(model)) if "layernorm" in modules else 0 * sb
     inner = (3 if model.gated_mlp else 2) * 2 * sb * model.active_ffn_size
     par = inner if "mlp" in modules else (2 * sb * model.active_ffn_size if "act" in modules else 0 * sb)
     if "mla_up_proj" in modules and model.mla is not None:  # Q (2 s b a d_qk), K and V (2 s b g d each)
@@ -401,11 +415,13 @@ def _fp8_cache_parts(model: models.TransformerConfig, sb, policy: str) -> dict:
     bytes, read by :func:`fp8_cache_savings` and the step-time model."""
     zero = 0 * sb
     if policy == "none":
-        return dict(norm_out=zero, fc2_in=zero, act_in=zero, attn_out=zero, attn_out_alone=zero, dispatch=zero)
+        return dict(norm_out=zero, latent_out=zero, fc2_in=zero, act_in=zero, attn_out=zero, attn_out_alone=zero,
+                    dispatch=zero)
     h, f, o = model.hidden_size, model.active_ffn_size, model.num_heads * model.v_head_dim
     share = model.moe_layers / model.num_layers if model.is_moe else 0.0
     parts = dict(
         norm_out=2 * sb * h,  # the QKV and MLP blocks' inputs (the norms' outputs): 1 byte of 2 each
+        latent_out=sb * _latent_width(model),  # MLA's latent norms' outputs, the up-projections' inputs
         fc2_in=sb * f,  # the down projection's input: 1 byte of 2
         act_in=zero,
         dispatch=share * sb * model.experts_per_token * h,  # the experts' up-projection inputs, k copies a token
@@ -424,8 +440,11 @@ def _fp8_cache_terms(parts: dict, again: dict, xp=np) -> tuple:
     """``(replicated, parallel)`` bytes not stored under :func:`_fp8_cache_parts`' ``parts`` when the modules
     ``again`` (name -> bool, or bool array) are recomputed: a recomputed tensor is not stored at all, so its FP8
     saving goes (the norms' outputs with ``"layernorm"``, the down projection's input with ``"act"`` or ``"mlp"``,
-    the activation's inputs with ``"mlp"``); a recomputed attention core leaves the output projection's copy alone."""
-    rep = xp.where(again["layernorm"], 0.0, parts["norm_out"])
+    the activation's inputs with ``"mlp"``, MLA's latent norms' outputs with ``"layernorm"`` or ``"mla_up_proj"``,
+    whose checkpoint keeps its 16-bit inputs); a recomputed attention core leaves the output projection's copy
+    alone."""
+    rep = (xp.where(again["layernorm"], 0.0, parts["norm_out"])
+           + xp.where(again["layernorm"] | again["mla_up_proj"], 0.0, parts["latent_out"]))
     par = (xp.where(again["act"] | again["mlp"], 0.0, parts["fc2_in"]) + xp.where(again["mlp"], 0.0, parts["act_in"])
            + xp.where(again["core_attn"], parts["attn_out_alone"], parts["attn_out"]) + parts["dispatch"])
     return rep, par
@@ -442,7 +461,8 @@ def fp8_cache_savings(model: models.TransformerConfig, micro_batch, seq_length=N
     output's width, ``k`` the experts a token visits and ``r`` the share of MoE layers:
 
     * ``"transformer-engine"`` (Transformer Engine v2.8, ``module/linear.py``, ``module/layernorm_mlp.py``): the norms'
-      outputs ``2h`` (replicated), the down projection's input ``f``, the dispatched copies ``r k h``, and
+      outputs ``2h`` (replicated; with MLA also its latent norms' outputs, ``r_q + r_kv``), the down projection's
+      input ``f``, the dispatched copies ``r k h``, and
       ``-a d_v`` for the FP8 copy of the attention output beside the kernel's BF16 one (``+a d_v`` when the attention
       core is recomputed and the copy is the only one);
     * ``"deepseek-v3"`` (DeepSeek-AI 2024, sec. 3.3.3): the same, the attention output once in E5M6, ``a d_v / 2``,
