@@ -116,7 +116,8 @@ def test_moe_validation_errors_as_measured():
     # 0.211 since Qwen3-30B-A3B's record took its configuration's recomputation (+31 %, -1 % before) and DeepEP sends
     # once per GPU inside the node (Qwen3-30B-A3B +31 -> +22 %, Qwen3-235B with EP 8: FSDP +17 -> +11 %, TP 4 -36 -> -38 %)
     # 0.198 with the six Grok-1 runs (-9 to -10 % in BF16, -20 to -22 % in FP8); 0.211 on the ten before them
-    assert statistics.median(abs(e) for e in errors.values()) == pytest.approx(0.198, abs=0.005)  # 0.187 before those, 0.198 before NVIDIA's two DeepSeek-V3 records took the layout their scripts set, 0.215 before DeepSeek-V3's own run took its multi-token prediction and DualPipe's paired end stages, 0.208 before it took its report's recomputation
+    # 0.192 since each FP8 GEMM's casts come from its shapes (the three Grok-1 FP8 runs slower by about 2 %)
+    assert statistics.median(abs(e) for e in errors.values()) == pytest.approx(0.192, abs=0.005)  # 0.187 before those, 0.198 before NVIDIA's two DeepSeek-V3 records took the layout their scripts set, 0.215 before DeepSeek-V3's own run took its multi-token prediction and DualPipe's paired end stages, 0.208 before it took its report's recomputation
     # -0.046 before NVIDIA's dense H100 recipes took their scripts' settings and the H100 constants were refit on them
     assert errors["Qwen3-235B-A22B, 256 H100, BF16"] == pytest.approx(-0.035, abs=0.005)
     # -0.206 before its multi-token-prediction module (one MoE block, a projection and a second pass of the output
@@ -125,7 +126,9 @@ def test_moe_validation_errors_as_measured():
     # split moves it), -0.190 before its recomputation took the report's list (the attention core had stood for
     # norms and MLA up-projections), +0.018 before MLA's projections took their shapes, +0.006 before cuDNN took
     # its ratio
-    assert errors["DeepSeek-V3, 2,048 H800, FP8"] == pytest.approx(0.000, abs=0.005)  # -0.018 before the refit
+    # +0.000 before the record recomputed the SwiGLU output as its report states (+0.004) and each FP8 GEMM's casts
+    # came from its shapes (+0.025: seven FP8 GEMMs a layer under MLA, each casting its output's gradient backward)
+    assert errors["DeepSeek-V3, 2,048 H800, FP8"] == pytest.approx(0.025, abs=0.005)  # -0.018 before the refit
     # -0.225 before the record took its scripts' layout (multi-token prediction, the uneven split, MLA up-projection
     # recomputation, no TP overlap), -0.062 before MLA's projections took their shapes
     assert errors["DeepSeek-V3, 512 H100, BF16"] == pytest.approx(-0.194, abs=0.005)  # -0.203 before the refit
@@ -150,15 +153,16 @@ def test_issue_32_target_on_the_moe_runs():
 def test_moe_fp8_gain_as_measured():
     """The FP8/BF16 step speedup of a mixture of experts on the same layout (issue 32's target: within 5 % of a
     published pair). NVIDIA's Grok-1 recipe publishes both precisions at 512, 1,024 and 2,048 H100 (dgxc-benchmarking
-    v24.11.1): 1.24-1.25. The operator model gives 1.43, the flat factor of the curve 1.32: both overestimate what
-    FP8 gains here, the operator model most (its FP8 GEMMs at the kernel model's rate, while the published gain is
-    the dense models' smallest). Measured when the runs were added (November 2026)."""
+    v24.11.1): 1.24-1.25. The operator model gives 1.40 (1.43 before each FP8 GEMM's casts came from its shapes), the
+    flat factor of the curve 1.32: both overestimate what FP8 gains here, the operator model most (its FP8 GEMMs at the
+    kernel model's rate, while the published gain is the dense models' smallest). Measured when the runs were added
+    (November 2026)."""
     from atscale import runs
 
     pairs = runs.fp8_pairs(moe=True)
     assert [p.model for p in pairs] == ["Grok-1 (NVIDIA recipe)"] * 3
     assert all(p.published == pytest.approx(1.245, abs=0.01) for p in pairs)
-    assert all(p.operators / p.published - 1 == pytest.approx(0.147, abs=0.01) for p in pairs)
+    assert all(p.operators / p.published - 1 == pytest.approx(0.128, abs=0.01) for p in pairs)  # 0.147 before the casts
     assert all(p.curve / p.published - 1 == pytest.approx(0.060, abs=0.01) for p in pairs)
     assert not set(runs.fp8_pairs()) & set(pairs)  # the dense pairs stay apart
 

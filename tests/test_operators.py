@@ -136,13 +136,15 @@ def test_fp8_pairs_as_measured():
     close = {p.hidden_size for p in pairs if abs(p.operators / p.published - 1) <= 0.05}
     assert len(close) >= 3
     errors = [abs(p.operators / p.published - 1) for p in pairs]
-    assert statistics.median(errors) == pytest.approx(0.046, abs=0.01)  # 0.052 before the H100 recipes' scripts
+    # 0.052 before the H100 recipes' scripts, 0.046 before each FP8 GEMM's casts came from its own shapes
+    assert statistics.median(errors) == pytest.approx(0.039, abs=0.01)
     flat = [abs(p.curve / p.published - 1) for p in pairs]
     # the operator model's gain followed the shapes better than the constant until the constant was refit on the
-    # recipes as their scripts run them (1.43 -> 1.42, November 2026): in the median the two are now level (4.6 %);
-    # the operator model is within 5 % on 14 of the 21 pairs, the constant on 11
-    assert abs(statistics.median(errors) - statistics.median(flat)) < 0.002
-    assert (sum(e <= 0.05 for e in errors), sum(e <= 0.05 for e in flat)) == (14, 11)
+    # recipes as their scripts run them (1.43 -> 1.42, November 2026), when the two came level (4.6 %); with the casts
+    # of each FP8 GEMM from its shapes (its input forward, its output's gradient backward) the operator model is ahead
+    # again (3.9 %): within 5 % on 15 of the 21 pairs (14 before), the constant on 11
+    assert statistics.median(errors) < statistics.median(flat) - 0.005
+    assert (sum(e <= 0.05 for e in errors), sum(e <= 0.05 for e in flat)) == (15, 11)
 
 
 @pytest.mark.xfail(strict=True, reason="not every FP8/BF16 pair is within 5 %: NVIDIA's Llama 3.1 70B pairs +10-12 %, "
@@ -216,13 +218,14 @@ def test_runs_take_the_attention_kernel_their_scripts_name():
 
 def test_attention_kernel_brackets_as_measured():
     """On the Triton runs, the published step lies between the operator model priced with the Triton kernel (the
-    A100 ratio) and with FlashAttention-2 on 17 of 25 (20 when the kernel was corrected, before FlashAttention-2 took
-    its own sequence ramp; November 2026): the kernel's price on these GPUs is the least-known input, and the appendix shows both."""
+    A100 ratio) and with FlashAttention-2 on 18 of 25 (20 when the kernel was corrected, before FlashAttention-2 took
+    its own sequence ramp; 17 before each FP8 GEMM's casts came from its shapes; November 2026): the kernel's price on
+    these GPUs is the least-known input, and the appendix shows both."""
     from atscale import accuracy
 
     brackets = accuracy.attention_kernel_brackets()
     assert len(brackets) == 25
-    assert sum(b.between for b in brackets) == 17
+    assert sum(b.between for b in brackets) == 18
     for b in brackets:
         assert b.as_recorded == pytest.approx(b.run.step_error(operators=True), rel=1e-12)
         assert b.as_recorded > b.as_preset  # the slower kernel never makes the step faster

@@ -224,16 +224,31 @@ def _gemm3(m, n, k, g, xp, chunks=1.0):
 
 
 def _gemms(w, st, tp):
-    """The layer's weight GEMMs as ``(name, n, k)`` per GPU (``C[tokens, n] = A[tokens, k] W[k, n]``): the
-    column-parallel ones split their output ``n`` over ``tp``, the row-parallel ones their inner ``k``
-    (Shoeybi et al. 2019, sec. 3); the attention's input projections as the model defines them
-    (:meth:`atscale.models.TransformerConfig.attention_projections`: one QKV GEMM, or MLA's four)."""
+    """The layer's weight GEMMs as ``(name, n, k, mode)`` per GPU (``C[tokens, n] = A[tokens, k] W[k, n]``): the
+    column-parallel ones (``mode`` ``"column"``) split their output ``n`` over ``tp``, the row-parallel ones
+    (``"row"``) their inner ``k`` (Shoeybi et al. 2019, sec. 3); the attention's input projections as the model
+    defines them (:meth:`atscale.models.TransformerConfig.attention_projections`: one QKV GEMM, or MLA's four, whose
+    down-projections are whole on every rank, ``"duplicated"``)."""
     f = w["f_gemm"]
-    up = [("MLP gate", f / tp, w["h"]), ("MLP up", f / tp, w["h"])] if (w["gated"] and st.gate_up_apart) \
-        else [("MLP up", f * (2.0 if w["gated"] else 1.0) / tp, w["h"])]
-    mlp = [*up, ("MLP down", w["h"], f / tp)] if f > 0 else []
-    qkv = [(name, n / tp if split else n, k) for name, n, k, split in w["projections"]]
-    return [*qkv, ("attention output", w["h"], w["o"] / tp), *mlp]
+    up = [("MLP gate", f / tp, w["h"], "column"), ("MLP up", f / tp, w["h"], "column")] \
+        if (w["gated"] and st.gate_up_apart) else [("MLP up", f * (2.0 if w["gated"] else 1.0) / tp, w["h"], "column")]
+    mlp = [*up, ("MLP down", w["h"], f / tp, "row")] if f > 0 else []
+    qkv = [(name, n / tp if split else n, k, "column" if split else "duplicated")
+           for name, n, k, split in w["projections"]]
+    return [*qkv, ("attention output", w["h"], w["o"] / tp, "row"), *mlp]
+
+
+def _cast_elements(n, k, mode, tokens, sp_div):
+    """Elements one FP8 GEMM ``C[tokens, n] = A[tokens, k] W[k, n]`` (per-GPU ``n`` and ``k``, :func:`_gemms`) casts to
+    FP8 on one GPU per micro-batch: ``(forward, backward)``, its input forward and its output's gradient backward
+    (the input of the two backward GEMMs; Transformer Engine's ``Linear``: ``input_quantizer`` and
+    ``grad_output_quantizer``, each one fused cast-and-transpose). Under sequence parallelism a column-parallel
+    GEMM's input, and a row-parallel GEMM's output gradient, are cast on the ``tokens / tp`` rows of the rank before
+    the all-gather that completes them (Transformer Engine gathers them in FP8); a duplicated GEMM (MLA's
+    down-projections) runs on the rank's rows alone."""
+    rows_in = tokens / sp_div if mode in ("column", "duplicated") else tokens
+    rows_out = tokens / sp_div if mode in ("row", "duplicated") else tokens
+    return rows_in * k, rows_out * n
 
 
 def _rows(L, c, xp) -> list:
@@ -248,17 +263,22 @@ def _rows(L, c, xp) -> list:
     tokens = b * s / cp  # the micro-batch's tokens on one context-parallel rank (all of them after SP's gather)
     rows = []
     chunks = xp.where(L.tp_overlap & sp & (tp > 1), tp, 1.0)  # overlapped TP: the GEMMs split in tp chunks
-    for name, n, k in _gemms(w, st, tp):  # the MLP GEMMs at f_gemm (a mixture of experts' routed ones apart)
+    sp_div = xp.where(sp, tp, 1.0)
+    cast_f = cast_b = cast_n = 0.0  # FP8: elements cast forward and backward, and the number of FP8 GEMMs
+    for name, n, k, mode in _gemms(w, st, tp):  # the MLP GEMMs at f_gemm (a mixture of experts' routed ones apart)
         f_, b_ = _gemm3(tokens, n, k, c.gemm, xp, chunks)
         rows.append((name, "matmul", f_, b_, 1.0, 2.0))
+        e_f, e_b = _cast_elements(n, k, mode, tokens, sp_div)
+        cast_f, cast_b, cast_n = cast_f + e_f, cast_b + e_b, cast_n + 1.0
     if c.moe:
         rows += _experts(L, c, xp)
+        e_f, e_b, n_e = _expert_cast_elements(L, c)
+        cast_f, cast_b, cast_n = cast_f + e_f, cast_b + e_b, cast_n + n_e
     heads = w["heads"] / tp
     # Context parallelism: each rank runs 1/cp of the causal work, its s/cp queries against the keys before them
     fwd = kernels._attention_seconds(b, heads, s / cp, s, w["d"], c.attn, c.causal, False, xp)
     bwd = kernels._attention_seconds(b, heads, s / cp, s, w["d"], c.attn, c.causal, True, xp)
     rows.append(("attention core", "attention", fwd, bwd, 1.0, 3.0))
-    sp_div = xp.where(sp, tp, 1.0)
     for name in w["memory_ops"]:
         op = MEMORY_OPS[name]
         e = w["elements"][name] * tokens / ((sp_div if op.region == "replicated" else 1.0) * (
@@ -274,10 +294,10 @@ def _rows(L, c, xp) -> list:
         rows.append(("FSDP copies", "memory-bound", xp.where(sharded, t_w, 0.0),
                      xp.where(sharded, (gathers - 1.0) * t_w + t_g, 0.0), xp.where(sharded, 1.0, 0.0),
                      xp.where(sharded, 2.0, 0.0)))
-    if c.fp8:  # every matmul input cast to FP8 (and transposed): activations forward, gradients backward
-        n_k = 4.0 * kernels.FP8_CAST_KERNELS[c.recipe]
-        cast = kernels.FP8_CAST_BYTES[c.recipe] * (2 * w["h"] / sp_div + (w["h"] + w["f"]) / tp) * tokens / c.hbm
-        rows.append(("FP8 casts", "memory-bound", cast, cast, n_k, n_k))
+    if c.fp8:  # every FP8 GEMM's input cast (and transposed) forward, its output's gradient backward
+        n_k = cast_n * kernels.FP8_CAST_KERNELS[c.recipe]
+        per = kernels.FP8_CAST_BYTES[c.recipe] / c.hbm
+        rows.append(("FP8 casts", "memory-bound", cast_f * per, cast_b * per, n_k, n_k))
     return rows
 
 
@@ -348,6 +368,21 @@ def _experts(L, c, xp) -> list:
         t = share * elements * nbytes / c.hbm
         rows.append((name, "memory-bound", t * forward_scale, 2.0 * t, share * n_k, 2.0 * share * n_k))
     return rows
+
+
+def _expert_cast_elements(L, c):
+    """``(forward, backward, GEMMs)`` of the routed experts' FP8 casts on the busiest GPU per micro-batch, averaged
+    over the layers as :func:`_experts` averages their GEMMs: each local expert's up-projection casts its ``T_e``
+    received copies (none when the dispatch already sent them in FP8, :attr:`~atscale.models.TransformerConfig.
+    fp8_dispatch`) and its down-projection its input; backward, the gradients of both outputs (:func:`_cast_elements`
+    for one GEMM). A grouped GEMM casts each matrix of all its experts in one kernel: two GEMMs a layer."""
+    w = c.w
+    tokens = L.b * c.s / L.cp
+    t_e = tokens / L.tp * w["top_k"] * L.ep * L.etp / w["experts"] * L.load
+    local = w["experts"] / L.ep * w["moe_share"]
+    n_up, fe = w["fe"] * (2.0 if w["gated"] else 1.0) / L.etp, w["fe"] / L.etp
+    up_in = 0.0 if w["fp8_dispatch"] else t_e * w["h"]
+    return local * (up_in + t_e * fe), local * t_e * (n_up + w["h"]), 2.0 * w["moe_share"]
 
 
 def _layer(L, c, xp) -> dict:
