@@ -55,13 +55,17 @@ KNOWN_MISSES = {
     # 0.331 before the H100 recipes took their scripts' settings and the refit (Nov. 2026)
     "DeepSeek-V3, 1,024 H100, BF16": 0.310,
     # 0.225 before the H100 recipes took their scripts' settings and the refit (Nov. 2026)
-    "Qwen3-235B-A22B, 256 H100, BF16, all-to-all overlapped": 0.197,
+    # 0.197 before the Qwen3-235B records took their scripts' TP communication, not overlapped (Nov. 2026)
+    "Qwen3-235B-A22B, 256 H100, BF16, all-to-all overlapped": 0.172,
     # the further Qwen3-235B runs with the expert group inside the node (runs.MOE_FURTHER_RUNS): optimistic on the
     # 32-stage pipeline and on TP 4 (whose published step is the slowest of the table; the model's is not)
     # 0.369 before the H100 recipes took their scripts' settings and the refit (Nov. 2026)
-    "Qwen3-235B-A22B, 256 H100, BF16, EP 8, PP 32, all-to-all dispatcher": 0.341,
+    # 0.341 before TP communication not overlapped, as the scripts run it (Nov. 2026)
+    "Qwen3-235B-A22B, 256 H100, BF16, EP 8, PP 32, all-to-all dispatcher": 0.325,
     # 0.915 before DeepEP sent once per GPU inside the node; 0.998 before the H100 recipes' scripts and the refit
-    "Qwen3-235B-A22B, 256 H100, BF16, EP 8, TP 4": 0.959,
+    # 0.959 before TP communication not overlapped and the embedding and loss counted as layer slots, as the
+    # scripts run it (Nov. 2026)
+    "Qwen3-235B-A22B, 256 H100, BF16, EP 8, TP 4": 0.791,
     # 0.565 before it took its configuration's recomputation (layernorm, moe_act); 0.550 before the H100 recipes'
     # scripts and the refit
     "gpt-oss-120b, 64 H100, BF16": 0.518,
@@ -161,7 +165,8 @@ def test_summary_statistics_calibration_and_validation_apart():
     # with the three further MoE runs, 0.052 with the all-to-all on eight H100; 0.061 once Qwen3-30B-A3B's record took
     # its configuration's recomputation (a known miss since)
     # its configuration's recomputation (a known miss since); 0.058 after the H100 recipes' scripts and the refit
-    assert val.median_abs_error == pytest.approx(0.0645, abs=0.002)  # 0.058 before the six Grok-1 runs
+    # 0.0645 before the Qwen3-235B records took their scripts' TP communication (not overlapped)
+    assert val.median_abs_error == pytest.approx(0.061, abs=0.002)  # 0.058 before the six Grok-1 runs
     assert val.worst_abs_error == pytest.approx(5.264, abs=0.002)
     assert val.worst == "fitted profile (Llama 3), research-cluster jobs (1,024 A100)"
     dense = A.summary("validation", group="Step time")

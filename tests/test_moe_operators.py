@@ -119,7 +119,8 @@ def test_moe_validation_errors_as_measured():
     # 0.192 since each FP8 GEMM's casts come from its shapes (the three Grok-1 FP8 runs slower by about 2 %)
     assert statistics.median(abs(e) for e in errors.values()) == pytest.approx(0.192, abs=0.005)  # 0.187 before those, 0.198 before NVIDIA's two DeepSeek-V3 records took the layout their scripts set, 0.215 before DeepSeek-V3's own run took its multi-token prediction and DualPipe's paired end stages, 0.208 before it took its report's recomputation
     # -0.046 before NVIDIA's dense H100 recipes took their scripts' settings and the H100 constants were refit on them
-    assert errors["Qwen3-235B-A22B, 256 H100, BF16"] == pytest.approx(-0.035, abs=0.005)
+    # -0.035 before the record took its scripts' TP communication, not overlapped (November 2026)
+    assert errors["Qwen3-235B-A22B, 256 H100, BF16"] == pytest.approx(-0.025, abs=0.005)
     # -0.206 before its multi-token-prediction module (one MoE block, a projection and a second pass of the output
     # head on the last stage) and DualPipe's pairing of the first and the last stage on one rank (both from its
     # report; with the layer split the report does not state, the library's even one: the appendix shows how the
