@@ -238,17 +238,15 @@ def _gemms(w, st, tp):
     return [*qkv, ("attention output", w["h"], w["o"] / tp, "row"), *mlp]
 
 
-def _cast_elements(n, k, mode, tokens, sp_div):
-    """Elements one FP8 GEMM ``C[tokens, n] = A[tokens, k] W[k, n]`` (per-GPU ``n`` and ``k``, :func:`_gemms`) casts to
-    FP8 on one GPU per micro-batch: ``(forward, backward)``, its input forward and its output's gradient backward
-    (the input of the two backward GEMMs; Transformer Engine's ``Linear``: ``input_quantizer`` and
+def _cast_elements(n, k, mode, sp_div):
+    """Elements per token that one FP8 GEMM ``C[tokens, n] = A[tokens, k] W[k, n]`` (per-GPU ``n`` and ``k``,
+    :func:`_gemms`) casts to FP8 on one GPU: ``(forward, backward)``, its input forward and its output's gradient
+    backward (the input of the two backward GEMMs; Transformer Engine's ``Linear``: ``input_quantizer`` and
     ``grad_output_quantizer``, each one fused cast-and-transpose). Under sequence parallelism a column-parallel
     GEMM's input, and a row-parallel GEMM's output gradient, are cast on the ``tokens / tp`` rows of the rank before
     the all-gather that completes them (Transformer Engine gathers them in FP8); a duplicated GEMM (MLA's
     down-projections) runs on the rank's rows alone."""
-    rows_in = tokens / sp_div if mode in ("column", "duplicated") else tokens
-    rows_out = tokens / sp_div if mode in ("row", "duplicated") else tokens
-    return rows_in * k, rows_out * n
+    return (k if mode == "row" else k / sp_div), (n if mode == "column" else n / sp_div)
 
 
 def _rows(L, c, xp) -> list:
@@ -268,12 +266,14 @@ def _rows(L, c, xp) -> list:
     for name, n, k, mode in _gemms(w, st, tp):  # the MLP GEMMs at f_gemm (a mixture of experts' routed ones apart)
         f_, b_ = _gemm3(tokens, n, k, c.gemm, xp, chunks)
         rows.append((name, "matmul", f_, b_, 1.0, 2.0))
-        e_f, e_b = _cast_elements(n, k, mode, tokens, sp_div)
-        cast_f, cast_b, cast_n = cast_f + e_f, cast_b + e_b, cast_n + 1.0
+        if c.fp8:
+            e_f, e_b = _cast_elements(n, k, mode, sp_div)
+            cast_f, cast_b, cast_n = cast_f + e_f, cast_b + e_b, cast_n + 1.0
     if c.moe:
         rows += _experts(L, c, xp)
-        e_f, e_b, n_e = _expert_cast_elements(L, c)
-        cast_f, cast_b, cast_n = cast_f + e_f, cast_b + e_b, cast_n + n_e
+        if c.fp8:
+            e_f, e_b, n_e = _expert_cast_elements(L, c)
+            cast_f, cast_b, cast_n = cast_f + e_f, cast_b + e_b, cast_n + n_e
     heads = w["heads"] / tp
     # Context parallelism: each rank runs 1/cp of the causal work, its s/cp queries against the keys before them
     fwd = kernels._attention_seconds(b, heads, s / cp, s, w["d"], c.attn, c.causal, False, xp)
@@ -296,7 +296,7 @@ def _rows(L, c, xp) -> list:
                      xp.where(sharded, 2.0, 0.0)))
     if c.fp8:  # every FP8 GEMM's input cast (and transposed) forward, its output's gradient backward
         n_k = cast_n * kernels.FP8_CAST_KERNELS[c.recipe]
-        per = kernels.FP8_CAST_BYTES[c.recipe] / c.hbm
+        per = kernels.FP8_CAST_BYTES[c.recipe] * tokens / c.hbm  # cast_f, cast_b: elements per token
         rows.append(("FP8 casts", "memory-bound", cast_f * per, cast_b * per, n_k, n_k))
     return rows
 
@@ -371,14 +371,14 @@ def _experts(L, c, xp) -> list:
 
 
 def _expert_cast_elements(L, c):
-    """``(forward, backward, GEMMs)`` of the routed experts' FP8 casts on the busiest GPU per micro-batch, averaged
+    """``(forward, backward, GEMMs)`` of the routed experts' FP8 casts on the busiest GPU, elements per token of the
+    micro-batch (and GEMMs per layer), averaged
     over the layers as :func:`_experts` averages their GEMMs: each local expert's up-projection casts its ``T_e``
     received copies (none when the dispatch already sent them in FP8, :attr:`~atscale.models.TransformerConfig.
     fp8_dispatch`) and its down-projection its input; backward, the gradients of both outputs (:func:`_cast_elements`
     for one GEMM). A grouped GEMM casts each matrix of all its experts in one kernel: two GEMMs a layer."""
     w = c.w
-    tokens = L.b * c.s / L.cp
-    t_e = tokens / L.tp * w["top_k"] * L.ep * L.etp / w["experts"] * L.load
+    t_e = w["top_k"] * L.ep * L.etp / (w["experts"] * L.tp) * L.load  # copies per expert, per token of the batch
     local = w["experts"] / L.ep * w["moe_share"]
     n_up, fe = w["fe"] * (2.0 if w["gated"] else 1.0) / L.etp, w["fe"] / L.etp
     up_in = 0.0 if w["fp8_dispatch"] else t_e * w["h"]
