@@ -296,6 +296,32 @@ def test_memory_explorer_computes_once_and_never_changes_the_layout_silently(mon
     assert e.error is not None and "sequence_parallel" in e.error and "tp > 1" in e.error
 
 
+def test_memory_explorer_stores_activations_in_fp8(monkeypatch):
+    """The "Activations stored" control: an FP8 step keeping what Transformer Engine or DeepSeek-V3 keep in FP8
+    (Plan.fp8_cache), the library's own breakdown, less activation memory than 16-bit ones."""
+    import dataclasses
+
+    from atscale import widgets
+
+    e = widgets.memory_explorer()
+    seen = []
+    real = M.breakdown
+    monkeypatch.setattr(M, "breakdown", lambda *a, **k: seen.append((a, k, real(*a, **k))) or seen[-1][2])
+    e.update(micro_batch=2)
+    plain = seen[-1][2].activations
+    e.update(fp8_cache="transformer-engine")
+    args, kwargs, got = seen[-1]
+    assert e.error is None and args[2].fp8_cache == "transformer-engine" and kwargs["dtype"] == "fp8"
+    expect = real(RUNNING_EXAMPLE.model, RUNNING_EXAMPLE.cluster.accelerator.name,
+                  dataclasses.replace(RUNNING_EXAMPLE.plan.with_micro_batch(2), fp8_cache="transformer-engine"),
+                  optimizer_name=M.RUNNING_EXAMPLE_OPTIMIZER, dtype="fp8", seq_length=RUNNING_EXAMPLE.seq_length)
+    assert got.activations == expect.activations < plain
+    e.update(fp8_cache="deepseek-v3")
+    assert e.error is None and seen[-1][2].activations < plain
+    e.update(fp8_cache="none")
+    assert seen[-1][1]["dtype"] == "bf16" and seen[-1][2].activations == plain
+
+
 def test_memory_explorer_figure_draws_the_breakdown_on_a_laddered_frame():
     from atscale import plots, units
     from atscale.plots.memory import _rung

@@ -10,9 +10,12 @@ from ._base import Explorer, dropdown, slider
 __all__ = ["memory_explorer"]
 
 
-def _breakdown(model, accelerator, optimizer_name, seq_length, **layout) -> memory.Breakdown:
-    return memory.breakdown(models.model(model), accelerator, Plan(**layout), seq_length=seq_length,
-                            optimizer_name=optimizer_name)
+def _breakdown(model, accelerator, optimizer_name, seq_length, fp8_cache="none", **layout) -> memory.Breakdown:
+    """The breakdown of the explorer's choices; ``fp8_cache`` other than ``"none"`` is an FP8 step storing what that
+    policy keeps in FP8 (:attr:`atscale.plan.Plan.fp8_cache`)."""
+    return memory.breakdown(models.model(model), accelerator, Plan(fp8_cache=fp8_cache, **layout),
+                            seq_length=seq_length, optimizer_name=optimizer_name,
+                            dtype="bf16" if fp8_cache == "none" else "fp8")
 
 
 def _summary(b: memory.Breakdown) -> str:
@@ -20,7 +23,7 @@ def _summary(b: memory.Breakdown) -> str:
 
 
 def memory_explorer() -> Explorer:
-    """Model, optimizer, ZeRO stage, TP/PP/DP, micro-batch, sequence, recomputation: does it fit?
+    """Model, optimizer, ZeRO stage, TP/PP/DP, micro-batch, sequence, recomputation, activations in FP8: does it fit?
 
     Starts at the running example (:data:`atscale.scenario.RUNNING_EXAMPLE`), its plan and its
     optimizer layout (:data:`atscale.memory.RUNNING_EXAMPLE_OPTIMIZER`).
@@ -41,4 +44,6 @@ def memory_explorer() -> Explorer:
         seq_length=dropdown([2048, 4096, 8192, 16384, 32768], ex.seq_length, "Sequence length"),
         recompute=dropdown(list(RECOMPUTE), plan.recompute, "Recomputation"),
         sequence_parallel=dropdown({"on": True, "off": False}, plan.sequence_parallel, "Sequence parallel"),
+        fp8_cache=dropdown({"16-bit": "none", "FP8, as Transformer Engine": "transformer-engine",
+                            "FP8, as DeepSeek-V3": "deepseek-v3"}, "none", "Activations stored"),
     )
