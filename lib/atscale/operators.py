@@ -371,12 +371,12 @@ def _experts(L, c, xp) -> list:
 
 
 def _expert_cast_elements(L, c):
-    """``(forward, backward, GEMMs)`` of the routed experts' FP8 casts on the busiest GPU, elements per token of the
-    micro-batch (and GEMMs per layer), averaged
-    over the layers as :func:`_experts` averages their GEMMs: each local expert's up-projection casts its ``T_e``
-    received copies (none when the dispatch already sent them in FP8, :attr:`~atscale.models.TransformerConfig.
-    fp8_dispatch`) and its down-projection its input; backward, the gradients of both outputs (:func:`_cast_elements`
-    for one GEMM). A grouped GEMM casts each matrix of all its experts in one kernel: two GEMMs a layer."""
+    """``(forward, backward, GEMMs)`` of the routed experts' FP8 casts on the busiest GPU: elements per token of the
+    micro-batch, and GEMMs per layer, averaged over the layers as :func:`_experts` averages their GEMMs. Each local
+    expert's up-projection casts its ``T_e`` received copies (none when the dispatch already sent them in FP8,
+    :attr:`~atscale.models.TransformerConfig.fp8_dispatch`) and its down-projection its input; backward, the
+    gradients of both outputs (:func:`_cast_elements` for one GEMM). A grouped GEMM casts each matrix of all its
+    experts in one kernel: two GEMMs a layer."""
     w = c.w
     t_e = w["top_k"] * L.ep * L.etp / (w["experts"] * L.tp) * L.load  # copies per expert, per token of the batch
     local = w["experts"] / L.ep * w["moe_share"]
