@@ -318,6 +318,15 @@ class ActivationTerms:
     scores: float
 
 
+def _batch_and_sequence(model: models.TransformerConfig, micro_batch, seq_length):
+    """``micro_batch`` (sequences) and ``seq_length`` (tokens; ``None``: the model's) checked as counts and broadcast
+    together, as float arrays."""
+    b = np.asarray(v.count("micro_batch", micro_batch, scalar=False), dtype=float)
+    s = np.asarray(v.count("seq_length", model.seq_length if seq_length is None else seq_length, scalar=False),
+                   dtype=float)
+    return v.broadcast(micro_batch=b, seq_length=s)
+
+
 def activation_terms(model: models.TransformerConfig, micro_batch, seq_length=None, *, dropout: bool | None = None,
                      flash_attention: bool = False) -> ActivationTerms:
     """Per-layer activation bytes of one micro-batch, by term, for 16-bit activations.
@@ -340,9 +349,7 @@ def activation_terms(model: models.TransformerConfig, micro_batch, seq_length=No
             for Llama-style ones.
     """
     model = _model(model)
-    b = np.asarray(v.count("micro_batch", micro_batch, scalar=False), dtype=float)
-    s = np.asarray(v.count("seq_length", model.seq_length if seq_length is None else seq_length, scalar=False), dtype=float)
-    b, s = v.broadcast(micro_batch=b, seq_length=s)
+    b, s = _batch_and_sequence(model, micro_batch, seq_length)
     if dropout is not None:
         v.flag("dropout", dropout)
     v.flag("flash_attention", flash_attention)
@@ -474,10 +481,7 @@ def fp8_cache_savings(model: models.TransformerConfig, micro_batch, seq_length=N
     model = _model(model)
     v.choice("policy", policy, FP8_CACHES)
     v.choice("recompute", recompute, RECOMPUTE)
-    b = np.asarray(v.count("micro_batch", micro_batch, scalar=False), dtype=float)
-    s = np.asarray(v.count("seq_length", model.seq_length if seq_length is None else seq_length, scalar=False),
-                   dtype=float)
-    b, s = v.broadcast(micro_batch=b, seq_length=s)
+    b, s = _batch_and_sequence(model, micro_batch, seq_length)
     if recompute_modules is not None and recompute != "selective":
         raise ValueError(f"recompute_modules={v.show(recompute_modules)} needs recompute='selective' "
                          f"(got recompute={recompute!r})")
