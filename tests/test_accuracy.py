@@ -56,16 +56,21 @@ KNOWN_MISSES = {
     "DeepSeek-V3, 1,024 H100, BF16": 0.310,
     # 0.225 before the H100 recipes took their scripts' settings and the refit (Nov. 2026)
     # 0.197 before the Qwen3-235B records took their scripts' TP communication, not overlapped (Nov. 2026)
-    "Qwen3-235B-A22B, 256 H100, BF16, all-to-all overlapped": 0.172,
+    # 0.172 before its MoE layers dropped the dense MLP's TP collectives (Megatron-Core's dispatcher gathers over the
+    # expert-TP group, here of one GPU: nothing) (Nov. 2026)
+    "Qwen3-235B-A22B, 256 H100, BF16, all-to-all overlapped": 0.197,
     # the further Qwen3-235B runs with the expert group inside the node (runs.MOE_FURTHER_RUNS): optimistic on the
     # 32-stage pipeline and on TP 4 (whose published step is the slowest of the table; the model's is not)
     # 0.369 before the H100 recipes took their scripts' settings and the refit (Nov. 2026)
     # 0.341 before TP communication not overlapped, as the scripts run it (Nov. 2026)
-    "Qwen3-235B-A22B, 256 H100, BF16, EP 8, PP 32, all-to-all dispatcher": 0.325,
+    # 0.325 before the MoE layers' MLP half of the TP collectives took Megatron-Core's dispatcher (no dense MLP to
+    # gather for, and no expert TP: none) (Nov. 2026)
+    "Qwen3-235B-A22B, 256 H100, BF16, EP 8, PP 32, all-to-all dispatcher": 0.341,
     # 0.915 before DeepEP sent once per GPU inside the node; 0.998 before the H100 recipes' scripts and the refit
     # 0.959 before TP communication not overlapped and the embedding and loss counted as layer slots, as the
     # scripts run it (Nov. 2026)
-    "Qwen3-235B-A22B, 256 H100, BF16, EP 8, TP 4": 0.791,
+    # 0.791 before the MoE layers' MLP half of the TP collectives took the dispatcher's (none with expert TP 1)
+    "Qwen3-235B-A22B, 256 H100, BF16, EP 8, TP 4": 0.901,
     # 0.565 before it took its configuration's recomputation (layernorm, moe_act); 0.550 before the H100 recipes'
     # scripts and the refit
     "gpt-oss-120b, 64 H100, BF16": 0.518,
@@ -76,13 +81,9 @@ KNOWN_MISSES = {
     # -0.166 before the H100 recipes took their scripts' settings and the refit (Nov. 2026)
     "Qwen3-30B-A3B, 8 H100, BF16, FSDP": -0.182,
     # NVIDIA's Grok-1 recipe (dgxc-benchmarking v24.11.1, the full 64 layers; added November 2026 with the layout its
-    # scripts set, read before comparing): optimistic by 3.3-3.8 points in BF16 and 3.6-4.2 in FP8 (of the FP8 peak)
-    "Grok-1 314B, 512 H100, BF16": 0.076,
-    "Grok-1 314B, 1,024 H100, BF16": 0.085,
-    "Grok-1 314B, 2,048 H100, BF16": 0.089,
-    "Grok-1 314B, 512 H100, FP8": 0.136,
-    "Grok-1 314B, 1,024 H100, FP8": 0.149,
-    "Grok-1 314B, 2,048 H100, FP8": 0.159,
+    # scripts set, read before comparing) was optimistic by 3.3-3.8 points in BF16 and 3.6-4.2 in FP8 (of the FP8 peak)
+    # until its MoE layers paid the expert-TP all-gather and reduce-scatter of Megatron-Core's all-to-all dispatcher
+    # (k copies of every token over the expert-TP group, exposed); since, all six are within 3 points (Nov. 2026)
     # Reliability at the running example's scale (validation; no profile was fitted on these fleets): the
     # profiles' job MTBF against the research clusters' measured 1,024-GPU job MTTF of 7.9 h (Kokolis et al.
     # 2025; 4.2x and 6.3x) and OPT-175B's 105 hardware restarts in 60 days on 992 A100s (Zhang et al. 2022; 2.5x).
@@ -166,7 +167,8 @@ def test_summary_statistics_calibration_and_validation_apart():
     # its configuration's recomputation (a known miss since)
     # its configuration's recomputation (a known miss since); 0.058 after the H100 recipes' scripts and the refit
     # 0.0645 before the Qwen3-235B records took their scripts' TP communication (not overlapped)
-    assert val.median_abs_error == pytest.approx(0.061, abs=0.002)  # 0.058 before the six Grok-1 runs
+    # 0.061 before the MoE layers' TP collectives took Megatron-Core's dispatcher (the six Grok-1 runs within 3 points)
+    assert val.median_abs_error == pytest.approx(0.058, abs=0.002)  # 0.058 before the six Grok-1 runs
     assert val.worst_abs_error == pytest.approx(5.264, abs=0.002)
     assert val.worst == "fitted profile (Llama 3), research-cluster jobs (1,024 A100)"
     dense = A.summary("validation", group="Step time")

@@ -117,10 +117,14 @@ def test_moe_validation_errors_as_measured():
     # once per GPU inside the node (Qwen3-30B-A3B +31 -> +22 %, Qwen3-235B with EP 8: FSDP +17 -> +11 %, TP 4 -36 -> -38 %)
     # 0.198 with the six Grok-1 runs (-9 to -10 % in BF16, -20 to -22 % in FP8); 0.211 on the ten before them
     # 0.192 since each FP8 GEMM's casts come from its shapes (the three Grok-1 FP8 runs slower by about 2 %)
-    assert statistics.median(abs(e) for e in errors.values()) == pytest.approx(0.192, abs=0.005)  # 0.187 before those, 0.198 before NVIDIA's two DeepSeek-V3 records took the layout their scripts set, 0.215 before DeepSeek-V3's own run took its multi-token prediction and DualPipe's paired end stages, 0.208 before it took its report's recomputation
+    # 0.150 since the MoE layers' MLP half of the TP collectives is the all-to-all dispatcher's: an all-gather and a
+    # reduce-scatter of the k copies over the expert-TP group, exposed (Grok-1 -9/-20 % -> -5/-15 %), none with expert TP 1
+    # (the Qwen3-235B runs with TP 2 or 4 faster by 1-3 %)
+    assert statistics.median(abs(e) for e in errors.values()) == pytest.approx(0.150, abs=0.005)  # 0.187 before those, 0.198 before NVIDIA's two DeepSeek-V3 records took the layout their scripts set, 0.215 before DeepSeek-V3's own run took its multi-token prediction and DualPipe's paired end stages, 0.208 before it took its report's recomputation
     # -0.046 before NVIDIA's dense H100 recipes took their scripts' settings and the H100 constants were refit on them
     # -0.035 before the record took its scripts' TP communication, not overlapped (November 2026)
-    assert errors["Qwen3-235B-A22B, 256 H100, BF16"] == pytest.approx(-0.025, abs=0.005)
+    # -0.025 before its MoE layers dropped the dense MLP's TP collectives (expert TP 1: the dispatcher gathers nothing)
+    assert errors["Qwen3-235B-A22B, 256 H100, BF16"] == pytest.approx(-0.041, abs=0.005)
     # -0.206 before its multi-token-prediction module (one MoE block, a projection and a second pass of the output
     # head on the last stage) and DualPipe's pairing of the first and the last stage on one rank (both from its
     # report; with the layer split the report does not state, the library's even one: the appendix shows how the
@@ -136,13 +140,14 @@ def test_moe_validation_errors_as_measured():
     curve = [abs(e.curve) for e in accuracy.moe_errors()]
     # the operator model was ahead of the calibrated curve on the ten runs before Grok-1 (21.1 % against 22.1 %); with
     # Grok-1's six, whose FP8 steps the operator model makes 20-22 % too fast (the curve 12-14 %), the curve is ahead
-    assert statistics.median(curve) == pytest.approx(0.133, abs=0.005)
+    # (0.133 before the dispatcher's expert-TP collectives, which brought Grok-1 to -3/-7 % in BF16/FP8 on the curve)
+    assert statistics.median(curve) == pytest.approx(0.085, abs=0.005)
     assert statistics.median(curve) < statistics.median(abs(e) for e in errors.values())
 
 
 @pytest.mark.xfail(strict=True, reason="issue 32's target is not met: median |step-time error| on the 16 MoE runs "
-                                       "19.8 % (target 10 %), worst 37.2 % (target 20 %): gpt-oss, Qwen3-235B with "
-                                       "TP 4 or 32 stages and NVIDIA's DeepSeek-V3 recipes are 19-37 % too fast, "
+                                       "15.0 % (target 10 %), worst 37.6 % (target 20 %): gpt-oss, Qwen3-235B with "
+                                       "TP 4 or 32 stages and NVIDIA's DeepSeek-V3 recipes are 19-38 % too fast, "
                                        "Qwen3-30B-A3B with its recomputation 24 % too slow")
 def test_issue_32_target_on_the_moe_runs():
     from atscale import accuracy
@@ -154,8 +159,8 @@ def test_issue_32_target_on_the_moe_runs():
 def test_moe_fp8_gain_as_measured():
     """The FP8/BF16 step speedup of a mixture of experts on the same layout (issue 32's target: within 5 % of a
     published pair). NVIDIA's Grok-1 recipe publishes both precisions at 512, 1,024 and 2,048 H100 (dgxc-benchmarking
-    v24.11.1): 1.24-1.25. The operator model gives 1.40 (1.43 before each FP8 GEMM's casts came from its shapes), the
-    flat factor of the curve 1.32: both overestimate what FP8 gains here, the operator model most (its FP8 GEMMs at the
+    v24.11.1): 1.24-1.25. The operator model gives 1.38 (1.43 before each FP8 GEMM's casts came from its shapes, 1.40
+    before the dispatcher's expert-TP collectives), the flat factor of the curve 1.30: both overestimate what FP8 gains here, the operator model most (its FP8 GEMMs at the
     kernel model's rate, while the published gain is the dense models' smallest). Measured when the runs were added
     (November 2026)."""
     from atscale import runs
@@ -163,13 +168,15 @@ def test_moe_fp8_gain_as_measured():
     pairs = runs.fp8_pairs(moe=True)
     assert [p.model for p in pairs] == ["Grok-1 (NVIDIA recipe)"] * 3
     assert all(p.published == pytest.approx(1.245, abs=0.01) for p in pairs)
-    assert all(p.operators / p.published - 1 == pytest.approx(0.128, abs=0.01) for p in pairs)  # 0.147 before the casts
-    assert all(p.curve / p.published - 1 == pytest.approx(0.060, abs=0.01) for p in pairs)
+    # 0.147 before the casts, 0.128 before the dispatcher's expert-TP collectives (exposed BF16 traffic FP8 does not speed)
+    assert all(p.operators / p.published - 1 == pytest.approx(0.111, abs=0.01) for p in pairs)
+    assert all(p.curve / p.published - 1 == pytest.approx(0.046, abs=0.01) for p in pairs)  # 0.060 before them
     assert not set(runs.fp8_pairs()) & set(pairs)  # the dense pairs stay apart
 
 
 @pytest.mark.xfail(strict=True, reason="issue 32's FP8 target is not met: on NVIDIA's Grok-1 recipe the operator "
-                                       "model's FP8/BF16 speedup is 1.43 against 1.24-1.25 published (+14-15 %)")
+                                       "model's FP8/BF16 speedup is 1.38 against 1.24-1.25 published (+11-12 %; "
+                                       "the curve's flat factor: 1.30, +4-5 %)")
 def test_issue_32_fp8_target_on_a_moe_pair():
     from atscale import runs
 
@@ -184,3 +191,41 @@ def test_expert_tensor_parallelism_counts_the_copies_that_arrive_once():
     sent = TOKENS / 2 * QWEN.experts_per_token
     expected = _share(QWEN) * 2 * sent * QWEN.hidden_size * 4.0 / hbm
     assert rows["token permutation"].forward == pytest.approx(expected, rel=1e-12)
+
+
+def _tp_comm(model, *, expert_tp, tp_overlap, tp=4):
+    dp = EX.cluster.num_gpus // tp
+    plan = Plan(tp=tp, pp=1, dp=dp, micro_batch=1, global_batch=dp, ep=8 if model.is_moe else 1, expert_tp=expert_tp,
+                sequence_parallel=True, tp_overlap=tp_overlap)
+    return parallelism.step_time(model, EX.cluster, plan, seq_length=TOKENS, memory_check=False).tp_comm
+
+
+def test_a_moe_layer_gathers_no_dense_mlp_and_expert_tp_gathers_every_copy():
+    """Megatron-Core's all-to-all dispatcher (core_r0.9.0 and core_r0.11.0, token_dispatcher.py): an MoE layer has no
+    dense MLP whose input TP gathers, and with expert TP it all-gathers the k copies it received over the expert-TP
+    group after the all-to-all (reduce-scatter on the way back), outside the linear layers' TP overlap."""
+    # expert TP 1, no overlap: the attention's two pairs of the four (Qwen3-235B: every layer MoE, no shared expert)
+    dense_twin = dataclasses.replace(QWEN, num_experts=0, experts_per_token=0, expert_ffn_size=None)
+    one = _tp_comm(QWEN, expert_tp=1, tp_overlap=False)
+    assert one == pytest.approx(0.5 * _tp_comm(dense_twin, expert_tp=1, tp_overlap=False), rel=1e-9)
+    # expert TP 4: a pair of k times the bytes on top, the same whether or not the linear layers overlap theirs
+    added = _tp_comm(QWEN, expert_tp=4, tp_overlap=False) - one
+    # k copies of each token: k times the bytes of the attention's pairs, one latency where k bytes-for-one pay k
+    assert 0.8 * QWEN.experts_per_token * one < added < QWEN.experts_per_token * one
+    assert _tp_comm(QWEN, expert_tp=4, tp_overlap=True) - _tp_comm(QWEN, expert_tp=1, tp_overlap=True) == \
+        pytest.approx(added, rel=1e-9)
+    # a shared expert is a dense MLP: DeepSeek-V3 (one shared expert) keeps its MLP's pair with expert TP 1
+    dsv3_twin = dataclasses.replace(DSV3, num_experts=0, experts_per_token=0, expert_ffn_size=None, shared_experts=0,
+                                    dense_layers=0, max_routed_nodes=None, node_dedup=None, fp8_dispatch=False)
+    ratio = _tp_comm(DSV3, expert_tp=1, tp_overlap=False) / _tp_comm(dsv3_twin, expert_tp=1, tp_overlap=False)
+    assert ratio == pytest.approx(1.0, rel=1e-9)
+
+
+def test_the_dispatcher_pair_is_the_same_vectorised():
+    dp = EX.cluster.num_gpus // 4
+    plans = [Plan(tp=4, pp=1, dp=dp, micro_batch=1, global_batch=dp, ep=8, expert_tp=e, sequence_parallel=True)
+             for e in (1, 2, 4)]
+    scalar = [parallelism.step_time(QWEN, EX.cluster, p, seq_length=TOKENS, memory_check=False).tp_comm for p in plans]
+    table = parallelism.evaluate(QWEN, EX.cluster, tp=4, pp=1, dp=dp, micro_batch=1, global_batch=dp, ep=8,
+                                 expert_tp=[1, 2, 4], sequence_parallel=True, seq_length=TOKENS, memory_check=False)
+    assert list(table.tp_comm) == pytest.approx(scalar, rel=1e-12)

@@ -591,20 +591,42 @@ def _tp_comm(L, c: _Context, layer: dict):
     all-gather pairs with sequence parallelism (Korthikanti et al. 2022, sec. 4.2.2), on NVLink. With
     ``tp_overlap`` (and sequence parallelism) each collective is cut into ``tp`` chunks pipelined with the
     matmul it feeds (Wang et al. 2023; Transformer Engine, TorchTitan's async TP): only what the layer's
-    matmuls cannot cover is exposed, and at least one chunk, ``1/tp`` of it."""
-    xp = c.xp
-    msg = layer["tokens"] * c.k.h * ACTIVATION_BYTES
-    n = xp.maximum(L.tp, 2.0)
-    one = xp.lazy_where(L.sp, lambda: (collectives._time("reduce-scatter", "ring", msg, n, c.up)
-                                       + collectives._time("all-gather", "ring", msg, n, c.up))
-                        * SEQUENCE_PARALLEL_COMM_FACTOR,
-                        lambda: collectives._time("all-reduce", "ring", msg, n, c.up))
-    n_fwd = c.k.tp_collectives  # 2 with a parallel block: its sublayers share one gather and one reduction
+    matmuls cannot cover is exposed, and at least one chunk, ``1/tp`` of it.
+
+    A mixture-of-experts layer has no dense MLP to gather for: its MLP half of the collectives is its shared
+    experts' (a dense MLP, where the model has them) plus its token dispatcher's. Megatron-Core's all-to-all
+    dispatcher all-gathers the tokens it received over the expert-TP group after the all-to-all and
+    reduce-scatters the experts' outputs before the return (``MoEAlltoAllTokenDispatcher.token_permutation`` and
+    ``token_unpermutation``, ``gather_from_sequence_parallel_region`` and
+    ``reduce_scatter_to_sequence_parallel_region``: NVIDIA/Megatron-LM core_r0.9.0, where the experts take the
+    plan's TP, and core_r0.11.0, over ``expert_tensor_parallel_size`` ranks): a pair over ``expert_tp`` ranks of
+    the ``k`` copies of every token (the busiest expert's ``expert_load`` times the mean), none with expert TP 1.
+    These are plain collectives on the compute stream, which the linear layers' TP overlap does not pipeline:
+    exposed."""
+    xp, k = c.xp, c.k
+
+    def pair(msg, n):
+        return xp.lazy_where(L.sp, lambda: (collectives._time("reduce-scatter", "ring", msg, n, c.up)
+                                            + collectives._time("all-gather", "ring", msg, n, c.up))
+                             * SEQUENCE_PARALLEL_COMM_FACTOR,
+                             lambda: collectives._time("all-reduce", "ring", msg, n, c.up))
+
+    msg = layer["tokens"] * k.h * ACTIVATION_BYTES
+    one = pair(msg, xp.maximum(L.tp, 2.0))
+    n_fwd = k.tp_collectives  # 2 with a parallel block: its sublayers share one gather and one reduction
     again = n_fwd / 2 * layer["full"] + xp.where(layer["full"], 0.0, n_fwd / 4 * layer["mlp_again"])  # recomputed
-    t = xp.where(L.tp > 1, (n_fwd + again) * one, 0.0)
+    count = n_fwd + again
+    if k.moe and n_fwd == 4.0:  # the MLP's half: the shared experts' where the model has them
+        mlp = (2.0 + layer["full"] + xp.where(layer["full"], 0.0, layer["mlp_again"])) * k.moe_share
+        count = count - mlp * (0.0 if k.shared else 1.0)
+    t = xp.where(L.tp > 1, count * one, 0.0)
     cover = layer["gemm"] * xp.where(layer["full"], 4 / 3, 1.0)
     hidden = xp.maximum(t - cover, t / L.tp) + c.contention * xp.minimum(t, cover)
-    return xp.where(L.tp_overlap & L.sp, hidden, t)
+    t = xp.where(L.tp_overlap & L.sp, hidden, t)
+    if k.moe and n_fwd == 4.0:
+        gathered = pair(msg * k.top_k * L.load, xp.maximum(L.etp, 2.0))
+        t = t + xp.where(L.etp > 1, mlp * gathered, 0.0)
+    return t
 
 
 def _cp_group(L, c: _Context):
@@ -1352,7 +1374,7 @@ def _model_constants(model: models.TransformerConfig, s: int, flash: bool) -> ty
         kv_width=kv_width, q_width=q_width, o_width=o_width,
         layer_matmul=(model.matmul_params - V * h) / l,
         layer_dense=(model.block_params - routed) / l, layer_routed=routed / l,
-        moe=model.is_moe, moe_share=model.moe_layers / l, top_k=float(model.experts_per_token),
+        moe=model.is_moe, moe_share=model.moe_layers / l, shared=model.shared_experts > 0, top_k=float(model.experts_per_token),
         experts=float(max(model.num_experts, 1)),
         max_nodes=float(model.max_routed_nodes or 0), dedup=model.dedup_dispatch, fp8_dispatch=model.fp8_dispatch,
         expert_width=float(min(h, model.expert_size)),
