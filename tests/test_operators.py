@@ -144,7 +144,10 @@ def test_fp8_pairs_as_measured():
     # of each FP8 GEMM from its shapes (its input forward, its output's gradient backward) the operator model is ahead
     # again (3.9 %): within 5 % on 15 of the 21 pairs (14 before), the constant on 11
     assert statistics.median(errors) < statistics.median(flat) - 0.005
-    assert (sum(e <= 0.05 for e in errors), sum(e <= 0.05 for e in flat)) == (15, 11)
+    # torchtitan's per-operator checkpointing as its policy states it (November 2026: every second matmul, the norms
+    # and the activation again, the attention core kept) moved its four pairs: the two compiled 8B ones -4.7/-4.1 ->
+    # -1.5/-0.9 %, the 8B async-TP one +3.9 -> +6.2 % (out of 5 %): 14 within 5 %, median 3.7 %
+    assert (sum(e <= 0.05 for e in errors), sum(e <= 0.05 for e in flat)) == (14, 11)
 
 
 @pytest.mark.xfail(strict=True, reason="not every FP8/BF16 pair is within 5 %: NVIDIA's Llama 3.1 70B pairs +10-12 %, "

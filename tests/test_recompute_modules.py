@@ -123,7 +123,7 @@ def test_plan_validates_and_describes_the_list():
         memory.activation_bytes_per_layer(EX.model, 1, recompute="none", recompute_modules=("mlp",))
     with pytest.raises(ValueError, match="modules"):
         memory.recompute_savings(EX.model, 1, None, ("everything",))
-    assert set(RECOMPUTE_MODULES) == {"core_attn", "layernorm", "act", "mlp", "mla_up_proj"}
+    assert set(RECOMPUTE_MODULES) == {"core_attn", "layernorm", "act", "mlp", "mla_up_proj", "alternate_mm"}
     assert RECOMPUTE_MODULES[:4] == ("core_attn", "layernorm", "act", "mlp")  # a module's bit in vectorised plans
 
 
@@ -190,3 +190,72 @@ def test_mla_latents_are_stored():
     # a model without MLA has no latents
     llama = models.LLAMA3_8B
     assert memory.activation_terms(llama, 1, s).replicated == s * llama.hidden_size * 8
+
+
+TORCHTITAN_OP = ("layernorm", "act", "alternate_mm")  # torchtitan's per-operator policy (parallelize_llama.py)
+
+
+def test_alternate_matmuls_save_the_keys_and_the_up_projection():
+    """torchtitan's policy keeps every other matmul's output: a Llama block recomputes wk, wo and w3 (its keys and its
+    up projection are not stored; the residual sum is made again, the down projection's output kept in its place);
+    a GELU MLP recomputes its down projection, whose output nothing stores, and the residual sum is a saving."""
+    m = EX.model
+    s, f, h = m.seq_length, m.active_ffn_size, m.hidden_size
+    keys = m.kv_heads * m.qk_head_dim
+    alt = memory.recompute_savings(m, 1, None, ("alternate_mm",))
+    assert alt.parallel == 2 * s * (keys + f) and alt.replicated == 0 and alt.scores == 0
+    # with the whole MLP recomputed its up projection is dropped once
+    both = memory.recompute_savings(m, 1, None, ("mlp", "alternate_mm"))
+    assert both.parallel == memory.recompute_savings(m, 1, None, ("mlp",)).parallel + 2 * s * keys
+    gpt = models.model("GPT-3 175B")
+    g = memory.recompute_savings(gpt, 1, None, ("alternate_mm",))
+    assert g.parallel == 2 * gpt.seq_length * gpt.kv_heads * gpt.qk_head_dim
+    assert g.replicated == 2 * gpt.seq_length * gpt.hidden_size
+    # no key projection of its own under multi-head latent attention
+    ds = models.DEEPSEEK_V3
+    assert memory.recompute_savings(ds, 1, None, ("alternate_mm",)).parallel == 2 * ds.seq_length * ds.active_ffn_size
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_torchtitans_policy_keeps_the_attention_core(stack):
+    """The policy recomputes the norms, the activation and every second matmul, not the attention kernel: it costs
+    time and saves memory against storing everything, and its step and memory agree with the breakdown's."""
+    none = parallelism.step_time(EX.model, EX.cluster, dataclasses.replace(SEL, recompute="none"), stack=stack,
+                                 memory_check=False)
+    op = _st(TORCHTITAN_OP, stack)
+    assert op.recompute > _st(("layernorm", "act"), stack).recompute > 0
+    assert op.memory_total < _st(("layernorm", "act"), stack).memory_total < none.memory_total
+    plan = dataclasses.replace(SEL, recompute_modules=TORCHTITAN_OP)
+    per_layer = memory.activation_bytes_per_layer(EX.model, plan.micro_batch, tp=plan.tp,
+                                                  sequence_parallel=plan.sequence_parallel, recompute="selective",
+                                                  flash_attention=True, recompute_modules=TORCHTITAN_OP)
+    plain = memory.activation_bytes_per_layer(EX.model, plan.micro_batch, tp=plan.tp,
+                                              sequence_parallel=plan.sequence_parallel, recompute="selective",
+                                              flash_attention=True)
+    b = memory.breakdown(EX.model, plan=plan, flash_attention=True)
+    b0 = memory.breakdown(EX.model, plan=SEL, flash_attention=True)
+    assert b.activations / b0.activations == pytest.approx(per_layer / plain, rel=1e-9)
+
+
+def test_alternate_matmuls_gather_the_norms_outputs_again():
+    """Under sequence parallelism the policy keeps the reduce-scatters' outputs but no all-gather's: the two
+    all-gathers of the norms' outputs run again, half of two collective pairs (five pairs' worth in all)."""
+    plan = dataclasses.replace(SEL, tp_overlap=False)
+    core, alt = _st(("core_attn",), plan=plan), _st(("alternate_mm",), plan=plan)
+    assert alt.tp_comm == pytest.approx(core.tp_comm * 5 / 4, rel=1e-12)
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_alternate_matmuls_vectorised_equal_scalar(stack):
+    p = SEL
+    masks = np.array([sum(1 << RECOMPUTE_MODULES.index(m) for m in mods)
+                      for mods in (TORCHTITAN_OP, ("alternate_mm", "mlp"), ("core_attn",))])
+    v = parallelism.evaluate(EX.model, EX.cluster, tp=p.tp, pp=p.pp, dp=p.dp, micro_batch=p.micro_batch,
+                             global_batch=p.global_batch, zero_stage=p.zero_stage, schedule=p.schedule,
+                             virtual_stages=p.virtual_stages, recompute="selective",
+                             sequence_parallel=p.sequence_parallel, recompute_modules=masks, memory_check=False,
+                             stack=stack)
+    for i, mods in enumerate((TORCHTITAN_OP, ("alternate_mm", "mlp"), ("core_attn",))):
+        one = _st(mods, stack)
+        assert v.total[i] == pytest.approx(one.total, rel=1e-12)
+        assert v.memory_total[i] == pytest.approx(one.memory_total, rel=1e-12)

@@ -396,7 +396,14 @@ def recompute_savings(model: models.TransformerConfig, micro_batch, seq_length=N
     * ``"mlp"``: every inner tensor of the MLP, ``2 s b f`` per tensor, three for a gated MLP, two otherwise
       (``parallel``; it includes ``"act"``'s); its input, the checkpoint's, stays;
     * ``"mla_up_proj"``: under multi-head latent attention, the up-projected queries, keys and values
-      (``2 s b (a d_qk + g (d_qk + d_v))``, ``parallel``), made again from the latents; none without MLA.
+      (``2 s b (a d_qk + g (d_qk + d_v))``, ``parallel``), made again from the latents; none without MLA;
+    * ``"alternate_mm"`` (torchtitan's per-operator policy): the keys, ``2 s b g d_qk``, and a gated MLP's up
+      projection, ``2 s b f`` (unless ``"mlp"`` already drops it), ``parallel``; the MLP norm's input (the
+      residual sum, made again from the layer's input and the recomputed attention output projection) against the
+      down projection's output the policy stores, ``2 s b h`` each, ``replicated``: net nothing for a gated MLP,
+      whose down projection runs third of three and is kept; ``2 s b h`` without a gate, whose down projection is
+      recomputed. Counted as without tensor parallelism: with it the policy also keeps the attention's
+      reduce-scatter output, ``2 s b h / t`` more (left out). None of the keys under MLA.
 
     Each term as :func:`activation_terms` counts it (Korthikanti et al. 2022, sec. 4.1; Megatron-Core's
     ``recompute_modules``). Bytes; ``micro_batch`` may be an array."""
@@ -411,6 +418,11 @@ def recompute_savings(model: models.TransformerConfig, micro_batch, seq_length=N
     par = inner if "mlp" in modules else (2 * sb * model.active_ffn_size if "act" in modules else 0 * sb)
     if "mla_up_proj" in modules and model.mla is not None:  # Q (2 s b a d_qk), K and V (2 s b g d each)
         par = par + 2 * sb * model.qkv_width
+    if "alternate_mm" in modules:
+        keys = 0 if model.mla is not None else model.kv_heads * model.qk_head_dim
+        up = model.active_ffn_size if (model.gated_mlp and "mlp" not in modules) else 0
+        par = par + 2 * sb * (keys + up)
+        rep = rep + (0 if model.gated_mlp else 2 * sb * model.hidden_size)
     scores = terms.scores if "core_attn" in modules else 0 * sb
     return ActivationTerms(as_scalar(rep), as_scalar(par), as_scalar(scores))
 

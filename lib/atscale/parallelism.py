@@ -495,13 +495,20 @@ def _operator_times(L, c: _Context) -> dict:
             if _anywhere(L, module, xp):
                 parts[module] = sum(f_ + (n_f * gap if cls == "memory-bound" else 0.0)
                                     for name, cls, f_, _, n_f, _ in rows if name in names)
+        if _anywhere(L, "alternate_mm", xp):  # every second matmul (a share of the QKV GEMM: its keys), what feeds them
+            up = (1.0 if c.ops.stack.gate_up_apart else 0.5) if k.gated else 0.0  # a fused gate-and-up GEMM: half
+            share = {**_ALTERNATE_MM_OPS, "QKV projection": k.key_share, "MLP up": up,
+                     "MLP down": 0.0 if k.gated else 1.0}
+            parts["alternate_mm"] = sum(share[name] * (f_ + (n_f * gap if cls == "memory-bound" else 0.0))
+                                        for name, cls, f_, _, n_f, _ in rows if name in share)
         return _selective_sum(L, parts, xp)
 
     recompute = xp.where(full, forward, xp.lazy_where(L.reco == _RECOMPUTE_CODE["selective"], selective,
                                                       lambda: 0.0))
     extra = xp.where(full, 2 * k.layer_matmul + 4 * c.s * k.aw, _selective_flops(L, c, xp))
     return dict(gemm=gemm, attention=attention, elementwise=elementwise, recompute=recompute, extra_flops=extra,
-                tokens=L.b * c.s / L.cp, full=full, mlp_again=_recomputes(L, "mlp"))
+                tokens=L.b * c.s / L.cp, full=full, mlp_again=_recomputes(L, "mlp"),
+                alt_again=_recomputes(L, "alternate_mm") & L.sp)
 
 
 _NORM_OPS = ("norms (x2)", "LayerNorm (x2)")
@@ -509,6 +516,11 @@ _ACT_OPS = ("SwiGLU product", "MLP activation")
 _MLP_OPS = ("MLP gate", "MLP up", "MLP down", "router", "routed experts", "router scores and top-k", "token permutation",
             "token un-permutation", *_ACT_OPS)
 _MLA_UP_OPS = ("query up-projection", "key-value up-projection", "RoPE")
+_ALTERNATE_MM_OPS = MappingProxyType({"attention output": 1.0, "RoPE": 1.0, "residual adds (x2)": 0.5})
+"""``"alternate_mm"``'s operators and the share of each it runs again: the attention output projection, the rotary
+embedding and one of the two residual sums; beside them the key projection's share of the QKV GEMM (the model's
+``key_share``) and the MLP's up projection (gated: all of it, or half of a fused gate-and-up GEMM) or its down
+projection (not gated)."""
 """The operators (:func:`atscale.operators._rows`) each recompute module of :data:`atscale.plan.RECOMPUTE_MODULES`
 runs again, beside the attention core."""
 
@@ -523,7 +535,7 @@ def _selective_sum(L, parts: dict, xp):
     """Seconds of selective recomputation: the forward of each module the plan recomputes (``parts``, by module;
     a module absent from ``parts`` is recomputed by no plan); ``"mlp"`` includes ``"act"``."""
     total = 0.0
-    for m in ("core_attn", "layernorm", "mlp", "mla_up_proj"):
+    for m in ("core_attn", "layernorm", "mlp", "mla_up_proj", "alternate_mm"):
         if m in parts:
             total = total + xp.where(L.again[m], parts[m], 0.0)
     if "act" in parts:
@@ -537,7 +549,8 @@ def _selective_flops(L, c: _Context, xp):
     up-projections (``2`` FLOPs per weight)."""
     core = (4.0 if c.flash else SELECTIVE_RECOMPUTE_FACTOR) * c.s * c.k.aw
     return (xp.where(_recomputes(L, "core_attn"), core, 0.0) + xp.where(_recomputes(L, "mlp"), 2.0 * c.k.mlp_matmul, 0.0)
-            + xp.where(_recomputes(L, "mla_up_proj"), 2.0 * c.k.mla_up_matmul, 0.0))
+            + xp.where(_recomputes(L, "mla_up_proj"), 2.0 * c.k.mla_up_matmul, 0.0)
+            + xp.where(_recomputes(L, "alternate_mm"), 2.0 * c.k.alt_matmul, 0.0))
 
 
 def _layer_times(L, c: _Context) -> dict:
@@ -573,15 +586,18 @@ def _layer_times(L, c: _Context) -> dict:
         mlp = gemm * k.mlp_matmul / (k.mlp_matmul + k.attn_matmul) / 3 + act
         up = (gemm * k.mla_up_matmul / (k.mlp_matmul + k.attn_matmul) / 3 + 4.0 * k.rotary / L.tp * tokens / c.hbm
               if k.mla else 0.0)  # MLA's up-projections and RoPE; nothing without MLA
+        alternate = (gemm * k.alt_matmul / (k.mlp_matmul + k.attn_matmul) / 3  # its matmuls, RoPE, one residual sum
+                     + (4.0 * k.rotary / L.tp + 3.0 * h / sp_div) * tokens / c.hbm)
         parts = {"core_attn": sel_time, "layernorm": 8.0 * h / sp_div * tokens / c.hbm, "act": act, "mlp": mlp,
-                 "mla_up_proj": up}
+                 "mla_up_proj": up, "alternate_mm": alternate}
         return _selective_sum(L, parts, xp)
 
     recompute = xp.where(full, (gemm + attention + elementwise) / 3,
                          xp.lazy_where(L.reco == _RECOMPUTE_CODE["selective"], selective, lambda: 0.0))
     extra = xp.where(full, 2 * k.layer_matmul + 4 * s * k.aw, _selective_flops(L, c, xp))
     return dict(gemm=gemm, attention=attention, elementwise=elementwise, recompute=recompute, extra_flops=extra,
-                tokens=tokens, full=full, mlp_again=_recomputes(L, "mlp"))
+                tokens=tokens, full=full, mlp_again=_recomputes(L, "mlp"),
+                alt_again=_recomputes(L, "alternate_mm") & L.sp)
 
 
 def _tp_comm(L, c: _Context, layer: dict):
@@ -614,7 +630,8 @@ def _tp_comm(L, c: _Context, layer: dict):
     msg = layer["tokens"] * k.h * ACTIVATION_BYTES
     one = pair(msg, xp.maximum(L.tp, 2.0))
     n_fwd = k.tp_collectives  # 2 with a parallel block: its sublayers share one gather and one reduction
-    again = n_fwd / 2 * layer["full"] + xp.where(layer["full"], 0.0, n_fwd / 4 * layer["mlp_again"])  # recomputed
+    again = n_fwd / 2 * layer["full"] + xp.where(layer["full"], 0.0, n_fwd / 4 * layer["mlp_again"]  # recomputed
+                                                 + n_fwd / 4 * layer["alt_again"])  # two all-gathers: half of two pairs
     count = n_fwd + again
     if k.moe and n_fwd == 4.0:  # the MLP's half: the shared experts' where the model has them
         mlp = (2.0 + layer["full"] + xp.where(layer["full"], 0.0, layer["mlp_again"])) * k.moe_share
@@ -1080,9 +1097,12 @@ def _memory(L, c: _Context, sl: StageLayers, shards):
     sp_div = xp.where(L.sp, L.tp, 1.0)
     sv = K.saved  # what each recomputed module does not store (memory.recompute_savings), per sequence
     rep = K.act_rep - xp.where(_recomputes(L, "layernorm"), sv["layernorm"].replicated, 0.0)
+    alt = _recomputes(L, "alternate_mm")
+    rep = rep - xp.where(alt, sv["alternate_mm"].replicated, 0.0)
     par = (K.act_par - xp.where(_recomputes(L, "mlp"), sv["mlp"].parallel,
                                 xp.where(_recomputes(L, "act"), sv["act"].parallel, 0.0))
-           - xp.where(_recomputes(L, "mla_up_proj"), sv["mla_up_proj"].parallel, 0.0))
+           - xp.where(_recomputes(L, "mla_up_proj"), sv["mla_up_proj"].parallel, 0.0)
+           - xp.where(alt, xp.where(_recomputes(L, "mlp"), K.saved_alt_beside_mlp, sv["alternate_mm"].parallel), 0.0))
     scores = xp.where(_recomputes(L, "core_attn"), 0.0, K.act_scores)
     codes = L.fp8c  # what the plan's FP8 cache keeps in one byte (memory.fp8_cache_savings), per sequence
     if c.fp8 and isinstance(codes, np.ndarray):  # many plans: each takes its own policy's bytes
@@ -1358,6 +1378,16 @@ def _reasons(L, c: _Context, num_gpus: int) -> np.ndarray:
     return reason
 
 
+def _alternate_matmul(model: models.TransformerConfig) -> float:
+    """Weights per layer of the matmuls ``"alternate_mm"`` runs again (:data:`atscale.plan.RECOMPUTE_MODULES`): the
+    key projection (none under MLA), the attention output projection, and the MLP's up projection (gated) or down
+    projection (not); ``2`` FLOPs per weight and token. A mixture of experts' MLP counted as its dense width (the
+    policy is torchtitan's, for its dense Llama)."""
+    keys = 0 if model.mla is not None else model.kv_heads * model.qk_head_dim * model.hidden_size
+    out = model.num_heads * model.v_head_dim * model.hidden_size
+    return float(keys + out + model.hidden_size * model.active_ffn_size)
+
+
 @functools.lru_cache(maxsize=64)
 def _model_constants(model: models.TransformerConfig, s: int, flash: bool) -> types.SimpleNamespace:
     """The numbers of ``model`` the cost terms read, computed once per (model, sequence, kernel)."""
@@ -1387,11 +1417,15 @@ def _model_constants(model: models.TransformerConfig, s: int, flash: bool) -> ty
         elem_rep=rep, elem_par=par, act_rep=terms.replicated, act_par=terms.parallel, act_scores=terms.scores,
         model_tok=float(models.training_flops_per_token(model, s)), tp_collectives=2.0 if model.parallel_block else 4.0,
         saved={m: memory.recompute_savings(model, 1, s, (m,), flash_attention=flash) for m in RECOMPUTE_MODULES},
+        saved_alt_beside_mlp=(memory.recompute_savings(model, 1, s, ("mlp", "alternate_mm"), flash_attention=flash).parallel
+                              - memory.recompute_savings(model, 1, s, ("mlp",), flash_attention=flash).parallel),
+        alt_matmul=_alternate_matmul(model),
         fp8_cache=[memory._fp8_cache_parts(model, float(s), p) for p in FP8_CACHES],  # per sequence
         mlp_matmul=matrices * h * model.active_ffn_size, gated=model.gated_mlp,
         attn_matmul=sum(n * k for _, n, k in projections) + o_width * h,
         mla_up_matmul=sum(n * k for name, n, k in projections if name.endswith("up-projection")),
-        rotary=float(model.rotary_width), mla=model.mla is not None, mtp=float(model.mtp_layers))
+        rotary=float(model.rotary_width), mla=model.mla is not None, mtp=float(model.mtp_layers),
+        key_share=0.0 if model.mla is not None else model.kv_heads * model.qk_head_dim / model.qkv_width)
 
 
 _CONTEXTS: dict = {}

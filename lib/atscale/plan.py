@@ -85,7 +85,7 @@ RECOMPUTE = ("none", "selective", "full")
 sec. 5; or the operators of :attr:`Plan.recompute_modules`); full (each layer's input kept, the layer recomputed
 in the backward pass)."""
 
-RECOMPUTE_MODULES = ("core_attn", "layernorm", "act", "mlp", "mla_up_proj")
+RECOMPUTE_MODULES = ("core_attn", "layernorm", "act", "mlp", "mla_up_proj", "alternate_mm")
 """The parts of a layer selective recomputation can recompute instead of storing their outputs, named as
 Megatron-Core's ``--recompute-modules`` names them (``TransformerConfig.recompute_modules``; PyTorch's
 per-operator policies, ``torch.utils.checkpoint.create_selective_checkpoint_contexts``, express the same lists):
@@ -99,7 +99,20 @@ per-operator policies, ``torch.utils.checkpoint.create_selective_checkpoint_cont
   experts (Megatron-Core's ``moe``);
 * ``"mla_up_proj"``: multi-head latent attention's up-projections and the rotary embedding after them (the
   queries, keys and values the attention core reads are made again from the stored latents; Megatron-Core's
-  ``mla_up_proj``; DeepSeek-V3 sec. 3.2.3); nothing to recompute in a model without MLA."""
+  ``mla_up_proj``; DeepSeek-V3 sec. 3.2.3); nothing to recompute in a model without MLA;
+* ``"alternate_mm"``: every second matmul of the layer in the order it runs, with what lies between them and
+  the stored outputs of the others (torchtitan's per-operator policy, ``selective_ac_option = "op"``: it saves the
+  outputs of the matmuls, the attention kernel and the tensor-parallel reduce-scatters "except every second mm"
+  and recomputes the rest; pytorch/torchtitan ``parallelize_llama.py``, ``_save_list``, at 9dec370 of
+  December 2024 and 820504e of June 2025). In a Llama block (``wq``, ``wk``, ``wv``, ``wo``, ``w1``, ``w3``,
+  ``w2``) the key projection, the attention output projection and the MLP's up projection (the down projection
+  without a gate) run again, with the rotary embedding and the residual sum they feed, and under sequence
+  parallelism the two all-gathers of the norms' outputs (the policy keeps no all-gather's output); the down
+  projection's output, which nothing else keeps, is stored. torchtitan's whole policy is
+  ``("layernorm", "act", "alternate_mm")``: its norms and activation are recomputed too, its attention core is
+  not. Under multi-head latent attention there is no key projection of its own to count.
+
+New names go at the end: a module's index is its bit in vectorised arrays."""
 
 FP8_CACHES = ("none", "transformer-engine", "deepseek-v3")
 """What an FP8 step keeps for the backward pass in one byte per value instead of two (the weight-gradient GEMM of
