@@ -11,6 +11,7 @@ from atscale.plan import RECOMPUTE_MODULES, Plan
 from atscale.scenario import RUNNING_EXAMPLE as EX
 
 SEL = dataclasses.replace(EX.plan, recompute="selective")
+TORCHTITAN_OP = ("layernorm", "act", "alternate_mm")  # torchtitan's per-operator policy (parallelize_llama.py)
 STACKS = [None, "megatron-core"]
 
 
@@ -63,7 +64,7 @@ def test_mlp_recompute_costs_its_forward_matmuls():
 
 def test_memory_agrees_with_the_breakdown():
     """The step time's activations and the memory chapter's breakdown count the same savings."""
-    for mods in (("layernorm",), ("act",), ("mlp",), ("core_attn", "layernorm", "act", "mlp")):
+    for mods in (("layernorm",), ("act",), ("mlp",), ("core_attn", "layernorm", "act", "mlp"), TORCHTITAN_OP):
         plan = dataclasses.replace(SEL, recompute_modules=mods)
         per_layer = memory.activation_bytes_per_layer(EX.model, plan.micro_batch, tp=plan.tp,
                                                       sequence_parallel=plan.sequence_parallel, recompute="selective",
@@ -192,8 +193,6 @@ def test_mla_latents_are_stored():
     assert memory.activation_terms(llama, 1, s).replicated == s * llama.hidden_size * 8
 
 
-TORCHTITAN_OP = ("layernorm", "act", "alternate_mm")  # torchtitan's per-operator policy (parallelize_llama.py)
-
 
 def test_alternate_matmuls_save_the_keys_and_the_up_projection():
     """torchtitan's policy keeps every other matmul's output: a Llama block recomputes wk, wo and w3 (its keys and its
@@ -219,22 +218,12 @@ def test_alternate_matmuls_save_the_keys_and_the_up_projection():
 @pytest.mark.parametrize("stack", STACKS)
 def test_torchtitans_policy_keeps_the_attention_core(stack):
     """The policy recomputes the norms, the activation and every second matmul, not the attention kernel: it costs
-    time and saves memory against storing everything, and its step and memory agree with the breakdown's."""
+    time and saves memory against storing everything (its memory agrees with the breakdown's: above)."""
     none = parallelism.step_time(EX.model, EX.cluster, dataclasses.replace(SEL, recompute="none"), stack=stack,
                                  memory_check=False)
     op = _st(TORCHTITAN_OP, stack)
     assert op.recompute > _st(("layernorm", "act"), stack).recompute > 0
     assert op.memory_total < _st(("layernorm", "act"), stack).memory_total < none.memory_total
-    plan = dataclasses.replace(SEL, recompute_modules=TORCHTITAN_OP)
-    per_layer = memory.activation_bytes_per_layer(EX.model, plan.micro_batch, tp=plan.tp,
-                                                  sequence_parallel=plan.sequence_parallel, recompute="selective",
-                                                  flash_attention=True, recompute_modules=TORCHTITAN_OP)
-    plain = memory.activation_bytes_per_layer(EX.model, plan.micro_batch, tp=plan.tp,
-                                              sequence_parallel=plan.sequence_parallel, recompute="selective",
-                                              flash_attention=True)
-    b = memory.breakdown(EX.model, plan=plan, flash_attention=True)
-    b0 = memory.breakdown(EX.model, plan=SEL, flash_attention=True)
-    assert b.activations / b0.activations == pytest.approx(per_layer / plain, rel=1e-9)
 
 
 def test_alternate_matmuls_gather_the_norms_outputs_again():

@@ -1775,6 +1775,7 @@ RECOMPUTE_CHOICES = (("none", "none", None), ("attention core", "selective", ("c
                      ("norms", "selective", ("layernorm",)), ("MLP activation", "selective", ("act",)),
                      ("MLP", "selective", ("mlp",)),
                      ("attention core, norms, MLP", "selective", ("core_attn", "layernorm", "mlp")),
+                     ("every other matmul (torchtitan)", "selective", ("layernorm", "act", "alternate_mm")),
                      ("full", "full", None))
 """The choices :func:`recompute_choices` compares by default: ``(label, recompute, modules)``."""
 
