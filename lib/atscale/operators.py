@@ -115,7 +115,9 @@ class Stack:
     logits) rather than FP32 logits, a log-softmax and its gradient as separate kernels. ``fsdp_copies``: FSDP2's
     copy-in/copy-out of the flat all-gather and reduce-scatter buffers, memory-bound, per micro-batch.
     ``comm_sm_share``: what an overlapped collective takes from the computation it hides behind
-    (:data:`COMM_SM_SHARE`). ``source``: the framework's code or documentation."""
+    (:data:`COMM_SM_SHARE`). ``source``: the framework's code or documentation. ``overlap_streams``: how many of the
+    chunks of a GEMM split for TP overlap run at once (:data:`OVERLAP_STREAMS` for Transformer Engine; 1, one after
+    another, for PyTorch's async TP)."""
 
     name: str
     label: str
@@ -127,6 +129,7 @@ class Stack:
     fsdp_copies: bool
     comm_sm_share: float
     source: str
+    overlap_streams: int = 1
 
     def __post_init__(self):
         _v.choice("attention", self.attention, kernels.ATTENTION_KERNELS)
@@ -135,12 +138,17 @@ class Stack:
 
 
 _HOST = kernels.HOST_SECONDS_PER_OP
+OVERLAP_STREAMS = 3
+"""Compute streams on which Transformer Engine's userbuffers overlap runs the chunks of a split GEMM, round-robin
+(``NVTE_COMM_OVERLAP_MAX_STREAMS``, Transformer Engine v2.8, ``comm_gemm_overlap.h``; ``CommOverlapP2PBase::
+split_overlap_ag`` issues chunk ``i`` on ``_stream_compute[i % 3]``). PyTorch's async tensor parallelism runs its
+chunks' matmuls on the current stream, one after another (one stream)."""
 STACKS: Mapping[str, Stack] = MappingProxyType({s.name: s for s in (
     Stack("megatron-core", "Megatron-Core with Transformer Engine", "cudnn", True, _HOST, False, True, False,
           COMM_SM_SHARE,
           "NVIDIA Megatron-LM (megatron/training/arguments.py: --apply-rope-fusion, --bias-swiglu-fusion, "
           "--cross-entropy-loss-fusion; Transformer Engine's LayerNormLinear fuses the norm into the next GEMM's "
-          "input; DotProductAttention runs cuDNN's fused attention), eager PyTorch host"),
+          "input; DotProductAttention runs cuDNN's fused attention), eager PyTorch host", OVERLAP_STREAMS),
     Stack("fsdp2-eager", "PyTorch FSDP2, eager (torchtitan)", "flash2", False, _HOST, True, False, True,
           COMM_SM_SHARE,
           "pytorch/torchtitan (models/llama: nn.RMSNorm, complex-number RoPE, F.silu(w1(x)) * w3(x), "
@@ -214,13 +222,17 @@ def _context(model: models.TransformerConfig, accelerator: hardware.Accelerator,
                                  fp8=dtype == "fp8", recipe=fp8_recipe, causal=True, moe=model.is_moe)
 
 
-def _gemm3(m, n, k, g, xp, chunks=1.0):
+def _gemm3(m, n, k, g, xp, chunks=1.0, streams=1.0):
     """Forward, input-gradient and weight-gradient seconds of ``C[m, n] = A[m, k] B[k, n]``; ``chunks``: the forward
     and input-gradient GEMMs run as that many GEMMs of ``m / chunks`` rows each (tensor-parallel communication
     overlapped by decomposition: each chunk's GEMM runs while the next chunk is exchanged; Wang et al. 2023,
-    sec. 3; Transformer Engine's userbuffers and PyTorch's async tensor parallelism work this way)."""
-    return (chunks * kernels._gemm_seconds(m / chunks, n, k, g, xp), chunks * kernels._gemm_seconds(m / chunks, k, n, g, xp)
-            + kernels._gemm_seconds(k, n, m, g, xp))
+    sec. 3; Transformer Engine's userbuffers and PyTorch's async tensor parallelism work this way), ``streams`` of
+    them at a time (Transformer Engine issues the chunks round-robin on its compute streams, so one chunk's last
+    wave shares the GPU with the next chunk's first: their waves are counted together; ``streams`` 1: one after
+    another)."""
+    s = xp.minimum(streams, chunks)
+    return (chunks / s * kernels._gemm_seconds(m / chunks, n, k, g, xp, s),
+            chunks / s * kernels._gemm_seconds(m / chunks, k, n, g, xp, s) + kernels._gemm_seconds(k, n, m, g, xp))
 
 
 def _gemms(w, st, tp):
@@ -264,7 +276,7 @@ def _rows(L, c, xp) -> list:
     sp_div = xp.where(sp, tp, 1.0)
     cast_f = cast_b = cast_n = 0.0  # FP8: elements cast forward and backward, and the number of FP8 GEMMs
     for name, n, k, mode in _gemms(w, st, tp):  # the MLP GEMMs at f_gemm (a mixture of experts' routed ones apart)
-        f_, b_ = _gemm3(tokens, n, k, c.gemm, xp, chunks)
+        f_, b_ = _gemm3(tokens, n, k, c.gemm, xp, chunks, st.overlap_streams)
         rows.append((name, "matmul", f_, b_, 1.0, 2.0))
         if c.fp8:
             e_f, e_b = _cast_elements(n, k, mode, sp_div)
