@@ -345,3 +345,9 @@ def test_transformer_engines_split_gemms_run_three_at_a_time():
     f3, b3 = operators._gemm3(2048.0, 1536.0, 12288.0, kernels.gemm_model("H100 SXM", "bf16"), kernels._ScalarOps,
                               8.0, 3.0)
     assert f3 <= f1 and b3 <= b1
+
+
+@pytest.mark.parametrize("bad", [0, -1, 2.5, float("nan"), float("inf"), True, "3"])
+def test_a_stack_refuses_a_bad_stream_count(bad):
+    with pytest.raises(ValueError, match="overlap_streams"):
+        dataclasses.replace(operators.STACKS["megatron-core"], overlap_streams=bad)

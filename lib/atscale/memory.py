@@ -376,6 +376,12 @@ def activation_terms(model: models.TransformerConfig, micro_batch, seq_length=No
     return ActivationTerms(as_scalar(replicated), as_scalar(parallel), as_scalar(scores))
 
 
+def _key_width(model: models.TransformerConfig) -> int:
+    """Values per token of the key projection's output, ``g d_qk``, which ``"alternate_mm"`` recomputes (0 under
+    multi-head latent attention, whose keys come from a shared up-projection, not a projection of their own)."""
+    return 0 if model.mla is not None else model.kv_heads * model.qk_head_dim
+
+
 def _latent_width(model: models.TransformerConfig) -> int:
     """Values per token of multi-head latent attention's two latents, ``r_q + r_kv`` (0 without MLA; no query
     latent when :attr:`~atscale.models.MLA.q_lora_rank` is ``None``)."""
@@ -419,7 +425,7 @@ def recompute_savings(model: models.TransformerConfig, micro_batch, seq_length=N
     if "mla_up_proj" in modules and model.mla is not None:  # Q (2 s b a d_qk), K and V (2 s b g d each)
         par = par + 2 * sb * model.qkv_width
     if "alternate_mm" in modules:
-        keys = 0 if model.mla is not None else model.kv_heads * model.qk_head_dim
+        keys = _key_width(model)
         up = model.active_ffn_size if (model.gated_mlp and "mlp" not in modules) else 0
         par = par + 2 * sb * (keys + up)
         rep = rep + (0 if model.gated_mlp else 2 * sb * model.hidden_size)

@@ -135,6 +135,7 @@ class Stack:
         _v.choice("attention", self.attention, kernels.ATTENTION_KERNELS)
         _v.nonnegative("host_seconds_per_kernel", self.host_seconds_per_kernel, scalar=True)
         _v.number("comm_sm_share", self.comm_sm_share, low=0, high=1, high_open=True, scalar=True)
+        _v.count("overlap_streams", self.overlap_streams, low=1, scalar=True)
 
 
 _HOST = kernels.HOST_SECONDS_PER_OP
@@ -222,17 +223,17 @@ def _context(model: models.TransformerConfig, accelerator: hardware.Accelerator,
                                  fp8=dtype == "fp8", recipe=fp8_recipe, causal=True, moe=model.is_moe)
 
 
-def _gemm3(m, n, k, g, xp, chunks=1.0, streams=1.0):
+def _gemm3(m, n, k, g, xp, chunks=1.0, together=1.0):
     """Forward, input-gradient and weight-gradient seconds of ``C[m, n] = A[m, k] B[k, n]``; ``chunks``: the forward
     and input-gradient GEMMs run as that many GEMMs of ``m / chunks`` rows each (tensor-parallel communication
     overlapped by decomposition: each chunk's GEMM runs while the next chunk is exchanged; Wang et al. 2023,
-    sec. 3; Transformer Engine's userbuffers and PyTorch's async tensor parallelism work this way), ``streams`` of
-    them at a time (Transformer Engine issues the chunks round-robin on its compute streams, so one chunk's last
-    wave shares the GPU with the next chunk's first: their waves are counted together; ``streams`` 1: one after
-    another)."""
-    s = xp.minimum(streams, chunks)
-    return (chunks / s * kernels._gemm_seconds(m / chunks, n, k, g, xp, s),
-            chunks / s * kernels._gemm_seconds(m / chunks, k, n, g, xp, s) + kernels._gemm_seconds(k, n, m, g, xp))
+    sec. 3; Transformer Engine's userbuffers and PyTorch's async tensor parallelism work this way), ``together``
+    (at most ``chunks``) of them at a time (Transformer Engine issues the chunks round-robin on its compute streams,
+    so one chunk's last wave shares the GPU with the next chunk's first: their waves are counted together;
+    ``together`` 1: one after another)."""
+    return (chunks / together * kernels._gemm_seconds(m / chunks, n, k, g, xp, together),
+            chunks / together * kernels._gemm_seconds(m / chunks, k, n, g, xp, together)
+            + kernels._gemm_seconds(k, n, m, g, xp))
 
 
 def _gemms(w, st, tp):
@@ -273,10 +274,11 @@ def _rows(L, c, xp) -> list:
     tokens = b * s / cp  # the micro-batch's tokens on one context-parallel rank (all of them after SP's gather)
     rows = []
     chunks = xp.where(L.tp_overlap & sp & (tp > 1), tp, 1.0)  # overlapped TP: the GEMMs split in tp chunks
+    together = xp.minimum(st.overlap_streams, chunks)  # as many at once as the stack has streams for them
     sp_div = xp.where(sp, tp, 1.0)
     cast_f = cast_b = cast_n = 0.0  # FP8: elements cast forward and backward, and the number of FP8 GEMMs
     for name, n, k, mode in _gemms(w, st, tp):  # the MLP GEMMs at f_gemm (a mixture of experts' routed ones apart)
-        f_, b_ = _gemm3(tokens, n, k, c.gemm, xp, chunks, st.overlap_streams)
+        f_, b_ = _gemm3(tokens, n, k, c.gemm, xp, chunks, together)
         rows.append((name, "matmul", f_, b_, 1.0, 2.0))
         if c.fp8:
             e_f, e_b = _cast_elements(n, k, mode, sp_div)

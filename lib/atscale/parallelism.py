@@ -507,8 +507,7 @@ def _operator_times(L, c: _Context) -> dict:
                                                       lambda: 0.0))
     extra = xp.where(full, 2 * k.layer_matmul + 4 * c.s * k.aw, _selective_flops(L, c, xp))
     return dict(gemm=gemm, attention=attention, elementwise=elementwise, recompute=recompute, extra_flops=extra,
-                tokens=L.b * c.s / L.cp, full=full, mlp_again=_recomputes(L, "mlp"),
-                alt_again=_recomputes(L, "alternate_mm") & L.sp)
+                tokens=L.b * c.s / L.cp, full=full, mlp_again=_recomputes(L, "mlp"))
 
 
 _NORM_OPS = ("norms (x2)", "LayerNorm (x2)")
@@ -516,13 +515,13 @@ _ACT_OPS = ("SwiGLU product", "MLP activation")
 _MLP_OPS = ("MLP gate", "MLP up", "MLP down", "router", "routed experts", "router scores and top-k", "token permutation",
             "token un-permutation", *_ACT_OPS)
 _MLA_UP_OPS = ("query up-projection", "key-value up-projection", "RoPE")
+"""The operators (:func:`atscale.operators._rows`) each recompute module of :data:`atscale.plan.RECOMPUTE_MODULES`
+runs again, beside the attention core."""
 _ALTERNATE_MM_OPS = MappingProxyType({"attention output": 1.0, "RoPE": 1.0, "residual adds (x2)": 0.5})
 """``"alternate_mm"``'s operators and the share of each it runs again: the attention output projection, the rotary
 embedding and one of the two residual sums; beside them the key projection's share of the QKV GEMM (the model's
 ``key_share``) and the MLP's up projection (gated: all of it, or half of a fused gate-and-up GEMM) or its down
 projection (not gated)."""
-"""The operators (:func:`atscale.operators._rows`) each recompute module of :data:`atscale.plan.RECOMPUTE_MODULES`
-runs again, beside the attention core."""
 
 
 def _anywhere(L, module: str, xp) -> bool:
@@ -596,8 +595,7 @@ def _layer_times(L, c: _Context) -> dict:
                          xp.lazy_where(L.reco == _RECOMPUTE_CODE["selective"], selective, lambda: 0.0))
     extra = xp.where(full, 2 * k.layer_matmul + 4 * s * k.aw, _selective_flops(L, c, xp))
     return dict(gemm=gemm, attention=attention, elementwise=elementwise, recompute=recompute, extra_flops=extra,
-                tokens=tokens, full=full, mlp_again=_recomputes(L, "mlp"),
-                alt_again=_recomputes(L, "alternate_mm") & L.sp)
+                tokens=tokens, full=full, mlp_again=_recomputes(L, "mlp"))
 
 
 def _tp_comm(L, c: _Context, layer: dict):
@@ -630,17 +628,20 @@ def _tp_comm(L, c: _Context, layer: dict):
     msg = layer["tokens"] * k.h * ACTIVATION_BYTES
     one = pair(msg, xp.maximum(L.tp, 2.0))
     n_fwd = k.tp_collectives  # 2 with a parallel block: its sublayers share one gather and one reduction
+    gathers_again = _recomputes(L, "alternate_mm") & L.sp  # two all-gathers: half of two pairs
     again = n_fwd / 2 * layer["full"] + xp.where(layer["full"], 0.0, n_fwd / 4 * layer["mlp_again"]  # recomputed
-                                                 + n_fwd / 4 * layer["alt_again"])  # two all-gathers: half of two pairs
+                                                 + n_fwd / 4 * gathers_again)
     count = n_fwd + again
-    if k.moe and n_fwd == 4.0:  # the MLP's half: the shared experts' where the model has them
+    expert_mlp = k.moe and n_fwd == 4.0  # an MoE layer's MLP half (a parallel block's MoE keeps the shared pair)
+    if expert_mlp:  # its pairs, forward, backward and recomputed, averaged over the layers
         mlp = (2.0 + layer["full"] + xp.where(layer["full"], 0.0, layer["mlp_again"])) * k.moe_share
-        count = count - mlp * (0.0 if k.shared else 1.0)
+        if not k.shared:  # no dense MLP to gather for
+            count = count - mlp
     t = xp.where(L.tp > 1, count * one, 0.0)
     cover = layer["gemm"] * xp.where(layer["full"], 4 / 3, 1.0)
     hidden = xp.maximum(t - cover, t / L.tp) + c.contention * xp.minimum(t, cover)
     t = xp.where(L.tp_overlap & L.sp, hidden, t)
-    if k.moe and n_fwd == 4.0:
+    if expert_mlp:  # the dispatcher's pair over the expert-TP group, exposed
         gathered = pair(msg * k.top_k * L.load, xp.maximum(L.etp, 2.0))
         t = t + xp.where(L.etp > 1, mlp * gathered, 0.0)
     return t
@@ -1383,9 +1384,8 @@ def _alternate_matmul(model: models.TransformerConfig) -> float:
     key projection (none under MLA), the attention output projection, and the MLP's up projection (gated) or down
     projection (not); ``2`` FLOPs per weight and token. A mixture of experts' MLP counted as its dense width (the
     policy is torchtitan's, for its dense Llama)."""
-    keys = 0 if model.mla is not None else model.kv_heads * model.qk_head_dim * model.hidden_size
-    out = model.num_heads * model.v_head_dim * model.hidden_size
-    return float(keys + out + model.hidden_size * model.active_ffn_size)
+    out = model.num_heads * model.v_head_dim
+    return float(model.hidden_size * (memory._key_width(model) + out + model.active_ffn_size))
 
 
 @functools.lru_cache(maxsize=64)
@@ -1425,7 +1425,7 @@ def _model_constants(model: models.TransformerConfig, s: int, flash: bool) -> ty
         attn_matmul=sum(n * k for _, n, k in projections) + o_width * h,
         mla_up_matmul=sum(n * k for name, n, k in projections if name.endswith("up-projection")),
         rotary=float(model.rotary_width), mla=model.mla is not None, mtp=float(model.mtp_layers),
-        key_share=0.0 if model.mla is not None else model.kv_heads * model.qk_head_dim / model.qkv_width)
+        key_share=memory._key_width(model) / model.qkv_width)
 
 
 _CONTEXTS: dict = {}
