@@ -248,3 +248,17 @@ def test_alternate_matmuls_vectorised_equal_scalar(stack):
         one = _st(mods, stack)
         assert v.total[i] == pytest.approx(one.total, rel=1e-12)
         assert v.memory_total[i] == pytest.approx(one.memory_total, rel=1e-12)
+
+
+def test_the_step_stores_what_the_breakdown_stores_without_a_gate():
+    """A GELU MLP's down projection is recomputed too, so the residual sum is a saving outside the TP region: the
+    step-time model's activations fall by the same bytes, relative to another list's, as the per-layer count's."""
+    gpt = models.model("GPT-3 175B")
+    lists = (("layernorm",), ("layernorm", "act"), TORCHTITAN_OP)
+    per_layer = [memory.activation_bytes_per_layer(gpt, SEL.micro_batch, tp=SEL.tp,
+                                                   sequence_parallel=SEL.sequence_parallel, recompute="selective",
+                                                   flash_attention=True, recompute_modules=mods) for mods in lists]
+    step = [_st(mods, model=gpt).memory_total for mods in lists]
+    assert memory.recompute_savings(gpt, 1, None, ("alternate_mm",)).replicated > 0
+    assert (step[1] - step[2]) / (step[0] - step[1]) == pytest.approx(
+        (per_layer[1] - per_layer[2]) / (per_layer[0] - per_layer[1]), rel=1e-9)
