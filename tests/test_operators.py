@@ -102,7 +102,10 @@ def test_validation_errors_as_measured():
     # recomputation and FlashAttention-2) and the kernel efficiency was refit on them (0.92 -> 0.90; November 2026)
     # 0.073 since torchtitan's runs took its per-operator checkpointing (0.077 before) and Transformer Engine's split
     # GEMMs run three at a time with the H100 kernel efficiency refit (0.90 -> 0.89; November 2026)
-    assert statistics.median(errors) == pytest.approx(0.073, abs=0.01)  # 0.093 before those, 0.090 before cuDNN took its published ratio to FlashAttention-3 (and the H100 kernel efficiency moved 0.91 -> 0.92), 0.099 before FlashAttention-2 took its own sequence ramp, 0.078 before llm-foundry's runs took the Triton attention kernel their scripts name, 0.109 before FlashAttention-2 took its own published rates, 0.106 before the torchtitan runs moved to their GPU, 0.086 before the other stacks overlapped their data-parallel communication
+    # 0.079 since Megatron's column-parallel layers run their backward collectives beside their own GEMMs (the input
+    # gathered again under sequence parallelism; operators.TP_BACKWARD_ASYNC) and the kernel efficiencies were refit
+    # (A100 0.94 -> 0.93, H100 0.89 -> 0.90; November 2026): mechanism read from the code, the fit and the median worse
+    assert statistics.median(errors) == pytest.approx(0.079, abs=0.01)  # 0.093 before those, 0.090 before cuDNN took its published ratio to FlashAttention-3 (and the H100 kernel efficiency moved 0.91 -> 0.92), 0.099 before FlashAttention-2 took its own sequence ramp, 0.078 before llm-foundry's runs took the Triton attention kernel their scripts name, 0.109 before FlashAttention-2 took its own published rates, 0.106 before the torchtitan runs moved to their GPU, 0.086 before the other stacks overlapped their data-parallel communication
     curve = [abs(r.step_error()) for r in validation]
     assert statistics.median(errors) < statistics.median(curve)  # better than the efficiency curve, still short
     nvidia = _errors([r for r in runs.H100_RUNS if r.role == "validation"])
@@ -110,7 +113,7 @@ def test_validation_errors_as_measured():
 
 
 @pytest.mark.xfail(strict=True, reason="issue 31's target is not met yet: median |step-time error| on the "
-                                       "validation and other-stack runs 7.8 % (target 6 %), worst above 50 %; runs of 32k tokens "
+                                       "validation and other-stack runs 7.9 % (target 6 %), worst above 50 %; runs of 32k tokens "
                                        "and more miss by 19 % in median (|error|), torchtitan's and NeMo's too fast, "
                                        "llm-foundry's too slow")
 def test_issue_31_target_on_every_validation_run():
@@ -225,15 +228,16 @@ def test_runs_take_the_attention_kernel_their_scripts_name():
 
 def test_attention_kernel_brackets_as_measured():
     """On the Triton runs, the published step lies between the operator model priced with the Triton kernel (the
-    A100 ratio) and with FlashAttention-2 on 19 of 25 (20 when the kernel was corrected, before FlashAttention-2 took
+    A100 ratio) and with FlashAttention-2 on 18 of 25 (20 when the kernel was corrected, before FlashAttention-2 took
     its own sequence ramp; 17 before each FP8 GEMM's casts came from its shapes, 18 before the H100 refit of the
-    split GEMMs three at a time; November 2026): the kernel's price on these GPUs is the least-known input, and the
+    split GEMMs three at a time, 19 before the refit with Megatron's asynchronous backward collectives, which made
+    the A100 kernels 1 % slower; November 2026): the kernel's price on these GPUs is the least-known input, and the
     appendix shows both."""
     from atscale import accuracy
 
     brackets = accuracy.attention_kernel_brackets()
     assert len(brackets) == 25
-    assert sum(b.between for b in brackets) == 19
+    assert sum(b.between for b in brackets) == 18
     for b in brackets:
         assert b.as_recorded == pytest.approx(b.run.step_error(operators=True), rel=1e-12)
         assert b.as_recorded > b.as_preset  # the slower kernel never makes the step faster

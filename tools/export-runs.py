@@ -54,13 +54,13 @@ def stack(group: str, label: str) -> tuple[str, str]:
     if group == "Megatron-LM Table 1":
         return "Megatron-LM (2021)", "megatron-lm-2021"
     if group == "Korthikanti et al. Table 5" or label.startswith("MT-NLG"):
-        return _K22, "megatron-lm-2021"
+        return _K22, "megatron-lm-2022"
     if label.startswith("Llama 3 405B"):
         return "Meta (Llama 3)", "other"
     if group == "H100 recipes":
         return "NVIDIA NeMo 24.09/24.11 (Megatron-Core)", "megatron-core"
     if group == "MegaScale":
-        return "MegaScale's Megatron-LM baseline", "megatron-lm-2021"
+        return "MegaScale's Megatron-LM baseline", "megatron-lm-2022"
     return {"DeepSeek-V3, 512 H100, BF16": ("NVIDIA NeMo 25.04.01 (Megatron-Core)", "megatron-core"),
             "DeepSeek-V3, 1,024 H100, BF16": ("NVIDIA NeMo 25.04.01 (Megatron-Core)", "megatron-core"),
             "Qwen3-235B-A22B, 256 H100, BF16": ("Megatron-Core (Megatron-MoE-ModelZoo)", "megatron-core"),

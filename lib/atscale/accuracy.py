@@ -40,7 +40,8 @@ __all__ = ["Comparison", "Summary", "Gap", "megascale_drops", "megascale_against
            "table", "summary_table", "sources_table", "GROUPS", "COLLECTIVES_TOLERANCE", "STEP_TIME_TOLERANCE",
            "PEAK_OVER_MEASURED_MAX", "StackSummary", "stack_summaries", "stack_table", "operator_table",
            "KernelBracket", "attention_kernel_brackets", "attention_kernel_table", "TritonCheck", "triton_check",
-           "ablation_table", "SCALE_SERIES", "Drift", "scale_drift", "drift_table", "MoeError", "moe_errors", "moe_table"]
+           "ablation_table", "SCALE_SERIES", "Drift", "scale_drift", "drift_table", "MoeError", "moe_errors", "moe_table",
+           "BackwardInLine", "backward_in_line"]
 
 GROUPS = ("Hardware", "Memory", "Collectives", "Step time", "Experts", "Reliability")
 """The groups, in the order of the chapters that make the comparisons."""
@@ -525,6 +526,44 @@ def operator_table(*, folded: bool = True):
                  fold=f"All {len(rows)} dense runs, one by one" if folded else "")
 
 
+@dataclass(frozen=True)
+class BackwardInLine:
+    """The operator-level model as it runs Megatron's column-parallel backward collectives (beside their GEMMs,
+    :data:`atscale.operators.TP_BACKWARD_ASYNC`) and as it ran them until November 2026 (in line), each with its
+    own kernel efficiencies fitted on the calibration runs (:func:`atscale.fitting.calibrate_operators`):
+    ``efficiencies`` ``(A100-era, H100-era)``, dimensionless; ``loss``, the fit's sum of squared log errors;
+    ``median``, the median |step-time error| over the dense validation runs (fractions). ``*_in_line``: the same
+    with every run's backward collectives in line."""
+
+    efficiencies: tuple
+    efficiencies_in_line: tuple
+    loss: float
+    loss_in_line: float
+    median: float
+    median_in_line: float
+
+
+@functools.lru_cache(maxsize=1)
+def backward_in_line() -> BackwardInLine:
+    """:class:`BackwardInLine`: what running Megatron's backward collectives beside their GEMMs did to the fit and
+    to the validation error, both models refit on the same calibration runs."""
+    import dataclasses
+
+    from . import fitting, runs
+
+    def in_line(r):
+        return dataclasses.replace(r, details={**r.details, "tp_backward_async": False})
+
+    out = []
+    for move in (lambda r: r, in_line):
+        cal, loss = fitting.calibrate_operators([move(r) for r in runs.CALIBRATION_RUNS])
+        val = [abs(move(r).step_error(cal, operators=True)) for r in runs.ALL_RUNS
+               if r.role == "validation" and not r.model.is_moe]
+        out.append(((cal.kernel_efficiency, cal.kernel_efficiency_h100), loss, statistics.median(val)))
+    (eff, loss, med), (eff_l, loss_l, med_l) = out
+    return BackwardInLine(eff, eff_l, loss, loss_l, med, med_l)
+
+
 def _preset_kernel(run) -> str:
     """The attention kernel of a run's stack preset (which its record may override: :attr:`Run.attention_kernel`)."""
     from . import operators
@@ -533,13 +572,17 @@ def _preset_kernel(run) -> str:
 
 
 def _preset_text(run) -> str:
-    """A run's stack preset, with its attention kernel where the record names one the preset does not run."""
+    """A run's stack preset, with its attention kernel where the record names one the preset does not run, and with
+    its backward TP collectives in line where it predates Megatron's asynchronous ones (:meth:`Run._stack`)."""
+    from . import operators
     from .kernels import ATTENTION_KERNEL_LABELS
 
     preset = run.stack_preset
-    if run.attention_kernel == _preset_kernel(run):
-        return preset
-    return f"{preset}, {ATTENTION_KERNEL_LABELS[run.attention_kernel]}"
+    if run.attention_kernel != _preset_kernel(run):
+        preset = f"{preset}, {ATTENTION_KERNEL_LABELS[run.attention_kernel]}"
+    if run._stack().tp_backward_async != operators.stack(run.stack_preset).tp_backward_async:
+        preset = f"{preset}, backward TP collectives in line"
+    return preset
 
 
 @dataclass(frozen=True)

@@ -109,7 +109,7 @@ H100_ERA = 2022
 
 
 CALIBRATION = Calibration(efficiency_max=0.88, half_width=75.0, half_hidden=625.0, fp8_matmul_speedup=1.42,
-                          efficiency_max_h100=0.79, kernel_efficiency=0.94, kernel_efficiency_h100=0.89)
+                          efficiency_max_h100=0.79, kernel_efficiency=0.93, kernel_efficiency_h100=0.90)
 """The fitted constants (:func:`~atscale.fitting.calibrate` on :data:`~atscale.runs.CALIBRATION_RUNS` for the curve's five,
 :func:`~atscale.fitting.calibrate_operators` on its BF16 runs for the two kernel efficiencies); the default of every
 function that takes a ``calibration``."""

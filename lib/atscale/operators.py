@@ -117,7 +117,10 @@ class Stack:
     ``comm_sm_share``: what an overlapped collective takes from the computation it hides behind
     (:data:`COMM_SM_SHARE`). ``source``: the framework's code or documentation. ``overlap_streams``: how many of the
     chunks of a GEMM split for TP overlap run at once (:data:`OVERLAP_STREAMS` for Transformer Engine; 1, one after
-    another, for PyTorch's async TP)."""
+    another, for PyTorch's async TP). ``tp_backward_async``: the column-parallel linear layers' backward collectives
+    run beside their own matmuls even without TP overlap, as Megatron does (:data:`TP_BACKWARD_ASYNC`); False:
+    PyTorch's tensor parallelism, which keeps the gathered input for the weight gradient and reduces the input
+    gradient after both matmuls."""
 
     name: str
     label: str
@@ -130,12 +133,14 @@ class Stack:
     comm_sm_share: float
     source: str
     overlap_streams: int = 1
+    tp_backward_async: bool = False
 
     def __post_init__(self):
         _v.choice("attention", self.attention, kernels.ATTENTION_KERNELS)
         _v.nonnegative("host_seconds_per_kernel", self.host_seconds_per_kernel, scalar=True)
         _v.number("comm_sm_share", self.comm_sm_share, low=0, high=1, high_open=True, scalar=True)
         _v.count("overlap_streams", self.overlap_streams, low=1, scalar=True)
+        _v.flag("tp_backward_async", self.tp_backward_async)
 
 
 _HOST = kernels.HOST_SECONDS_PER_OP
@@ -144,12 +149,25 @@ OVERLAP_STREAMS = 3
 (``NVTE_COMM_OVERLAP_MAX_STREAMS``, Transformer Engine v2.8, ``comm_gemm_overlap.h``; ``CommOverlapP2PBase::
 split_overlap_ag`` issues chunk ``i`` on ``_stream_compute[i % 3]``). PyTorch's async tensor parallelism runs its
 chunks' matmuls on the current stream, one after another (one stream)."""
+TP_BACKWARD_ASYNC = ("Megatron-LM core_r0.9.0, megatron/core/tensor_parallel/layers.py, "
+                     "LinearWithGradAccumulationAndAsyncCommunication.backward; Transformer Engine v1.11, "
+                     "pytorch/module/layernorm_linear.py, _LayerNormLinear.backward ('Overlap input AG with dgrad', "
+                     "'Overlap dgrad-RS/AR with wgrad')")
+"""Where a column-parallel linear layer's backward collectives are read (:attr:`Stack.tp_backward_async`). With
+sequence parallelism the layer saved only its rank's ``1/tp`` of the input, so the backward all-gathers it again,
+asynchronously, while the input-gradient GEMM runs (the weight gradient needs the whole input), then
+reduce-scatters the input gradient, asynchronously, while the weight-gradient GEMM runs; without sequence
+parallelism it all-reduces the input gradient beside the weight-gradient GEMM. Both need
+``CUDA_DEVICE_MAX_CONNECTIONS=1`` so that the collective is queued before the GEMM, as Megatron's launch scripts
+set. Megatron-LM has done so since September 2021 (the all-reduce; the sequence-parallel path since it arrived in
+2022); the row-parallel layers' collectives and every forward one stay on the critical path unless TP overlap
+pipelines them."""
 STACKS: Mapping[str, Stack] = MappingProxyType({s.name: s for s in (
     Stack("megatron-core", "Megatron-Core with Transformer Engine", "cudnn", True, _HOST, False, True, False,
           COMM_SM_SHARE,
           "NVIDIA Megatron-LM (megatron/training/arguments.py: --apply-rope-fusion, --bias-swiglu-fusion, "
           "--cross-entropy-loss-fusion; Transformer Engine's LayerNormLinear fuses the norm into the next GEMM's "
-          "input; DotProductAttention runs cuDNN's fused attention), eager PyTorch host", OVERLAP_STREAMS),
+          "input; DotProductAttention runs cuDNN's fused attention), eager PyTorch host", OVERLAP_STREAMS, True),
     Stack("fsdp2-eager", "PyTorch FSDP2, eager (torchtitan)", "flash2", False, _HOST, True, False, True,
           COMM_SM_SHARE,
           "pytorch/torchtitan (models/llama: nn.RMSNorm, complex-number RoPE, F.silu(w1(x)) * w3(x), "
@@ -218,9 +236,11 @@ def _context(model: models.TransformerConfig, accelerator: hardware.Accelerator,
     gemm = dataclasses.replace(gemm, rate=gemm.rate * efficiency)
     gemm16 = dataclasses.replace(gemm16, rate=gemm16.rate * efficiency)
     attn = dataclasses.replace(attn, gemm=gemm16, rates=tuple((r * efficiency, h, cap) for r, h, cap in attn.rates))
-    return types.SimpleNamespace(w=_model_shapes(model), s=float(seq_length), stack=stack_, gemm=gemm,
-                                 gemm16=gemm16, attn=attn, hbm=kernels.memory_bandwidth(accelerator),
-                                 fp8=dtype == "fp8", recipe=fp8_recipe, causal=True, moe=model.is_moe)
+    w = _model_shapes(model)
+    columns = frozenset(name for name, _, _, mode in _gemms(w, stack_, 1.0) if mode == "column")
+    return types.SimpleNamespace(w=w, s=float(seq_length), stack=stack_, gemm=gemm, gemm16=gemm16, attn=attn,
+                                 hbm=kernels.memory_bandwidth(accelerator), fp8=dtype == "fp8", recipe=fp8_recipe,
+                                 causal=True, moe=model.is_moe, columns=columns)
 
 
 def _gemm3(m, n, k, g, xp, chunks=1.0, together=1.0):

@@ -506,8 +506,9 @@ def _operator_times(L, c: _Context) -> dict:
     recompute = xp.where(full, forward, xp.lazy_where(L.reco == _RECOMPUTE_CODE["selective"], selective,
                                                       lambda: 0.0))
     extra = xp.where(full, 2 * k.layer_matmul + 4 * c.s * k.aw, _selective_flops(L, c, xp))
+    column_bwd = sum(b_ for name, _, _, b_, _, _ in rows if name in c.ops.columns)  # behind their collectives
     return dict(gemm=gemm, attention=attention, elementwise=elementwise, recompute=recompute, extra_flops=extra,
-                tokens=L.b * c.s / L.cp, full=full, mlp_again=_recomputes(L, "mlp"))
+                tokens=L.b * c.s / L.cp, full=full, mlp_again=_recomputes(L, "mlp"), column_bwd=column_bwd)
 
 
 _NORM_OPS = ("norms (x2)", "LayerNorm (x2)")
@@ -616,7 +617,16 @@ def _tp_comm(L, c: _Context, layer: dict):
     plan's TP, and core_r0.11.0, over ``expert_tensor_parallel_size`` ranks): a pair over ``expert_tp`` ranks of
     the ``k`` copies of every token (the busiest expert's ``expert_load`` times the mean), none with expert TP 1.
     These are plain collectives on the compute stream, which the linear layers' TP overlap does not pipeline:
-    exposed."""
+    exposed.
+
+    A stack whose column-parallel layers run their backward collectives beside their own matmuls
+    (:attr:`atscale.operators.Stack.tp_backward_async`, Megatron's; :data:`atscale.operators.TP_BACKWARD_ASYNC`)
+    takes those collectives off the critical path without TP overlap: with sequence parallelism each such layer
+    gathers its input again (it kept only its shard) beside the input-gradient GEMM and reduce-scatters the input
+    gradient beside the weight-gradient GEMM, one pair more than the count above and half of it moved aside;
+    without, its input gradient's all-reduce runs beside the weight-gradient GEMM. What they take is what their
+    GEMMs (``column_bwd``) cannot cover, plus the stack's contention while they run; with TP overlap they join the
+    pipelined rest."""
     xp, k = c.xp, c.k
 
     def pair(msg, n):
@@ -637,10 +647,16 @@ def _tp_comm(L, c: _Context, layer: dict):
         mlp = (2.0 + layer["full"] + xp.where(layer["full"], 0.0, layer["mlp_again"])) * k.moe_share
         if not k.shared:  # no dense MLP to gather for
             count = count - mlp
-    t = xp.where(L.tp > 1, count * one, 0.0)
+    side = side_t = 0.0  # the column-parallel layers' backward collectives run beside their GEMMs, and what that costs
+    if c.ops is not None and c.ops.stack.tp_backward_async:
+        halves = 1.0 - (k.moe_share / 2 if (expert_mlp and not k.shared) else 0.0)  # column-parallel layers present
+        count = count - xp.where(L.sp, n_fwd / 4, n_fwd / 2) * halves  # their reduce-scatters, or all-reduces
+        side = xp.where(L.tp > 1, n_fwd / 2 * halves * one, 0.0)  # those and, with SP, the input gathered again
+        side_t = xp.maximum(side - layer["column_bwd"], 0.0) + c.contention * xp.minimum(side, layer["column_bwd"])
+    t = xp.where(L.tp > 1, count * one, 0.0) + side
     cover = layer["gemm"] * xp.where(layer["full"], 4 / 3, 1.0)
     hidden = xp.maximum(t - cover, t / L.tp) + c.contention * xp.minimum(t, cover)
-    t = xp.where(L.tp_overlap & L.sp, hidden, t)
+    t = xp.where(L.tp_overlap & L.sp, hidden, t - side + side_t)
     if expert_mlp:  # the dispatcher's pair over the expert-TP group, exposed
         gathered = pair(msg * k.top_k * L.load, xp.maximum(L.etp, 2.0))
         t = t + xp.where(L.etp > 1, mlp * gathered, 0.0)

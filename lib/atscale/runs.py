@@ -113,10 +113,11 @@ class Run:
         """The :data:`atscale.operators.STACKS` preset this run is priced with by the operator-level compute: the
         record's ``stack_preset`` (torchtitan's async-TP runs are its compiled preset with ``tp_overlap`` on; the
         Megatron-LM runs of 2021-22 and the stacks whose sources do not say what they fuse, ``"other"``, take
-        Megatron-Core's fused preset, an assumption)."""
+        Megatron-Core's fused preset, an assumption; those of 2021, ``"megatron-lm-2021"``, without the
+        asynchronous backward collectives Megatron-LM gained in September 2021: :meth:`_stack`)."""
         preset = self.details.get("stack_preset", "megatron-core")
         return {"fsdp2-compile-async-tp": "fsdp2-compile", "megatron-lm-2021": "megatron-core",
-                "other": "megatron-core"}.get(preset, preset)
+                "megatron-lm-2022": "megatron-core", "other": "megatron-core"}.get(preset, preset)
 
     @property
     def attention_kernel(self) -> str:
@@ -146,8 +147,15 @@ class Run:
                          calibration=calibration, stragglers=stragglers, **extra)
 
     def _stack(self) -> _operators.Stack:
-        """The :attr:`stack_preset` running the run's :attr:`attention_kernel`."""
+        """The :attr:`stack_preset` running the run's :attr:`attention_kernel`, and with its column-parallel layers'
+        backward collectives in line where the record says so (``details["tp_backward_async"]``) or where it ran
+        Megatron-LM of 2021 (Narayanan et al. 2021, code of April 2021), before those layers ran their backward
+        all-reduce beside the weight-gradient GEMM (``async_tensor_model_parallel_allreduce``, Megatron-LM, September
+        2021; :data:`atscale.operators.TP_BACKWARD_ASYNC`)."""
         preset = _operators.stack(self.stack_preset)
+        aside = self.details.get("tp_backward_async", self.details.get("stack_preset") != "megatron-lm-2021")
+        if preset.tp_backward_async and not aside:
+            preset = dataclasses.replace(preset, tp_backward_async=False)
         if preset.attention == self.attention_kernel:
             return preset
         return dataclasses.replace(preset, attention=self.attention_kernel)
