@@ -132,8 +132,11 @@ class TransformerConfig:
         parallel_block: the attention and the MLP read the same normalised input and their outputs are added to
             the residual together, ``x + attn(norm(x)) + mlp(norm(x))`` (GPT-J; PaLM, Chowdhery et al. 2022, sec. 2;
             MegaScale, Jiang et al. 2024, sec. 3.1): with tensor parallelism the two sublayers share one gather of
-            their input and one reduction of their output, half the serial block's collectives. The step time
-            prices only that (the GEMMs, norms and FLOPs are the serial block's).
+            their input and one reduction of their output, half the serial block's collectives. The efficiency curve
+            prices only that; the operator-level compute (``step_time(..., stack=...)``) also runs one norm instead
+            of two and the attention's input projection and the MLP's first GEMM as one, "the MLP and Attention
+            input matrix multiplications can be fused" (PaLM, sec. 2). The FLOPs and the activation memory are the
+            serial block's.
         mtp_layers: multi-token prediction depth ``D`` used in training (DeepSeek-AI 2024, DeepSeek-V3 Technical
             Report, sec. 2.2; ``D = 1`` there, sec. 4.2): each of the ``D`` modules is one more transformer block
             (an MoE block for a mixture of experts), a projection of the concatenated ``[norm(h); norm(emb)]``

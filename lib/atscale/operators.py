@@ -209,7 +209,8 @@ def _model_shapes(model: models.TransformerConfig) -> dict:
     l = model.num_layers
     h, f = float(model.hidden_size), float(model.active_ffn_size)
     rotary = float(model.rotary_width)  # RoPE turns the queries and the keys (MLA: their rotary part)
-    elements = {"norms (x2)": 2 * h, "LayerNorm (x2)": 2 * h, "RoPE": rotary, "SwiGLU product": f,
+    norms = (1.0 if model.parallel_block else 2.0) * h  # a parallel block's sublayers read one norm's output
+    elements = {"norms (x2)": norms, "LayerNorm (x2)": norms, "RoPE": rotary, "SwiGLU product": f,
                 "MLP activation": f, "residual adds (x2)": 2 * h}
     ops = ("LayerNorm (x2)" if model.norm == "layernorm" else "norms (x2)",)
     ops += () if model.learned_position_embeddings else ("RoPE",)
@@ -220,7 +221,7 @@ def _model_shapes(model: models.TransformerConfig) -> dict:
                 d=float(model.qk_head_dim + model.v_head_dim) / 2, vocab=float(model.vocab_size),
                 fe=float(model.expert_size), top_k=float(model.experts_per_token),
                 experts=float(max(model.num_experts, 1)), moe_share=model.moe_layers / l, memory_ops=ops,
-                fp8_dispatch=bool(model.fp8_dispatch),
+                fp8_dispatch=bool(model.fp8_dispatch), parallel=bool(model.parallel_block) and not model.is_moe,
                 elements=elements, layer_params=float(model.block_params) / l,
                 projections=tuple((name, float(n), float(k), split) for name, n, k, split in model._projections()))
 
@@ -271,6 +272,18 @@ def _gemms(w, st, tp):
     return [*qkv, ("attention output", w["h"], w["o"] / tp, "row"), *mlp]
 
 
+def _fused_inputs(w, gemms) -> frozenset:
+    """The names of the GEMMs a parallel block (:attr:`~atscale.models.TransformerConfig.parallel_block`) runs as
+    one: the column-parallel ones that read the block's one normalised input (the QKV projection and the MLP's
+    first, gate and up), "the MLP and Attention input matrix multiplications can be fused" (PaLM, Chowdhery et al.
+    2022, sec. 2, "Parallel Layers"); none for a serial block, a mixture of experts or multi-head latent attention
+    (whose down-projections are whole on every rank)."""
+    if not w["parallel"]:
+        return frozenset()
+    names = frozenset(name for name, _, k, mode in gemms if mode == "column" and k == w["h"])
+    return names if len(names) > 1 and all(mode != "duplicated" for _, _, _, mode in gemms) else frozenset()
+
+
 def _cast_elements(n, k, mode, sp_div):
     """Elements per token that one FP8 GEMM ``C[tokens, n] = A[tokens, k] W[k, n]`` (per-GPU ``n`` and ``k``,
     :func:`_gemms`) casts to FP8 on one GPU: ``(forward, backward)``, its input forward and its output's gradient
@@ -297,12 +310,19 @@ def _rows(L, c, xp) -> list:
     together = xp.minimum(st.overlap_streams, chunks)  # as many at once as the stack has streams for them
     sp_div = xp.where(sp, tp, 1.0)
     cast_f = cast_b = cast_n = 0.0  # FP8: elements cast forward and backward, and the number of FP8 GEMMs
-    for name, n, k, mode in _gemms(w, st, tp):  # the MLP GEMMs at f_gemm (a mixture of experts' routed ones apart)
-        f_, b_ = _gemm3(tokens, n, k, c.gemm, xp, chunks, together)
-        rows.append((name, "matmul", f_, b_, 1.0, 2.0))
-        if c.fp8:
+    gemms = _gemms(w, st, tp)
+    fused = _fused_inputs(w, gemms)
+    if fused:  # one GEMM of their summed width, its time and its kernels shared out by width
+        width = sum(n for name, n, _, _ in gemms if name in fused)
+        fused_f, fused_b = _gemm3(tokens, width, w["h"], c.gemm, xp, chunks, together)
+    for name, n, k, mode in gemms:  # the MLP GEMMs at f_gemm (a mixture of experts' routed ones apart)
+        share = n / width if name in fused else 1.0
+        f_, b_ = (fused_f * share, fused_b * share) if name in fused else _gemm3(tokens, n, k, c.gemm, xp, chunks,
+                                                                                 together)
+        rows.append((name, "matmul", f_, b_, share, 2.0 * share))
+        if c.fp8:  # a fused GEMM casts its one input once
             e_f, e_b = _cast_elements(n, k, mode, sp_div)
-            cast_f, cast_b, cast_n = cast_f + e_f, cast_b + e_b, cast_n + 1.0
+            cast_f, cast_b, cast_n = cast_f + e_f * share, cast_b + e_b, cast_n + share
     if c.moe:
         rows += _experts(L, c, xp)
         if c.fp8:
