@@ -110,3 +110,5 @@ def test_the_appendix_compares_both_refit():
     run = next(r for r in runs.ALL_RUNS if r.label.startswith("GPT 22B"))
     assert dataclasses.replace(run, details={**run.details, "tp_backward_async": False})._stack().tp_backward_async \
         is False
+    with pytest.raises(ValueError, match="tp_backward_async"):
+        dataclasses.replace(run, details={**run.details, "tp_backward_async": "no"})

@@ -506,7 +506,8 @@ def _operator_times(L, c: _Context) -> dict:
     recompute = xp.where(full, forward, xp.lazy_where(L.reco == _RECOMPUTE_CODE["selective"], selective,
                                                       lambda: 0.0))
     extra = xp.where(full, 2 * k.layer_matmul + 4 * c.s * k.aw, _selective_flops(L, c, xp))
-    column_bwd = sum(b_ for name, _, _, b_, _, _ in rows if name in c.ops.columns)  # behind their collectives
+    column_bwd = (sum(b_ for name, _, _, b_, _, _ in rows if name in c.ops.columns)  # behind their collectives
+                  if c.ops.stack.tp_backward_async else 0.0)
     return dict(gemm=gemm, attention=attention, elementwise=elementwise, recompute=recompute, extra_flops=extra,
                 tokens=L.b * c.s / L.cp, full=full, mlp_again=_recomputes(L, "mlp"), column_bwd=column_bwd)
 

@@ -107,6 +107,8 @@ class Run:
         object.__setattr__(self, "details", MappingProxyType(dict(self.details)))
         if "attention_kernel" in self.details:
             _v.choice("attention_kernel", self.details["attention_kernel"], ATTENTION_KERNELS)
+        if "tp_backward_async" in self.details:
+            _v.flag("tp_backward_async", self.details["tp_backward_async"])
 
     @property
     def stack_preset(self) -> str:
