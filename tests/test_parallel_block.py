@@ -82,3 +82,25 @@ def test_the_curve_prices_only_the_collectives_and_the_same_vectorised():
                                     seq_length=4096, memory_check=False, stack="megatron-core").total
               for b, o in ((1, False), (2, True))]
     assert list(table.total) == pytest.approx(scalar, rel=1e-12)
+
+
+def test_activations_keep_one_norm_and_one_block_input():
+    """Korthikanti et al.'s replicated terms hold both norms' inputs and both blocks' inputs (2 s b h each); a
+    parallel block has one norm, whose output both blocks read: 4 s b h fewer, and "layernorm" recomputation and the
+    FP8 cache of the norms' outputs save half as much."""
+    from atscale import memory
+
+    s, b, h = 4096, 2, SERIAL.hidden_size
+    serial, par = memory.activation_terms(SERIAL, b, s), memory.activation_terms(PARALLEL, b, s)
+    assert serial.replicated - par.replicated == pytest.approx(4 * s * b * h, rel=1e-12)
+    assert (par.parallel, par.scores) == (serial.parallel, serial.scores)
+    for fn in (lambda m: memory.recompute_savings(m, b, s, ("layernorm",)), lambda m: memory.fp8_cache_savings(m, b, s)):
+        assert fn(PARALLEL).replicated == pytest.approx(fn(SERIAL).replicated / 2, rel=1e-12)
+    per_layer = [memory.activation_bytes_per_layer(m, b, s, tp=8, sequence_parallel=True, flash_attention=True)
+                 for m in (SERIAL, PARALLEL)]
+    assert per_layer[0] - per_layer[1] == pytest.approx(4 * s * b * h / 8, rel=1e-12)
+    dp = EX.cluster.num_gpus // 8
+    plan = Plan(tp=8, pp=1, dp=dp, micro_batch=b, global_batch=b * dp, sequence_parallel=True, recompute="none")
+    mem = [parallelism.step_time(m, EX.cluster, plan, seq_length=s, memory_check=False).memory_total
+           for m in (SERIAL, PARALLEL)]
+    assert mem[0] - mem[1] == pytest.approx(SERIAL.num_layers * 4 * s * b * h / 8, rel=1e-9)

@@ -338,7 +338,8 @@ def activation_terms(model: models.TransformerConfig, micro_batch, seq_length=No
     grouped-query attention stores K and V at width ``g · d`` instead of ``h``; a gated (SwiGLU)
     MLP stores three ``s × f`` tensors (gate, up, their product) instead of two; no dropout
     removes the masks and the dropped-out scores; a fused (FlashAttention) kernel stores no
-    ``s × s`` tensor at all. Multi-head latent attention (:class:`atscale.models.MLA`) stores its query and key-value
+    ``s × s`` tensor at all; a parallel block (one norm, whose output both sublayers read) stores one norm's input
+    and one block input, ``4 s b h`` fewer. Multi-head latent attention (:class:`atscale.models.MLA`) stores its query and key-value
     latents (the inputs of their RMSNorms) and the norms' outputs (the up-projections' inputs), ``4 s b (r_q + r_kv)``
     replicated (Megatron-Core ``multi_latent_attention.py``: the down-projections' outputs are ``s / t`` tokens long
     under sequence parallelism, full-length on every tensor-parallel rank without it). All values in bytes;
@@ -358,9 +359,10 @@ def activation_terms(model: models.TransformerConfig, micro_batch, seq_length=No
     h, a, f = model.hidden_size, model.num_heads, model.active_ffn_size
     q, kv, o = a * model.qk_head_dim, model.kv_heads * (model.qk_head_dim + model.v_head_dim) / 2, a * model.v_head_dim
     sbh = s * b * h
-    # Outside the TP region: two norm inputs (2 each), the QKV and MLP block inputs (2 each),
-    # and a 1-byte dropout mask after attention and after the MLP.
-    replicated = sbh * (4 + 2 + 2 + (2 if dropout else 0)) + 4 * s * b * _latent_width(model)
+    # Outside the TP region: two norm inputs (2 each), the QKV and MLP block inputs (2 each), and a 1-byte dropout
+    # mask after attention and after the MLP; a parallel block has one norm, whose output both blocks read.
+    norms = _norms(model)
+    replicated = sbh * (2 * norms + 2 * norms + (2 if dropout else 0)) + 4 * s * b * _latent_width(model)
     # Inside: Q (2 s b a d), K and V (2 s b g d each), the output-projection input (2 s b a d), and the
     # MLP's inner tensors: GeLU input and output (2 x 2sbf) or SwiGLU's gate, up, product (3 x 2sbf), with f the
     # width a token goes through (a MoE layer: its k routed and shared experts).
@@ -374,6 +376,13 @@ def activation_terms(model: models.TransformerConfig, micro_batch, seq_length=No
     else:  # softmax output (2 bytes), and with dropout its mask (1) and output (2): 5 a s^2 b
         scores = (5 if dropout else 2) * a * s * s * b
     return ActivationTerms(as_scalar(replicated), as_scalar(parallel), as_scalar(scores))
+
+
+def _norms(model: models.TransformerConfig) -> int:
+    """Norms per layer whose input and output the layer stores: two, one before the attention and one before the
+    MLP; one in a parallel block (:attr:`~atscale.models.TransformerConfig.parallel_block`), whose attention and MLP
+    read the same normalised input (PaLM, Chowdhery et al. 2022, sec. 2)."""
+    return 1 if model.parallel_block else 2
 
 
 def _key_width(model: models.TransformerConfig) -> int:
@@ -395,7 +404,8 @@ def recompute_savings(model: models.TransformerConfig, micro_batch, seq_length=N
     :data:`atscale.plan.RECOMPUTE_MODULES`) does not store, split as :func:`activation_terms` splits them:
 
     * ``"core_attn"``: the attention scores (``scores``; none with a fused kernel, which stores none);
-    * ``"layernorm"``: both norms' outputs, the QKV and MLP block inputs, ``4 s b h`` (``replicated``); under
+    * ``"layernorm"``: both norms' outputs, the QKV and MLP block inputs, ``4 s b h`` (``replicated``; a parallel
+      block's one norm, ``2 s b h``); under
       multi-head latent attention also the latent norms' outputs, ``2 s b (r_q + r_kv)`` (DeepSeek-V3 recomputes
       "all RMSNorm operations", sec. 3.2.3);
     * ``"act"``: the activation function's output, the down projection's input, ``2 s b f`` (``parallel``);
@@ -409,7 +419,8 @@ def recompute_savings(model: models.TransformerConfig, micro_batch, seq_length=N
       down projection's output the policy stores, ``2 s b h`` each, ``replicated``: net nothing for a gated MLP,
       whose down projection runs third of three and is kept; ``2 s b h`` without a gate, whose down projection is
       recomputed. Counted as without tensor parallelism: with it the policy also keeps the attention's
-      reduce-scatter output, ``2 s b h / t`` more (left out). None of the keys under MLA.
+      reduce-scatter output, ``2 s b h / t`` more (left out). None of the keys under MLA. A parallel block's are
+      counted as the serial block's (it has no residual sum between its sublayers: a known approximation).
 
     Each term as :func:`activation_terms` counts it (Korthikanti et al. 2022, sec. 4.1; Megatron-Core's
     ``recompute_modules``). Bytes; ``micro_batch`` may be an array."""
@@ -419,7 +430,7 @@ def recompute_savings(model: models.TransformerConfig, micro_batch, seq_length=N
     b = np.asarray(micro_batch, dtype=float)
     s = np.asarray(model.seq_length if seq_length is None else seq_length, dtype=float)
     sb = s * b
-    rep = 2 * sb * (2 * model.hidden_size + _latent_width(model)) if "layernorm" in modules else 0 * sb
+    rep = 2 * sb * (_norms(model) * model.hidden_size + _latent_width(model)) if "layernorm" in modules else 0 * sb
     inner = (3 if model.gated_mlp else 2) * 2 * sb * model.active_ffn_size
     par = inner if "mlp" in modules else (2 * sb * model.active_ffn_size if "act" in modules else 0 * sb)
     if "mla_up_proj" in modules and model.mla is not None:  # Q (2 s b a d_qk), K and V (2 s b g d each)
@@ -445,7 +456,7 @@ def _fp8_cache_parts(model: models.TransformerConfig, sb, policy: str) -> dict:
     h, f, o = model.hidden_size, model.active_ffn_size, model.num_heads * model.v_head_dim
     share = model.moe_layers / model.num_layers if model.is_moe else 0.0
     parts = dict(
-        norm_out=2 * sb * h,  # the QKV and MLP blocks' inputs (the norms' outputs): 1 byte of 2 each
+        norm_out=_norms(model) * sb * h,  # the QKV and MLP blocks' inputs (the norms' outputs): 1 byte of 2 each
         latent_out=sb * _latent_width(model),  # MLA's latent norms' outputs, the up-projections' inputs
         fc2_in=sb * f,  # the down projection's input: 1 byte of 2
         act_in=zero,

@@ -135,7 +135,8 @@ class TransformerConfig:
             their input and one reduction of their output, half the serial block's collectives. The efficiency curve
             prices only that; the operator-level compute (``step_time(..., stack=...)``) also runs one norm instead
             of two and the attention's input projection and the MLP's first GEMM as one, "the MLP and Attention
-            input matrix multiplications can be fused" (PaLM, sec. 2). The FLOPs and the activation memory are the
+            input matrix multiplications can be fused" (PaLM, sec. 2). Its activations keep one norm's input and
+            one block input instead of two of each (:func:`atscale.memory.activation_terms`); its FLOPs are the
             serial block's.
         mtp_layers: multi-token prediction depth ``D`` used in training (DeepSeek-AI 2024, DeepSeek-V3 Technical
             Report, sec. 2.2; ``D = 1`` there, sec. 4.2): each of the ``D`` modules is one more transformer block
