@@ -39,7 +39,7 @@ from typing import Mapping
 import numpy as np
 
 from . import _validate as _v
-from . import hardware, kernels, models
+from . import hardware, kernels, memory, models
 from .calibration import CALIBRATION, Calibration
 from ._numeric import _ArrayOps, _ScalarOps
 
@@ -209,7 +209,7 @@ def _model_shapes(model: models.TransformerConfig) -> dict:
     l = model.num_layers
     h, f = float(model.hidden_size), float(model.active_ffn_size)
     rotary = float(model.rotary_width)  # RoPE turns the queries and the keys (MLA: their rotary part)
-    norms = (1.0 if model.parallel_block else 2.0) * h  # a parallel block's sublayers read one norm's output
+    norms = memory._norms(model) * h  # a parallel block's sublayers read one norm's output
     elements = {"norms (x2)": norms, "LayerNorm (x2)": norms, "RoPE": rotary, "SwiGLU product": f,
                 "MLP activation": f, "residual adds (x2)": 2 * h}
     ops = ("LayerNorm (x2)" if model.norm == "layernorm" else "norms (x2)",)

@@ -654,10 +654,11 @@ def _tp_comm(L, c: _Context, layer: dict):
         count = count - xp.where(L.sp, n_fwd / 4, n_fwd / 2) * halves  # their reduce-scatters, or all-reduces
         side = xp.where(L.tp > 1, n_fwd / 2 * halves * one, 0.0)  # those and, with SP, the input gathered again
         side_t = xp.maximum(side - layer["column_bwd"], 0.0) + c.contention * xp.minimum(side, layer["column_bwd"])
-    t = xp.where(L.tp > 1, count * one, 0.0) + side
+    in_line = xp.where(L.tp > 1, count * one, 0.0)
+    t = in_line + side  # with TP overlap every collective is pipelined with the layer's GEMMs
     cover = layer["gemm"] * xp.where(layer["full"], 4 / 3, 1.0)
     hidden = xp.maximum(t - cover, t / L.tp) + c.contention * xp.minimum(t, cover)
-    t = xp.where(L.tp_overlap & L.sp, hidden, t - side + side_t)
+    t = xp.where(L.tp_overlap & L.sp, hidden, in_line + side_t)
     if expert_mlp:  # the dispatcher's pair over the expert-TP group, exposed
         gathered = pair(msg * k.top_k * L.load, xp.maximum(L.etp, 2.0))
         t = t + xp.where(L.etp > 1, mlp * gathered, 0.0)
