@@ -554,12 +554,37 @@ def _selective_flops(L, c: _Context, xp):
             + xp.where(_recomputes(L, "alternate_mm"), 2.0 * c.k.alt_matmul, 0.0))
 
 
+LAYER_FIELDS = ("b", "tp", "cp", "sp", "ep", "etp", "load", "zs", "reshard", "tp_overlap", "a2a", "reco", "rmods",
+                "fp8c")
+"""The plan fields (of the namespace the cost terms read) on which one layer's operator-level times and stored
+activations depend (:func:`_operator_times`, :func:`atscale.operators._rows`, :func:`atscale.operators._output`,
+:func:`_layer_activations`): the key under which
+:func:`_layer_times` remembers them for one plan of Python numbers. A test reads those functions' source and fails
+if they read a field not listed here."""
+
+_LAYERS: dict = {}
+"""The remembered layer times of :func:`_layer_times` (at most 256 entries). Keyed on the context and the plan
+fields, not on the module constants the operators read: code that changes such a constant at run time (an
+experiment, a test) empties it, as it would the GEMM times remembered in ``kernels._SCALAR_GEMMS``."""
+
+
 def _layer_times(L, c: _Context) -> dict:
     """Seconds per layer per micro-batch on one GPU: ``gemm``, ``attention`` (the core, executed FLOPs),
     ``elementwise`` (HBM-bound kernels), the ``recompute`` extra, and the hardware FLOPs per token that
-    recomputation adds (``extra_flops``)."""
+    recomputation adds (``extra_flops``); the bytes it stores for the backward (``activations``,
+    :func:`_layer_activations`); with a stack, also ``output``, the output layer and loss
+    (:func:`atscale.operators._output`).
+
+    On one plan of Python numbers (:func:`step_time`) the operator-level times are remembered per context and
+    :data:`LAYER_FIELDS` (:func:`_remembered`): an explorer that moves the data-parallel size, the global batch or
+    the pipeline prices the layer's operators once. The dict is only read by the cost terms."""
     if c.ops is not None:
-        return _operator_times(L, c)
+        def times():
+            return dict(_operator_times(L, c), output=_operators._output(L, c.ops, c.xp),
+                        activations=_layer_activations(L, c))
+        if c.xp is not _ScalarOps:
+            return times()
+        return _remembered(_LAYERS, (id(c), *(getattr(L, name) for name in LAYER_FIELDS)), (c,), times)
     xp, k = c.xp, c.k
     h, f, a, s = k.h, k.f, k.a, c.s
     tokens = L.b * s / L.cp  # tokens of one micro-batch on one context-parallel rank
@@ -597,7 +622,7 @@ def _layer_times(L, c: _Context) -> dict:
                          xp.lazy_where(L.reco == _RECOMPUTE_CODE["selective"], selective, lambda: 0.0))
     extra = xp.where(full, 2 * k.layer_matmul + 4 * s * k.aw, _selective_flops(L, c, xp))
     return dict(gemm=gemm, attention=attention, elementwise=elementwise, recompute=recompute, extra_flops=extra,
-                tokens=tokens, full=full, mlp_again=_recomputes(L, "mlp"))
+                tokens=tokens, full=full, mlp_again=_recomputes(L, "mlp"), activations=_layer_activations(L, c))
 
 
 def _tp_comm(L, c: _Context, layer: dict):
@@ -919,7 +944,7 @@ def _output_layer(L, c: _Context, layer: dict):
     token, split over TP (vocabulary-parallel; Shoeybi et al. 2019, sec. 3); with a stack, the logits GEMM and
     the loss over the vocabulary as operators (:func:`atscale.operators._output`)."""
     if c.ops is not None:
-        return _operators._output(L, c.ops, c.xp)
+        return layer["output"]
     rate = _efficiency(c.k.h, L.tp, c.calibration)
     return 6 * c.k.vh * layer["tokens"] / L.tp / (rate * c.gemm_rate)
 
@@ -1105,12 +1130,10 @@ def _dp_comm(L, c: _Context, psi, fwd_mb, bwd_mb, layers, shards, psi_experts=0.
     return xp.where(n > 1, xp.lazy_choose(L.zs_i, [z0, z1, z2, z3]), 0.0)
 
 
-def _memory(L, c: _Context, sl: StageLayers, shards):
-    """Per-GPU bytes of the fuller of the first and the last pipeline stage, as ``{"model state", "activations"}``:
-    weights, gradients and optimizer state sharded as the ZeRO stage says over ``shards = (k, k_e)`` ranks (dense
-    weights and routed experts; :func:`_shard_ranks`), plus the unsharded weights kept between forward and backward
-    when ZeRO-3 does not reshard; each stage's in-flight activations
-    (:func:`_in_flight`); the embedding on the first stage, the output layer and the FP32 logits on the last."""
+def _layer_activations(L, c: _Context):
+    """Bytes one layer stores for the backward pass per micro-batch on one GPU: the activations the model keeps
+    (:func:`atscale.memory.activation_terms`, through the model's constants) less what the plan's recomputation
+    and FP8 cache do not store; with full recomputation the layer's input alone."""
     xp, K = c.xp, c.k
     tokens = L.b * c.s / L.cp
     sp_div = xp.where(L.sp, L.tp, 1.0)
@@ -1132,7 +1155,19 @@ def _memory(L, c: _Context, sl: StageLayers, shards):
         rep8, par8 = memory._fp8_cache_terms(K.fp8_cache[codes], L.again, xp)
         rep, par = rep - rep8, par - par8
     per_token = (rep / sp_div + (par + scores) / L.tp) / c.s
-    act_layer = xp.where(L.reco == _RECOMPUTE_CODE["full"], 2 * K.h / sp_div, per_token) * tokens
+    return xp.where(L.reco == _RECOMPUTE_CODE["full"], 2 * K.h / sp_div, per_token) * tokens
+
+
+def _memory(L, c: _Context, sl: StageLayers, shards, layer: dict):
+    """Per-GPU bytes of the fuller of the first and the last pipeline stage, as ``{"model state", "activations"}``:
+    weights, gradients and optimizer state sharded as the ZeRO stage says over ``shards = (k, k_e)`` ranks (dense
+    weights and routed experts; :func:`_shard_ranks`), plus the unsharded weights kept between forward and backward
+    when ZeRO-3 does not reshard; each stage's in-flight activations (``layer["activations"]`` per layer,
+    :func:`_layer_activations`, times :func:`_in_flight`); the embedding on the first stage, the output layer and the
+    FP32 logits on the last."""
+    xp, K = c.xp, c.k
+    tokens = L.b * c.s / L.cp
+    act_layer = layer["activations"]
     k, k_e = shards
     gpipe, inter = L.sched == _SCHEDULE_CODE["gpipe"], L.sched == _SCHEDULE_CODE["interleaved"]
     flat = _pipeline._flat_in_flight(L.sched, L.pp, xp)
@@ -1507,7 +1542,7 @@ def _parts(L, c: _Context) -> dict:
         lambda: _pipeline._bubble_time(L.sched, L.pp, L.m, L.v, third, third, third, c.xp))
     sl, K, xp = stage["stages"], c.k, c.xp
     shards = _shard_ranks(L, xp)
-    mem = _memory(L, c, sl, shards)
+    mem = _memory(L, c, sl, shards, layer)
     layers = xp.maximum(sl.first, sl.last)  # the larger end stage
     dense = L.copies * (layers * K.layer_dense + K.vh) / L.tp
     routed = L.copies * layers * K.layer_routed / (L.ep * L.etp)
