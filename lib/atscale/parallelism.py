@@ -584,7 +584,7 @@ def _layer_times(L, c: _Context) -> dict:
                         activations=_layer_activations(L, c))
         if c.xp is not _ScalarOps:
             return times()
-        return _remembered(_LAYERS, (id(c), *(getattr(L, name) for name in LAYER_FIELDS)), (c,), times)
+        return _remembered(_LAYERS, (id(c), L.layer_key), (c,), times)
     xp, k = c.xp, c.k
     h, f, a, s = k.h, k.f, k.a, c.s
     tokens = L.b * s / L.cp  # tokens of one micro-batch on one context-parallel rank
@@ -1329,7 +1329,9 @@ def _new_plan_layout(plan: Plan, dp_overlap: float) -> types.SimpleNamespace:
         loss=float(plan.account_for_loss), tp_overlap=plan.tp_overlap, reshard=plan.reshard_after_forward,
         ovl=dp_overlap, ep=float(plan.ep), etp=float(plan.etp), a2a=plan.a2a_overlap, ppo=plan.pp_overlap,
         load=float(plan.expert_load), rmods=_module_mask(plan.recompute_modules))
-    return _derived(L)
+    L = _derived(L)
+    L.layer_key = tuple(getattr(L, name) for name in LAYER_FIELDS)  # what _layer_times remembers its times under
+    return L
 
 
 def _at(x, i):
