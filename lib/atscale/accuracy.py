@@ -30,6 +30,7 @@ arithmetic, not the model against a measurement, and are not listed here.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import statistics
 from dataclasses import dataclass
@@ -41,7 +42,8 @@ __all__ = ["Comparison", "Summary", "Gap", "megascale_drops", "megascale_against
            "PEAK_OVER_MEASURED_MAX", "StackSummary", "stack_summaries", "stack_table", "operator_table",
            "KernelBracket", "attention_kernel_brackets", "attention_kernel_table", "TritonCheck", "triton_check",
            "ablation_table", "SCALE_SERIES", "Drift", "scale_drift", "drift_table", "MoeError", "moe_errors", "moe_table",
-           "BackwardInLine", "backward_in_line"]
+           "BackwardInLine", "backward_in_line", "WeakScaling", "weak_scaling", "weak_scaling_table",
+           "AMAX_REDUCTION_SOURCE"]
 
 GROUPS = ("Hardware", "Memory", "Collectives", "Step time", "Experts", "Reliability")
 """The groups, in the order of the chapters that make the comparisons."""
@@ -835,6 +837,117 @@ def scale_drift(*, operators: bool = False, stragglers: bool = False) -> tuple[D
     return tuple(Drift(name, tuple(by_label[x].cluster.num_gpus for x in labels),
                        tuple(100 * by_label[x].points(operators=operators, stragglers=slow) for x in labels))
                  for name, labels in SCALE_SERIES)
+
+
+AMAX_REDUCTION_SOURCE = (
+    "Transformer Engine 1.10 (NeMo Framework 24.09's), pytorch/fp8.py: FP8GlobalStateManager.fp8_autocast_exit and "
+    "reduce_and_update_fp8_tensors (a blocking all-reduce of every FP8 tensor's amax over the autocast's fp8_group), "
+    "module/linear.py and layernorm_linear.py (the same for the backward, in the region's first module); "
+    "Megatron-Core 0.9, transformer/transformer_block.py (one fp8_autocast per model chunk's forward, its group "
+    "parallel_state.get_amax_reduction_group: tensor x data x context parallel unless tp_only_amax_red, off by "
+    "default); the NVTE_DP_AMAX_REDUCE_INTERVAL and NVTE_ASYNC_AMAX_REDUCTION switches the recipes' scripts still set "
+    "are absent from Transformer Engine's code from release 1.6 on")
+"""Where the synchronisations :attr:`WeakScaling.syncs` counts are read."""
+
+
+@dataclass(frozen=True)
+class WeakScaling:
+    """One published layout at two sizes that differ only in data parallelism (the global batch grown with it, so
+    each replica does the same work): ``label`` (the model and the stack), ``dtype``,
+    ``gpus`` (the two counts), the ``published`` and the ``modelled`` step (operator-level compute) at each, s, and
+    ``syncs``: per step at either size, the all-reduces across the whole tensor x data x context parallel group
+    that FP8 with delayed scaling adds on Megatron-Core with Transformer Engine (one at the end of each model
+    chunk's forward and one in its backward, ``2 v m`` for ``v`` chunks and ``m`` micro-batches per replica;
+    :data:`AMAX_REDUCTION_SOURCE`), each a point where every replica waits for the others; 0 elsewhere.
+    ``sync_seconds``: those all-reduces' own time per step at the larger size by the collectives model (each a
+    hierarchical all-reduce of the chunk's amaxes, 4 bytes for each of the 3 forward tensors of each of its 4 GEMMs
+    per layer, over the group's GPUs: NVLink inside a node, the faster of ring and tree across nodes), s; not part
+    of the model's step."""
+
+    label: str
+    dtype: str
+    gpus: tuple
+    published: tuple
+    modelled: tuple
+    syncs: int
+    sync_seconds: float = 0.0
+
+    @property
+    def published_growth(self) -> float:
+        """How much longer the published step is at the larger size (fraction)."""
+        return self.published[1] / self.published[0] - 1
+
+    @property
+    def modelled_growth(self) -> float:
+        """How much longer the model's step is at the larger size (fraction)."""
+        return self.modelled[1] / self.modelled[0] - 1
+
+
+def _replica_key(r):
+    p = r.plan
+    return (r.model.name, r.stack, r.seq_length, dataclasses.replace(p, dp=1, global_batch=p.global_batch // p.dp))
+
+
+def _amax_seconds(run, syncs: int) -> float:
+    """Seconds per step of ``syncs`` amax all-reduces over ``run``'s tensor x data x context parallel group
+    (:attr:`WeakScaling.sync_seconds`)."""
+    from . import collectives, hardware
+
+    if not syncs:
+        return 0.0
+    p = run.plan
+    group = hardware.Cluster.of_gpus(run.cluster.node, p.tp * p.dp * p.cp, run.cluster.fabric)
+    v = p.virtual_stages if p.schedule == "interleaved" else 1
+    size = 4.0 * 3 * 4 * run.model.num_layers / (p.pp * v)
+    one = min(float(collectives.hierarchical_time("all-reduce", size, group, inter_algorithm=a))
+              for a in ("ring", "tree"))
+    return syncs * one
+
+
+def weak_scaling() -> tuple[WeakScaling, ...]:
+    """Every dense published layout run in both BF16 and FP8 at two sizes that differ only in data parallelism
+    (:class:`WeakScaling`, BF16 then FP8 for each; the smallest and the largest size where there are more), in the
+    order of :data:`atscale.runs.ALL_RUNS`."""
+    from . import runs
+
+    groups: dict = {}
+    for r in runs.ALL_RUNS:
+        if not r.model.is_moe and r.plan.global_batch:
+            groups.setdefault(_replica_key(r), []).append(r)
+    out = []
+    for members in groups.values():
+        if len({r.plan.dp for r in members}) < 2 or {r.dtype for r in members} != {"bf16", "fp8"}:
+            continue
+        for dtype in ("bf16", "fp8"):
+            pair = sorted((r for r in members if r.dtype == dtype), key=lambda r: r.cluster.num_gpus)
+            if len({r.cluster.num_gpus for r in pair}) < 2:
+                continue
+            ends = (pair[0], pair[-1])
+            modelled = tuple(float(r.step(operators=True).total) for r in ends)
+            published = tuple(m / (1 + r.step_error(operators=True)) for m, r in zip(modelled, ends))
+            r = ends[0]
+            delayed = dtype == "fp8" and r.stack_preset == "megatron-core" and r.fp8_recipe == "delayed"
+            p = r.plan
+            v = p.virtual_stages if p.schedule == "interleaved" else 1
+            syncs = 2 * v * (p.global_batch // (p.micro_batch * p.dp)) if delayed else 0
+            label = f"{r.model.name}, {r.stack}"
+            out.append(WeakScaling(label, dtype, tuple(x.cluster.num_gpus for x in ends), published, modelled,
+                                   int(syncs), _amax_seconds(ends[1], syncs)))
+    return tuple(out)
+
+
+def weak_scaling_table():
+    """:func:`weak_scaling` as a :class:`~atscale.tables.Table`."""
+    from .tables import Table
+
+    rows = tuple((w.label, w.dtype.upper(), f"{w.gpus[0]:,} → {w.gpus[1]:,}", f"{w.published_growth:+.1%}",
+                  f"{w.modelled_growth:+.1%}", f"{w.syncs:,}" if w.syncs else "—") for w in weak_scaling())
+    return Table(("Layout", "Precision", "GPUs", "Published step", "Model's step", "Amax all-reduces per step"),
+                 rows, caption="Published layouts run at two sizes that differ only in data parallelism (the global "
+                               "batch grown with it): how much longer the step is at the larger size, published and "
+                               "modelled (operator-level compute), and, for FP8 with delayed scaling on Megatron-Core "
+                               "and Transformer Engine, the all-reduces of the FP8 scaling statistics across every "
+                               "replica in each step (none: the recipe needs none across replicas).")
 
 
 def drift_table():
