@@ -862,7 +862,8 @@ class WeakScaling:
     ``sync_seconds``: those all-reduces' own time per step at the larger size by the collectives model (each a
     hierarchical all-reduce of the chunk's amaxes, 4 bytes for each of the 3 forward tensors of each of its 4 GEMMs
     per layer, over the group's GPUs: NVLink inside a node, the faster of ring and tree across nodes), s; not part
-    of the model's step."""
+    of the model's step. ``with_stragglers``: the model's step at each size with the wait for the slowest GPU
+    (``stragglers=True``, :mod:`atscale.stragglers`: once per step), s."""
 
     label: str
     dtype: str
@@ -871,6 +872,7 @@ class WeakScaling:
     modelled: tuple
     syncs: int
     sync_seconds: float = 0.0
+    with_stragglers: tuple = ()
 
     @property
     def published_growth(self) -> float:
@@ -881,6 +883,11 @@ class WeakScaling:
     def modelled_growth(self) -> float:
         """How much longer the model's step is at the larger size (fraction)."""
         return self.modelled[1] / self.modelled[0] - 1
+
+    @property
+    def straggler_growth(self) -> float:
+        """How much longer the model's step with stragglers is at the larger size (fraction)."""
+        return self.with_stragglers[1] / self.with_stragglers[0] - 1
 
 
 def _replica_key(r):
@@ -931,8 +938,9 @@ def weak_scaling() -> tuple[WeakScaling, ...]:
             v = p.virtual_stages if p.schedule == "interleaved" else 1
             syncs = 2 * v * (p.global_batch // (p.micro_batch * p.dp)) if delayed else 0
             label = f"{r.model.name}, {r.stack}"
+            slow = tuple(float(x.step(operators=True, stragglers=True).total) for x in ends)
             out.append(WeakScaling(label, dtype, tuple(x.cluster.num_gpus for x in ends), published, modelled,
-                                   int(syncs), _amax_seconds(ends[1], syncs)))
+                                   int(syncs), _amax_seconds(ends[1], syncs), slow))
     return tuple(out)
 
 
@@ -941,13 +949,16 @@ def weak_scaling_table():
     from .tables import Table
 
     rows = tuple((w.label, w.dtype.upper(), f"{w.gpus[0]:,} → {w.gpus[1]:,}", f"{w.published_growth:+.1%}",
-                  f"{w.modelled_growth:+.1%}", f"{w.syncs:,}" if w.syncs else "—") for w in weak_scaling())
-    return Table(("Layout", "Precision", "GPUs", "Published step", "Model's step", "Amax all-reduces per step"),
+                  f"{w.modelled_growth:+.1%}", f"{w.straggler_growth:+.1%}", f"{w.syncs:,}" if w.syncs else "—")
+                 for w in weak_scaling())
+    return Table(("Layout", "Precision", "GPUs", "Published step", "Model's step", "With stragglers",
+                  "Amax all-reduces per step"),
                  rows, caption="Published layouts run at two sizes that differ only in data parallelism (the global "
                                "batch grown with it): how much longer the step is at the larger size, published and "
-                               "modelled (operator-level compute), and, for FP8 with delayed scaling on Megatron-Core "
-                               "and Transformer Engine, the all-reduces of the FP8 scaling statistics across every "
-                               "replica in each step (none: the recipe needs none across replicas).")
+                               "modelled (operator-level compute; with stragglers: with the wait for the slowest GPU "
+                               "once a step), and, for FP8 with delayed scaling on Megatron-Core and Transformer "
+                               "Engine, the all-reduces of the FP8 scaling statistics across every replica in each "
+                               "step (—: the recipe needs none across replicas).")
 
 
 def drift_table():
