@@ -3,7 +3,7 @@
 CHAPTER = "Case study: scaling to 1,000 GPUs"
 """The chapter whose exercises these keys check (the Exercises page groups them by it)."""
 
-from .. import hardware, jct, memory
+from .. import hardware, jct, memory, runs
 from .. import reliability as rel
 from .. import units as u
 from ..scenario import RUNNING_EXAMPLE as EX
@@ -75,3 +75,14 @@ def _():
     e = jct.estimate(EX.model, EX.token_budget, EX.cluster, failures=rel.OPT175B_PROFILE,
                      restart_time=rel.OPT175B_RESTART_TIME)
     return e.loss_over(30 * u.day)["reliability"]
+
+
+@answer("jct-stragglers-weak-scaling", unit="", rtol=0.02,
+        idea="The slowest of many GPUs is slower the more there are: a step with the same work per replica "
+             "lengthens as replicas are added.",
+        hint="The runs labelled 'GPT-3 175B, 128 H100, BF16' and 'GPT-3 175B, 2,048 H100, BF16' in runs.ALL_RUNS; "
+             "r.step(operators=True, stragglers=True).total for each; the larger's over the smaller's, minus one.")
+def _():
+    by_label = {r.label: r for r in runs.ALL_RUNS}
+    small, large = (by_label[f"GPT-3 175B, {n} H100, BF16"] for n in ("128", "2,048"))
+    return large.step(operators=True, stragglers=True).total / small.step(operators=True, stragglers=True).total - 1
