@@ -216,3 +216,16 @@ def test_other_stacks_overlap_their_data_parallel_communication():
     for r in runs.OTHER_STACK_RUNS:
         assert r.dp_overlap == 1.0, r.label
         assert "overlapped with compute" in r.assumed, r.label
+
+
+def test_published_seconds_is_the_published_figure_as_a_step_whatever_the_metric():
+    """A step-time record's own figure; a rate's step is the model's step over one plus its error, the same with the
+    curve or the operators (the model's constants cancel): Llama 3's MFU rows and MegaScale's among them."""
+    rates = [r for r in runs.ALL_RUNS if r.metric != "step_seconds"]
+    assert len(rates) >= 5 and {"mfu", "mfu_causal"} <= {r.metric for r in rates}
+    for r in rates:
+        for operators in (False, True):
+            step = float(r.step(operators=operators).total)
+            assert r.published_seconds == pytest.approx(step / (1 + r.step_error(operators=operators)), rel=1e-9)
+    r = next(r for r in runs.ALL_RUNS if r.metric == "step_seconds")
+    assert r.published_seconds == r.published

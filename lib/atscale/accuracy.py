@@ -895,20 +895,22 @@ def _replica_key(r):
     return (r.model.name, r.stack, r.seq_length, dataclasses.replace(p, dp=1, global_batch=p.global_batch // p.dp))
 
 
-def _amax_seconds(run, syncs: int) -> float:
-    """Seconds per step of ``syncs`` amax all-reduces over ``run``'s tensor x data x context parallel group
-    (:attr:`WeakScaling.sync_seconds`)."""
+def _amax_all_reduces(run) -> tuple[int, float]:
+    """``(count, seconds)`` per step of the amax all-reduces FP8 delayed scaling adds to ``run`` on Megatron-Core
+    with Transformer Engine over its tensor x data x context parallel group (:attr:`WeakScaling.syncs` and
+    :attr:`WeakScaling.sync_seconds`); ``(0, 0.0)`` for any other run."""
     from . import collectives, hardware
 
-    if not syncs:
-        return 0.0
+    if not (run.dtype == "fp8" and run.stack_preset == "megatron-core" and run.fp8_recipe == "delayed"):
+        return 0, 0.0
     p = run.plan
-    group = hardware.Cluster.of_gpus(run.cluster.node, p.tp * p.dp * p.cp, run.cluster.fabric)
     v = p.virtual_stages if p.schedule == "interleaved" else 1
+    count = 2 * v * p.micro_batches
+    group = hardware.Cluster.of_gpus(run.cluster.node, p.tp * p.dp * p.cp, run.cluster.fabric)
     size = 4.0 * 3 * 4 * run.model.num_layers / (p.pp * v)
     one = min(float(collectives.hierarchical_time("all-reduce", size, group, inter_algorithm=a))
               for a in ("ring", "tree"))
-    return syncs * one
+    return count, count * one
 
 
 def weak_scaling() -> tuple[WeakScaling, ...]:
@@ -931,16 +933,11 @@ def weak_scaling() -> tuple[WeakScaling, ...]:
                 continue
             ends = (pair[0], pair[-1])
             modelled = tuple(float(r.step(operators=True).total) for r in ends)
-            published = tuple(m / (1 + r.step_error(operators=True)) for m, r in zip(modelled, ends))
-            r = ends[0]
-            delayed = dtype == "fp8" and r.stack_preset == "megatron-core" and r.fp8_recipe == "delayed"
-            p = r.plan
-            v = p.virtual_stages if p.schedule == "interleaved" else 1
-            syncs = 2 * v * (p.global_batch // (p.micro_batch * p.dp)) if delayed else 0
-            label = f"{r.model.name}, {r.stack}"
-            slow = tuple(float(x.step(operators=True, stragglers=True).total) for x in ends)
-            out.append(WeakScaling(label, dtype, tuple(x.cluster.num_gpus for x in ends), published, modelled,
-                                   int(syncs), _amax_seconds(ends[1], syncs), slow))
+            slow = tuple(float(r.step(operators=True, stragglers=True).total) for r in ends)
+            syncs, seconds = _amax_all_reduces(ends[1])  # the count is the same at both sizes: per replica
+            out.append(WeakScaling(f"{ends[0].model.name}, {ends[0].stack}", dtype,
+                                   tuple(r.cluster.num_gpus for r in ends),
+                                   tuple(r.published_seconds for r in ends), modelled, syncs, seconds, slow))
     return tuple(out)
 
 

@@ -175,6 +175,16 @@ class Run:
             return predicted / self.published - 1
         return self.published / predicted - 1
 
+    @property
+    def published_seconds(self) -> float:
+        """The published figure as seconds per step, whatever :attr:`metric`: as published for ``"step_seconds"``;
+        for a rate, the model's step times the model's rate over the published one (the step time is inversely
+        proportional to the rate, so the model's constants cancel)."""
+        if self.metric == "step_seconds":
+            return float(self.published)
+        st = self.step()
+        return float(st.total) * float(getattr(st, self.metric)) / self.published
+
     def mfu_pair(self, calibration: Calibration = CALIBRATION, *, operators: bool = False,
                  stragglers=None) -> tuple[float, float]:
         """``(published, predicted)`` as MFU (fractions) in one convention for this run: the MFU the published
@@ -392,14 +402,9 @@ def fp8_pairs(*, moe: bool = False) -> tuple:
     preset. Left out: torchtitan's rowwise-scaled FP8 rows,
     whose source says its vanilla tensor-parallel rowwise baseline is anomalously slow (torchtitan's async-TP
     benchmark, issue 1207). The published ratio of
-    step times is read from each run's published figure whatever its metric (:meth:`atscale.runs.Run.step_error`:
-    the published step is the model's over one plus its error)."""
+    step times is read from each run's published figure whatever its metric (:attr:`Run.published_seconds`)."""
     moe = _v.flag("moe", moe)
     by_label = {r.label: r for r in ALL_RUNS}
-
-    def published_step(r):
-        return float(r.step().total) / (1.0 + r.step_error())
-
     out = []
     for r in ALL_RUNS:
         if r.dtype != "fp8" or r.details.get("float8_recipe") == "rowwise" or r.model.is_moe != moe:
@@ -412,7 +417,7 @@ def fp8_pairs(*, moe: bool = False) -> tuple:
         out.append(FP8Pair(
             label=r.label, model=r.model.name, hidden_size=r.model.hidden_size, stack=r.stack,
             source=_publisher(r.stack), recipe=str(r.details.get("float8_recipe") or "delayed"),
-            seq_length=int(r.seq_length or r.model.seq_length), published=published_step(twin) / published_step(r),
+            seq_length=int(r.seq_length or r.model.seq_length), published=twin.published_seconds / r.published_seconds,
             operators=float(twin.step(operators=True).total / r.step(operators=True).total),
             curve=float(twin.step(operators=False).total / r.step(operators=False).total)))
     return tuple(sorted(out, key=lambda p: (p.hidden_size, p.label)))
