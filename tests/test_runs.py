@@ -229,3 +229,24 @@ def test_published_seconds_is_the_published_figure_as_a_step_whatever_the_metric
             assert r.published_seconds == pytest.approx(step / (1 + r.step_error(operators=operators)), rel=1e-9)
     r = next(r for r in runs.ALL_RUNS if r.metric == "step_seconds")
     assert r.published_seconds == r.published
+
+
+# NVIDIA NeMo's performance summary (docs/source/performance/performance_summary.md at NeMo 24.07, DGX-H100, FP8)
+# prints tokens/s and model TFLOP/s per GPU for the same rows; their ratio is NeMo's FLOPs per token.
+NEMO_2407_PAIRS = (  # (model, sequence length, tokens/s per GPU, model TFLOP/s per GPU)
+    ("Llama 2 7B", 4096, 16847, 776), ("Llama 3 8B", 8192, 12036, 697), ("Llama 3 70B", 8192, 1533, 738))
+
+
+def test_nemo_counts_attention_in_full_as_the_long_sequence_records_assume():
+    """The NeMo long-sequence records publish only model TFLOP/s per GPU and convert them to steps with the library's
+    FLOP count (attention in full, ``12 l s h``). NeMo's own summary of the same months prints both figures: their
+    ratio matches the full count on every Llama row, and not the causal half."""
+    from atscale import models
+    llama2 = next(r.model for r in runs.ALL_RUNS if r.label.startswith("Llama 2 7B, 8 H100, NeMo 24.03"))
+    for name, s, tokens, tflops in NEMO_2407_PAIRS:
+        model = llama2 if name == "Llama 2 7B" else models.model_arg("model", name)
+        published = tflops * 1e12 / tokens
+        full = models.training_flops_per_token(model, s)
+        causal = full - 6 * model.num_layers * s * model.attention_width
+        assert published == pytest.approx(full, rel=1e-3)  # to the printed figures' rounding
+        assert published / causal - 1 > 0.07
