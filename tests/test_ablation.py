@@ -189,3 +189,21 @@ def test_scale_drift_pinned(operators):
     assert d.drift == pytest.approx(d.errors[-1] - d.errors[0])
     with pytest.raises(ValueError, match="operators"):
         accuracy.scale_drift(operators=None)
+
+
+def test_llm_foundry_weak_scaling_series_as_the_appendix_reads_them():
+    """llm-foundry's large-scale table, six models at 128, 256 and 512 GPUs with the same work per GPU: the
+    published MFU falls most for the three smallest models; the operator-level model loses almost nothing over the
+    range (its collectives hide behind the compute at every size), with stragglers not much more, so its error
+    drifts by more than 2 points toward optimism on four of the six (as measured, November 2026)."""
+    from atscale import accuracy
+
+    ops = [d for d in accuracy.scale_drift(operators=True) if d.series.endswith("llm-foundry")]
+    slow = {d.series: d for d in accuracy.scale_drift(stragglers=True)}
+    assert [d.series.split(",")[0] for d in ops] == ["MPT-1B", "MPT-3B", "MPT-7B", "MPT-13B", "MPT-30B", "MPT-70B"]
+    assert all(d.gpus == (128, 256, 512) and len(d.published) == 3 for d in ops)
+    drops = [d.published_drop for d in ops]
+    assert min(drops[:3]) > max(drops[3:]) and min(drops) > 1.0
+    assert all(abs(d.published_drop - d.drift) < 0.1 for d in ops)  # the model's own MFU barely moves
+    assert all(0.0 < slow[d.series].published_drop - slow[d.series].drift < 0.5 for d in ops)
+    assert sum(d.drift > 2 for d in ops) == 4

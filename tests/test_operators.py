@@ -113,7 +113,7 @@ def test_validation_errors_as_measured():
 
 
 @pytest.mark.xfail(strict=True, reason="issue 31's target is not met yet: median |step-time error| on the "
-                                       "validation and other-stack runs 7.9 % (target 6 %), worst above 50 %; runs of 32k tokens "
+                                       "validation and other-stack runs 8.0 % (target 6 %), worst 49 %; runs of 32k tokens "
                                        "and more miss by 19 % in median (|error|), torchtitan's and NeMo's too fast, "
                                        "llm-foundry's too slow")
 def test_issue_31_target_on_every_validation_run():
@@ -204,7 +204,7 @@ def test_runs_take_the_attention_kernel_their_scripts_name():
     default of its yamls and benchmark script at that commit; the large-scale table of January 2024 ran
     FlashAttention-2 for the 1B, 3B, 7B and 70B models and Triton for 13B and 30B (its sweep.py)."""
     mpt = [r for r in runs.OTHER_STACK_RUNS if r.label.startswith("MPT")]
-    assert len(mpt) == 29
+    assert len(mpt) == 41  # 29 until the large-scale table's 128- and 256-GPU rows and its MPT-1B rows (Nov. 2026)
     for r in mpt:
         big = r.cluster.num_gpus >= 128
         triton = not big or r.model.name in ("MPT-13B", "MPT-30B")
@@ -228,7 +228,7 @@ def test_runs_take_the_attention_kernel_their_scripts_name():
 
 def test_attention_kernel_brackets_as_measured():
     """On the Triton runs, the published step lies between the operator model priced with the Triton kernel (the
-    A100 ratio) and with FlashAttention-2 on 18 of 25 (20 when the kernel was corrected, before FlashAttention-2 took
+    A100 ratio) and with FlashAttention-2 on 22 of 29 (18 of 25 before the large-scale table's 128- and 256-GPU rows; 20 when the kernel was corrected, before FlashAttention-2 took
     its own sequence ramp; 17 before each FP8 GEMM's casts came from its shapes, 18 before the H100 refit of the
     split GEMMs three at a time, 19 before the refit with Megatron's asynchronous backward collectives, which made
     the A100 kernels 1 % slower; November 2026): the kernel's price on these GPUs is the least-known input, and the
@@ -236,8 +236,10 @@ def test_attention_kernel_brackets_as_measured():
     from atscale import accuracy
 
     brackets = accuracy.attention_kernel_brackets()
-    assert len(brackets) == 25
-    assert sum(b.between for b in brackets) == 18
+    # 25 and 18 until the large-scale table's MPT-13B and 30B rows at 128 and 256 GPUs were recorded (November
+    # 2026): three of the four lie between the two prices
+    assert len(brackets) == 29
+    assert sum(b.between for b in brackets) == 22
     for b in brackets:
         assert b.as_recorded == pytest.approx(b.run.step_error(operators=True), rel=1e-12)
         assert b.as_recorded > b.as_preset  # the slower kernel never makes the step faster

@@ -106,7 +106,8 @@ def test_the_appendix_compares_both_refit():
     assert bw.efficiencies == (parallelism.CALIBRATION.kernel_efficiency, parallelism.CALIBRATION.kernel_efficiency_h100)
     assert bw.efficiencies_in_line == (0.94, 0.89)
     assert bw.loss > bw.loss_in_line and bw.median > bw.median_in_line
-    assert bw.median_in_line == pytest.approx(0.072, abs=0.002) and bw.median == pytest.approx(0.079, abs=0.002)
+    # in line 0.072 until llm-foundry's large-scale table was recorded whole (12 more FSDP rows, November 2026)
+    assert bw.median_in_line == pytest.approx(0.078, abs=0.002) and bw.median == pytest.approx(0.080, abs=0.002)
     run = next(r for r in runs.ALL_RUNS if r.label.startswith("GPT 22B"))
     assert dataclasses.replace(run, details={**run.details, "tp_backward_async": False})._stack().tp_backward_async \
         is False

@@ -803,26 +803,37 @@ SCALE_SERIES = (
                                                  "Llama 3.1 8B, 128 H100, torchtitan FSDP2 compile, BF16")),
     ("Llama 3.1 8B, torchtitan eager", ("Llama 3.1 8B, 8 H100, torchtitan FSDP2 eager, BF16",
                                               "Llama 3.1 8B, 128 H100, torchtitan FSDP2 eager, BF16")),
-    ("MPT-7B, llm-foundry", ("MPT-7B, 8 H100, Composer FSDP, 2,048 tokens, BF16",
-                                                  "MPT-7B, 512 H100, Composer FSDP, 2,048 tokens, BF16")),
+    *((f"MPT-{size}, llm-foundry", tuple(f"MPT-{size}, {gpus} H100, Composer FSDP, 2,048 tokens, BF16"
+                                         for gpus in (128, 256, 512)))
+      for size in ("1B", "3B", "7B", "13B", "30B", "70B")),
 )
 """Published runs of one model on one stack at growing GPU counts (labels of :data:`atscale.runs.ALL_RUNS`, in
-order of GPUs): the series :func:`scale_drift` follows."""
+order of GPUs): the series :func:`scale_drift` follows. llm-foundry's are the rows of its one large-scale table
+(one script, the same micro-batch and sharding on every replica, the global batch grown with the GPUs); until
+November 2026 its series was MPT-7B from 8 to 512 GPUs, two rows from two tables made by different scripts (the
+attention kernel and FSDP's prefetching differ between them, ``data/runs/other-stacks.md``)."""
 
 
 @dataclass(frozen=True)
 class Drift:
     """One series of :data:`SCALE_SERIES`: ``gpus`` (counts), the model's error in MFU points at each
-    (``errors``; positive: optimistic), and ``drift``, the error at the largest count minus the error at the
+    (``errors``; positive: optimistic), ``published``: the published MFU at each, in points, in the same convention
+    (:meth:`atscale.runs.Run.mfu_pair`), and ``drift``, the error at the largest count minus the error at the
     smallest (points; positive: the model grows more optimistic with scale)."""
 
     series: str
     gpus: tuple
     errors: tuple
+    published: tuple = ()
 
     @property
     def drift(self) -> float:
         return self.errors[-1] - self.errors[0]
+
+    @property
+    def published_drop(self) -> float:
+        """MFU points the published runs lose from the smallest count to the largest (positive: a loss)."""
+        return self.published[0] - self.published[-1]
 
 
 def scale_drift(*, operators: bool = False, stragglers: bool = False) -> tuple[Drift, ...]:
@@ -834,9 +845,12 @@ def scale_drift(*, operators: bool = False, stragglers: bool = False) -> tuple[D
     _v.flag("operators", operators)
     slow = True if _v.flag("stragglers", stragglers) else None
     by_label = {r.label: r for r in runs.ALL_RUNS}
-    return tuple(Drift(name, tuple(by_label[x].cluster.num_gpus for x in labels),
-                       tuple(100 * by_label[x].points(operators=operators, stragglers=slow) for x in labels))
-                 for name, labels in SCALE_SERIES)
+    out = []
+    for name, labels in SCALE_SERIES:  # (published, predicted) MFU: the error is Run.points, predicted - published
+        pairs = [by_label[x].mfu_pair(operators=operators, stragglers=slow) for x in labels]
+        out.append(Drift(name, tuple(by_label[x].cluster.num_gpus for x in labels),
+                         tuple(100 * (m - p) for p, m in pairs), tuple(100 * p for p, _ in pairs)))
+    return tuple(out)
 
 
 AMAX_REDUCTION_SOURCE = (
