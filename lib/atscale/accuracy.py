@@ -43,7 +43,7 @@ __all__ = ["Comparison", "Summary", "Gap", "megascale_drops", "megascale_against
            "KernelBracket", "attention_kernel_brackets", "attention_kernel_table", "TritonCheck", "triton_check",
            "ablation_table", "SCALE_SERIES", "Drift", "scale_drift", "drift_table", "MoeError", "moe_errors", "moe_table",
            "BackwardInLine", "backward_in_line", "WeakScaling", "weak_scaling", "weak_scaling_table",
-           "AMAX_REDUCTION_SOURCE"]
+           "AMAX_REDUCTION_SOURCE", "FsdpLatency", "fsdp_latency", "fsdp_latency_table"]
 
 GROUPS = ("Hardware", "Memory", "Collectives", "Step time", "Experts", "Reliability")
 """The groups, in the order of the chapters that make the comparisons."""
@@ -970,6 +970,73 @@ def weak_scaling_table():
                                "once a step), and, for FP8 with delayed scaling on Megatron-Core and Transformer "
                                "Engine, the all-reduces of the FP8 scaling statistics across every replica in each "
                                "step (—: the recipe needs none across replicas).")
+
+
+@dataclass(frozen=True)
+class FsdpLatency:
+    """One llm-foundry series of :data:`SCALE_SERIES` from its smallest to its largest GPU count (``gpus``): how
+    much the step grows, published and modelled (operator-level compute), and how much latency its FSDP collectives
+    would add over the same range, s. ``collectives``: per step, one all-gather and one reduce-scatter per FSDP unit
+    and micro-batch, and a second all-gather before the backward where the weights were resharded after the
+    forward (ZeRO-3); llm-foundry wraps each transformer block as a unit (``fsdp_wrap_fn``: ``MPTBlock``) and the
+    root holds the rest, ``layers + 1`` units (Zhao et al. 2023, PyTorch FSDP, sec. 3.2-3.4). ``nccl_latency``: those
+    collectives' latency at the larger size less at the smaller by NCCL's own cost model
+    (:func:`atscale.collectives.nccl_ring_latency`, a ring through every GPU); ``library_latency``: the same by
+    the library's hierarchical collective (:func:`atscale.collectives.hierarchical_time` of no bytes, one step per
+    node), which the step-time model charges once a step for all the weights, not once per unit. Latency hidden
+    behind the compute costs the step nothing; these say how large the candidate is, not what it costs."""
+
+    series: str
+    gpus: tuple
+    collectives: int
+    published_growth: float
+    modelled_growth: float
+    nccl_latency: float
+    library_latency: float
+
+
+def fsdp_latency() -> tuple[FsdpLatency, ...]:
+    """:class:`FsdpLatency` for every llm-foundry series of :data:`SCALE_SERIES`, in its order."""
+    from . import collectives, hardware, runs
+
+    by_label = {r.label: r for r in runs.ALL_RUNS}
+    out = []
+    for name, labels in SCALE_SERIES:
+        if not name.endswith("llm-foundry"):
+            continue
+        small, big = by_label[labels[0]], by_label[labels[-1]]
+        p = small.plan
+        per_unit = 2 + (1 if (p.zero_stage >= 3 and p.reshard_after_forward) else 0)
+        count = (small.model.num_layers + 1) * per_unit * p.micro_batches
+        g = small.cluster.node.gpus
+
+        def lib(r):
+            cluster = hardware.Cluster.of_gpus(r.cluster.node, r.plan.dp, r.cluster.fabric)
+            return float(collectives.hierarchical_time("all-gather", 0.0, cluster))
+
+        nccl = float(collectives.nccl_ring_latency("all-gather", big.plan.dp, g)
+                     - collectives.nccl_ring_latency("all-gather", small.plan.dp, g))
+        out.append(FsdpLatency(name, (small.cluster.num_gpus, big.cluster.num_gpus), count,
+                               big.published_seconds - small.published_seconds,
+                               float(big.step(operators=True).total - small.step(operators=True).total),
+                               count * nccl, count * (lib(big) - lib(small))))
+    return tuple(out)
+
+
+def fsdp_latency_table():
+    """:func:`fsdp_latency` as a :class:`~atscale.tables.Table` (milliseconds)."""
+    from .tables import Table
+
+    rows = tuple((f.series.split(",")[0], f"{f.gpus[0]:,} → {f.gpus[1]:,}", f"{f.collectives:,}",
+                  f"{1e3 * f.published_growth:+.0f}", f"{1e3 * f.modelled_growth:+.0f}", f"{1e3 * f.nccl_latency:+.0f}",
+                  f"{1e3 * f.library_latency:+.0f}") for f in fsdp_latency())
+    return Table(("Model", "GPUs", "FSDP collectives per step", "Published step (ms)", "Model's step (ms)",
+                  "Their latency, NCCL's model (ms)", "Their latency, this library's (ms)"), rows,
+                 caption="llm-foundry's large-scale runs from the smallest to the largest GPU count, the work per GPU "
+                         "fixed: how much the step grows, published and modelled, and how much latency the step's "
+                         "FSDP collectives (one per layer and pass) would add over the same range by NCCL's own cost "
+                         "model (a ring through every GPU) and by this library's hierarchical collective (one step "
+                         "per node), if none of it were hidden behind the compute.")
 
 
 def drift_table():

@@ -52,6 +52,7 @@ __all__ = [
     "ring_schedule", "RingStep", "ring_step", "CostCurve", "cost_curve", "COST_CURVE_SIZES", "gradient_sync",
     "GradientSync", "exposed_time", "TieredCollective", "tiered_phases", "tiered_time", "send_time",
     "PLACEMENT_ORDERS", "placement_order", "DimensionTiers", "dimension_tiers", "TierSweep", "tier_sweep",
+    "NCCL_RING_LATENCY", "NCCL_TUNING_SOURCE", "nccl_ring_latency",
 ]
 
 OPS = ("all-reduce", "reduce-scatter", "all-gather", "all-to-all", "broadcast")
@@ -1093,3 +1094,46 @@ def exposed_time(comm_seconds, backward_seconds, *, overlap_fraction=1.0, last_b
     c, b, f, last_bucket_seconds = _v.broadcast(comm_seconds=c, backward_seconds=b, overlap_fraction=f,
                                                 last_bucket_seconds=last_bucket_seconds)
     return as_scalar(np.maximum(0.0, c - f * b) + last_bucket_seconds)
+
+
+# --------------------------------------------------------------------------------------
+# NCCL's own latency model of a ring, for comparison (the model above prices a collective across nodes
+# hierarchically, one step per node; NCCL runs its all-gather and reduce-scatter as one ring through every GPU)
+# --------------------------------------------------------------------------------------
+NCCL_TUNING_SOURCE = ("NVIDIA NCCL, src/graph/tuning.cc at commit 5067397 (June 2026): ncclTunerConstantsDefaults "
+                      "(baseLatencies, Ring, Simple protocol: 8.4 us; hwLatencies, Ring, Simple: NVLink 3.4 us, NET "
+                      "14 us), getNetOverhead (1 us on Intel hosts, tripled for the Simple protocol) and ncclTopoTuneModel "
+                      "(a ring's latency: base + (nsteps - nInterSteps) max(intra, net overhead) + nInterSteps inter, "
+                      "nsteps = ranks - 1 for an all-gather or reduce-scatter and 2 (ranks - 1) for an all-reduce, "
+                      "nInterSteps = nodes - 1, or 2 (nodes - 1) for an all-reduce)")
+"""Where :func:`nccl_ring_latency` and :data:`NCCL_RING_LATENCY` are read."""
+
+NCCL_RING_LATENCY = MappingProxyType({"base": 8.4 * u.us, "nvlink": 3.4 * u.us, "net": 14.0 * u.us,
+                                      "net_overhead": 3 * 1.0 * u.us})
+"""NCCL's latency constants for a ring with the Simple protocol (the one it picks for large messages), s:
+``base`` per collective, ``nvlink`` per ring step inside a node, ``net`` per step between nodes, ``net_overhead``
+the floor of every step of a ring that leaves its node (getNetOverhead on an Intel host, tripled for Simple);
+:data:`NCCL_TUNING_SOURCE`. NCCL's estimates, not measurements; the topology's extra network latency
+(``latencyInter`` of its search) is taken as 0."""
+
+
+def nccl_ring_latency(op: str, ranks, gpus_per_node=8):
+    """Seconds of latency NCCL's own cost model gives one ring ``op`` (``"all-gather"``, ``"reduce-scatter"`` or
+    ``"all-reduce"``) over ``ranks`` GPUs, ``gpus_per_node`` of them to a node (fewer when ``ranks`` is smaller),
+    with the Simple protocol: its base latency plus one hardware latency per ring step, the network's on the steps
+    between nodes and NVLink's (at least the network overhead when the ring leaves its node) on the rest
+    (:data:`NCCL_RING_LATENCY`, :data:`NCCL_TUNING_SOURCE`). The ring passes every GPU, so the latency grows with
+    ``ranks``; the library's :func:`hierarchical_time` takes one step per node across nodes and so grows with the
+    nodes. Latency only, no bytes: what a small collective costs at the least. Vectorised over ``ranks``."""
+    op = _op(op)
+    if op not in ("all-gather", "reduce-scatter", "all-reduce"):
+        raise ValueError(f"op={op!r} has no ring latency here; valid: all-gather, reduce-scatter, all-reduce")
+    n = np.asarray(_v.count("ranks", ranks, scalar=False), dtype=float)
+    g = float(_v.count("gpus_per_node", gpus_per_node))
+    nodes = np.ceil(n / g)
+    twice = 2.0 if op == "all-reduce" else 1.0
+    steps, inter = twice * (n - 1), twice * (nodes - 1)
+    c = NCCL_RING_LATENCY
+    intra = np.where(nodes > 1, max(c["nvlink"], c["net_overhead"]), c["nvlink"])
+    t = c["base"] + (steps - inter) * intra + inter * c["net"]
+    return as_scalar(np.where(n > 1, t, 0.0))
