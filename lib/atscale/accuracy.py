@@ -1030,8 +1030,9 @@ def fsdp_latency_table():
     rows = tuple((f.series.split(",")[0], f"{f.gpus[0]:,} → {f.gpus[1]:,}", f"{f.collectives:,}",
                   f"{1e3 * f.published_growth:+.0f}", f"{1e3 * f.modelled_growth:+.0f}", f"{1e3 * f.nccl_latency:+.0f}",
                   f"{1e3 * f.library_latency:+.0f}") for f in fsdp_latency())
-    return Table(("Model", "GPUs", "FSDP collectives per step", "Published step (ms)", "Model's step (ms)",
-                  "Their latency, NCCL's model (ms)", "Their latency, this library's (ms)"), rows,
+    return Table(("Model", "GPUs", "FSDP collectives per step", "Published step grows by (ms)",
+                  "Model's step grows by (ms)", "Their latency grows by, NCCL's model (ms)",
+                  "Their latency grows by, this library's (ms)"), rows,
                  caption="llm-foundry's large-scale runs from the smallest to the largest GPU count, the work per GPU "
                          "fixed: how much the step grows, published and modelled, and how much latency the step's "
                          "FSDP collectives (one per layer and pass) would add over the same range by NCCL's own cost "
