@@ -999,6 +999,10 @@ def fsdp_latency() -> tuple[FsdpLatency, ...]:
     """:class:`FsdpLatency` for every llm-foundry series of :data:`SCALE_SERIES`, in its order."""
     from . import collectives, hardware, runs
 
+    def lib(r):  # the library's latency of one collective over the run's data-parallel GPUs (no bytes)
+        cluster = hardware.Cluster.of_gpus(r.cluster.node, r.plan.dp, r.cluster.fabric)
+        return float(collectives.hierarchical_time("all-gather", 0.0, cluster))
+
     by_label = {r.label: r for r in runs.ALL_RUNS}
     out = []
     for name, labels in SCALE_SERIES:
@@ -1009,11 +1013,6 @@ def fsdp_latency() -> tuple[FsdpLatency, ...]:
         per_unit = 2 + (1 if (p.zero_stage >= 3 and p.reshard_after_forward) else 0)
         count = (small.model.num_layers + 1) * per_unit * p.micro_batches
         g = small.cluster.node.gpus
-
-        def lib(r):
-            cluster = hardware.Cluster.of_gpus(r.cluster.node, r.plan.dp, r.cluster.fabric)
-            return float(collectives.hierarchical_time("all-gather", 0.0, cluster))
-
         nccl = float(collectives.nccl_ring_latency("all-gather", big.plan.dp, g)
                      - collectives.nccl_ring_latency("all-gather", small.plan.dp, g))
         out.append(FsdpLatency(name, (small.cluster.num_gpus, big.cluster.num_gpus), count,
