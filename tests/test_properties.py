@@ -649,7 +649,7 @@ RESULTS = {  # public types the library builds as results or as its own data: no
     "reliability.JobMTTF", "roofline.TimeBound", "roofline.Placement", "roofline.LayerTime",
     "roofline.MeasuredRoofline", "roofline.RooflineCheck", "tables.Table", "kernels.GemmModel", "operators.Stack", "operators.OperatorRow",
     "operators.LayerOperators", "accuracy.StackSummary", "runs.FP8Pair", "runs.AblationStep", "accuracy.Drift",
-    "accuracy.MoeError", "accuracy.KernelBracket", "accuracy.TritonCheck", "accuracy.BackwardInLine", "accuracy.WeakScaling", "accuracy.FsdpLatency",
+    "accuracy.MoeError", "accuracy.KernelBracket", "accuracy.TritonCheck", "accuracy.BackwardInLine", "accuracy.WeakScaling", "accuracy.FsdpLatency", "accuracy.Fp8Rate",
     "parallelism.RecomputeChoice",
     "kernels.AttentionModel", "kernels.AttentionRates",
 }
@@ -658,7 +658,8 @@ PROBE_SLOW = {  # seconds per call or more: probed by `pytest -m slow`
     "jct.gpus_for_deadline", "jct.best_plan", "jct.estimate", "jct.JctExplorerFigure", "reliability.simulate",
     "reliability.u_curve", "reliability.timeline_run", "experts.ep_sweep", "experts.deepseek_v3_estimate",
     "accuracy.comparisons", "accuracy.summary", "accuracy.summary_table", "accuracy.megascale_drops",
-    "accuracy.megascale_against_selene", "memory.max_micro_batch", "plots.jct.jct_breakdown_chart",
+    "accuracy.megascale_against_selene", "accuracy.fp8_rate_sensitivity", "accuracy.fp8_rate_table",
+    "memory.max_micro_batch", "plots.jct.jct_breakdown_chart",
     "plots.jct.jct_crossover_chart", "plots.jct.jct_scaling_chart", "plots.jct.jct_sensitivity_chart",
     "plots.reliability.u_curve_chart", "plots.reliability.timeline_chart", "plots.reliability.mtbf_sweep_chart",
     "plots.reliability.first_order_breakdown_chart", "plots.reliability.UCurveExplorerFigure",

@@ -43,7 +43,8 @@ __all__ = ["Comparison", "Summary", "Gap", "megascale_drops", "megascale_against
            "KernelBracket", "attention_kernel_brackets", "attention_kernel_table", "TritonCheck", "triton_check",
            "ablation_table", "SCALE_SERIES", "Drift", "scale_drift", "drift_table", "MoeError", "moe_errors", "moe_table",
            "BackwardInLine", "backward_in_line", "WeakScaling", "weak_scaling", "weak_scaling_table",
-           "AMAX_REDUCTION_SOURCE", "FsdpLatency", "fsdp_latency", "fsdp_latency_table"]
+           "AMAX_REDUCTION_SOURCE", "FsdpLatency", "fsdp_latency", "fsdp_latency_table", "FP8_RATE_FACTORS",
+           "Fp8Rate", "fp8_rate_sensitivity", "fp8_rate_table"]
 
 GROUPS = ("Hardware", "Memory", "Collectives", "Step time", "Experts", "Reliability")
 """The groups, in the order of the chapters that make the comparisons."""
@@ -1055,3 +1056,95 @@ def drift_table():
                          "stack as the GPU count grows. Curve: the calibrated curve; Stragglers: the curve with the "
                          "wait for the slowest GPU; Ops: the operator-level compute. Drift: the error at the largest "
                          "count minus that at the smallest.")
+
+
+FP8_RATE_FACTORS = (1.0, 0.95, 0.90)
+"""The FP8 GEMM rate factors (:attr:`atscale.calibration.Calibration.fp8_rate_factor`) :func:`fp8_rate_sensitivity`
+tries besides the one fitted on the FP8 calibration run: the book's assumption (1) and two slower rates."""
+
+
+@dataclass(frozen=True)
+class Fp8Rate:
+    """What the operator-level model says with the FP8 GEMMs' sustained rate times ``factor``
+    (:attr:`atscale.calibration.Calibration.fp8_rate_factor`; ``fitted``: the factor that fits the FP8 calibration
+    run, :func:`atscale.fitting.fit_fp8_rate_factor`). ``rate``: an H100's large FP8 GEMM rate in a training step,
+    FLOP/s (the kernel model's sustained rate times the H100 kernel efficiency and ``factor``), and ``ratio``: that
+    over the same BF16 rate. ``calibration_error``: the FP8 calibration run's step error (``predicted / published -
+    1``). The dense FP8/BF16 pairs (:func:`atscale.runs.fp8_pairs`): ``pairs`` of them, ``within`` within 5 % in
+    their speedup, ``nvidia`` of the pairs NVIDIA published and ``nvidia_within`` of those within 5 %, and
+    ``pair_median`` the median |speedup error|. ``dense_median``: the median |step-time error| of every dense
+    validation run, ``fp8_median`` of its FP8 runs; ``moe_median``: of the mixture-of-experts runs;
+    ``moe_pair_errors``: each MoE pair's speedup error (fractions)."""
+
+    factor: float
+    fitted: bool
+    rate: float
+    ratio: float
+    calibration_error: float
+    pairs: int
+    within: int
+    nvidia: int
+    nvidia_within: int
+    pair_median: float
+    dense_median: float
+    fp8_median: float
+    moe_median: float
+    moe_pair_errors: tuple
+
+
+def fp8_rate_sensitivity(factors=None) -> tuple[Fp8Rate, ...]:
+    """One :class:`Fp8Rate` per factor of ``factors`` (default :data:`FP8_RATE_FACTORS`), and one for the factor
+    fitted on the FP8 calibration run (:func:`atscale.fitting.fit_fp8_rate_factor`), the fastest rate first. The
+    kernel model derives the FP8 GEMMs' sustained rate from BF16's power-limit factor, unmeasured for FP8
+    (:data:`atscale.kernels.GEMM_FIT`); these say how far the verdicts move with it."""
+    import numpy as np
+
+    from . import calibration, fitting, kernels, runs
+
+    factors = FP8_RATE_FACTORS if factors is None else tuple(
+        float(f) for f in np.ravel(_v.number("factors", factors, low=0, low_open=True, high=1.5)))
+    fitted, _ = fitting.fit_fp8_rate_factor()
+    base = calibration.CALIBRATION
+    dense = [r for r in runs.ALL_RUNS if not r.model.is_moe and r.role == "validation"]
+    moe = runs.MOE_RUNS + runs.MOE_FURTHER_RUNS
+    cal_fp8 = [r for r in runs.CALIBRATION_RUNS if r.dtype == "fp8"]
+    h100 = "H100 SXM"
+    big = kernels.gemm_model(h100, "fp8").rate * base.kernel_efficiency_h100
+    bf16 = kernels.gemm_model(h100, "bf16").rate * base.kernel_efficiency_h100
+    out = []
+    for f in sorted(set(factors) | {fitted}, reverse=True):
+        cal = dataclasses.replace(base, fp8_rate_factor=f)
+        pairs = runs.fp8_pairs(calibration=cal)
+        err = [abs(p.operators / p.published - 1) for p in pairs]
+        nv = [e for p, e in zip(pairs, err) if p.source == "NVIDIA NeMo"]
+        steps = [(r, r.step_error(cal, operators=True)) for r in dense]
+        out.append(Fp8Rate(f, f == fitted, big * f, big * f / bf16,
+                           statistics.median(r.step_error(cal, operators=True) for r in cal_fp8),
+                           len(pairs), sum(e <= 0.05 for e in err), len(nv), sum(e <= 0.05 for e in nv),
+                           statistics.median(err), statistics.median(abs(e) for _, e in steps),
+                           statistics.median(abs(e) for r, e in steps if r.dtype == "fp8"),
+                           statistics.median(abs(r.step_error(cal, operators=True)) for r in moe),
+                           tuple(p.operators / p.published - 1 for p in runs.fp8_pairs(moe=True, calibration=cal))))
+    return tuple(out)
+
+
+def fp8_rate_table():
+    """:func:`fp8_rate_sensitivity` as a :class:`~atscale.tables.Table`."""
+    from .tables import Table
+
+    rows = tuple((f"{r.factor:.2f}" + (" (fitted)" if r.fitted else " (the book's)" if r.factor == 1 else ""),
+                  f"{r.rate / 1e12:,.0f} ({r.ratio:.2f}×)", f"{r.calibration_error:+.1%}",
+                  f"{r.nvidia_within} of {r.nvidia}", f"{r.within - r.nvidia_within} of {r.pairs - r.nvidia}",
+                  f"{r.pair_median:.1%}", f"{r.fp8_median:.1%}", f"{r.dense_median:.1%}", f"{r.moe_median:.1%}",
+                  " / ".join(f"{e:+.0%}" for e in r.moe_pair_errors))
+                 for r in fp8_rate_sensitivity())
+    return Table(("FP8 rate factor", "H100 FP8 GEMM rate in a step, TFLOP/s (over BF16)", "FP8 calibration run",
+                  "NVIDIA's FP8 pairs within 5 %", "Other stacks' FP8 pairs within 5 %", "Pairs: median |error|",
+                  "Dense FP8 runs: median |error|", "All dense runs: median |error|", "MoE runs: median |error|",
+                  "Grok-1 FP8 pairs"), rows,
+                 caption="The operator-level model with the FP8 GEMMs' sustained rate scaled by a factor (1: the "
+                         "book's assumption, FP8 loses the share of its clock that BF16 was measured to lose at the "
+                         "power limit; fitted: the factor that fits the one FP8 calibration run, NVIDIA's Llama 3.1 "
+                         "70B recipe on 64 H100). Pairs: FP8/BF16 speedups on identical layouts, within 5 % of the "
+                         "published speedup or not; step-time errors over the dense validation runs, their FP8 runs "
+                         "alone, and the mixture-of-experts runs; the Grok-1 pairs' speedup errors (NVIDIA's).")

@@ -57,6 +57,13 @@ class Calibration:
     :mod:`atscale.operators`). The only fitted constants of that model, one per generation, fitted on the BF16
     runs of :data:`~atscale.runs.CALIBRATION_RUNS` (:func:`~atscale.fitting.calibrate_operators`); the five
     constants above belong to the layer-efficiency curve (``stack=None``) and are not read by it.
+
+    ``fp8_rate_factor``: the FP8 GEMMs' sustained rate in the operator-level compute, as a multiple of the kernel
+    model's (dimensionless; 1 in :data:`CALIBRATION`). The kernel model derives that rate, unmeasured, as the
+    published burst FP8 rate times the power-limit factor measured for BF16 (:data:`atscale.kernels.GEMM_FIT`): an
+    assumption that FP8's tensor cores lose the same share of their clock at the 700 W limit. Not fitted; other
+    values are "what ifs" (:func:`atscale.accuracy.fp8_rate_sensitivity` shows how the verdicts move with it).
+    Not read by the curve, whose FP8 gain is :attr:`fp8_matmul_speedup`.
     """
 
     efficiency_max: float = 0.88
@@ -66,6 +73,7 @@ class Calibration:
     efficiency_max_h100: float = 0.79
     kernel_efficiency: float = 1.0
     kernel_efficiency_h100: float = 1.0
+    fp8_rate_factor: float = 1.0
 
     def __post_init__(self):
         for name in ("efficiency_max", "efficiency_max_h100"):
@@ -74,6 +82,8 @@ class Calibration:
         for name in ("kernel_efficiency", "kernel_efficiency_h100"):  # above 1: the kernel model is too slow
             object.__setattr__(self, name, _v.number(name, getattr(self, name), low=0, low_open=True, high=1.5,
                                                      scalar=True))
+        object.__setattr__(self, "fp8_rate_factor", _v.number("fp8_rate_factor", self.fp8_rate_factor, low=0,
+                                                              low_open=True, high=1.5, scalar=True))
         for name in ("half_width", "half_hidden"):
             object.__setattr__(self, name, _v.nonnegative(name, getattr(self, name), scalar=True))
         object.__setattr__(self, "fp8_matmul_speedup",

@@ -17,7 +17,7 @@ from . import _validate as _v
 from .calibration import CALIBRATION, H100_ERA, Calibration
 from .runs import CALIBRATION_RUNS, Run
 
-__all__ = ["calibrate", "calibrate_operators"]
+__all__ = ["calibrate", "calibrate_operators", "fit_fp8_rate_factor"]
 
 
 def _fit(runs, grids: dict, base: Calibration) -> tuple[Calibration, float]:
@@ -139,3 +139,26 @@ def calibrate_operators(runs=None, *, grid=None) -> tuple[Calibration, float]:
                          for e in grid for c in (dataclasses.replace(cal, **{name: float(e)}),))
         cal, total = dataclasses.replace(cal, **{name: best}), total + loss
     return cal, total
+
+
+def fit_fp8_rate_factor(runs=None, *, grid=None, calibration: Calibration | None = None) -> tuple[float, float]:
+    """The :attr:`~atscale.calibration.Calibration.fp8_rate_factor` that best fits the FP8 runs of ``runs`` (default
+    :data:`~atscale.runs.CALIBRATION_RUNS`: NVIDIA's Llama 3.1 70B recipe on 64 H100, whose BF16 twin is a
+    calibration run too), each priced by the operator-level compute on ``calibration`` (default :data:`CALIBRATION`)
+    with only the factor changed: ``(factor, loss)``, a grid search (``grid``, default 0.50-1.20 in steps of 0.01)
+    minimising the sum of squared ``log(predicted / published)``. A "what if", not the book's constant: the factor
+    stands for the FP8 GEMMs' unmeasured sustained rate, and a fit on one stack's runs describes that stack
+    (:func:`atscale.accuracy.fp8_rate_sensitivity` shows what it does to the others)."""
+    runs = CALIBRATION_RUNS if runs is None else (tuple(runs) if not isinstance(runs, Run) else (runs,))
+    if not all(isinstance(r, Run) for r in runs):
+        raise ValueError(f"runs={_v.show(runs)} must be a sequence of atscale.runs.Run")
+    fp8 = [r for r in runs if r.dtype == "fp8"]
+    if not fp8:
+        raise ValueError(f"runs={_v.show(runs)} has no FP8 run to fit the FP8 rate on")
+    base = CALIBRATION if calibration is None else calibration
+    if not isinstance(base, Calibration):
+        raise ValueError(f"calibration={_v.show(calibration)} must be an atscale.calibration.Calibration")
+    grid = _K_GRID if grid is None else np.ravel(_v.number("grid", grid, low=0, low_open=True, high=1.5))
+    loss, best = min((sum(math.log(r.predict(c, operators=True) / r.published) ** 2 for r in fp8), float(f))
+                     for f in grid for c in (dataclasses.replace(base, fp8_rate_factor=float(f)),))
+    return best, float(loss)

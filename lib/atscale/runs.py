@@ -392,7 +392,7 @@ def _publisher(stack_name: str) -> str:
 
 
 @functools.cache
-def fp8_pairs(*, moe: bool = False) -> tuple:
+def fp8_pairs(*, moe: bool = False, calibration: Calibration | None = None) -> tuple:
     """Every published FP8 run of :data:`atscale.runs.ALL_RUNS` whose BF16 twin is published too, as
     :class:`FP8Pair` records, narrowest model first: the dense models' (``moe`` False, the default), or the mixtures
     of experts' (``moe`` True: NVIDIA's Grok-1 recipe, BF16 and FP8 on the same layouts).
@@ -402,8 +402,12 @@ def fp8_pairs(*, moe: bool = False) -> tuple:
     preset. Left out: torchtitan's rowwise-scaled FP8 rows,
     whose source says its vanilla tensor-parallel rowwise baseline is anomalously slow (torchtitan's async-TP
     benchmark, issue 1207). The published ratio of
-    step times is read from each run's published figure whatever its metric (:attr:`Run.published_seconds`)."""
+    step times is read from each run's published figure whatever its metric (:attr:`Run.published_seconds`).
+    ``calibration`` (default :data:`CALIBRATION`): the constants both models take."""
     moe = _v.flag("moe", moe)
+    cal = CALIBRATION if calibration is None else calibration
+    if not isinstance(cal, Calibration):
+        raise ValueError(f"calibration={_v.show(calibration)} must be an atscale.calibration.Calibration")
     by_label = {r.label: r for r in ALL_RUNS}
     out = []
     for r in ALL_RUNS:
@@ -418,8 +422,8 @@ def fp8_pairs(*, moe: bool = False) -> tuple:
             label=r.label, model=r.model.name, hidden_size=r.model.hidden_size, stack=r.stack,
             source=_publisher(r.stack), recipe=str(r.details.get("float8_recipe") or "delayed"),
             seq_length=int(r.seq_length or r.model.seq_length), published=twin.published_seconds / r.published_seconds,
-            operators=float(twin.step(operators=True).total / r.step(operators=True).total),
-            curve=float(twin.step(operators=False).total / r.step(operators=False).total)))
+            operators=float(twin.step(cal, operators=True).total / r.step(cal, operators=True).total),
+            curve=float(twin.step(cal, operators=False).total / r.step(cal, operators=False).total)))
     return tuple(sorted(out, key=lambda p: (p.hidden_size, p.label)))
 
 
