@@ -37,11 +37,16 @@ def _():
 
 
 @answer("coll-hier-xdr", unit="s", rtol=0.02,
-        idea="A hierarchical all-reduce has three phases; only the one that crosses the network feels a faster fabric.",
-        hint="hardware.Cluster.of_gpus(hardware.DGX_H100, 1024, hardware.FABRICS['InfiniBand XDR']) with "
+        idea="A hierarchical all-reduce has three phases; only the one that crosses the network feels faster NICs, "
+             "and a faster fabric alone changes nothing while each GPU's NIC is the cap.",
+        hint="node = dataclasses.replace(hardware.DGX_H100, nic_bandwidth=800 * units.Gbps), then "
+             "hardware.Cluster.of_gpus(node, 1024, hardware.FABRICS['InfiniBand XDR']) and "
              "c.hierarchical_time('all-reduce', 140e9, cluster). Only the middle phase changes.")
 def _():
-    cluster = hardware.Cluster.of_gpus(hardware.DGX_H100, 1024, hardware.FABRICS["InfiniBand XDR"])
+    import dataclasses
+
+    node = dataclasses.replace(hardware.DGX_H100, name="DGX H100 (800 Gb/s NICs)", nic_bandwidth=800 * u.Gbps)
+    cluster = hardware.Cluster.of_gpus(node, 1024, hardware.FABRICS["InfiniBand XDR"])
     return c.hierarchical_time("all-reduce", 140e9, cluster)
 
 
