@@ -9,6 +9,7 @@ import pytest
 from atscale import collectives as C
 from atscale import experts as X
 from atscale import hardware as hw
+from atscale import memory as MEM
 from atscale import models as M
 from atscale import parallelism as P
 from atscale.plan import Plan
@@ -209,6 +210,32 @@ def test_ep_sweep_is_step_time_at_each_degree():
         X.ep_sweep(M.LLAMA3_70B, H100, Plan(tp=8, dp=128, global_batch=1024), eps)
     with pytest.raises(ValueError, match="plan"):
         X.ep_sweep(M.DEEPSEEK_V3, X.DEEPSEEK_V3_CLUSTER, Plan(tp=1, pp=16, dp=128), eps)
+
+
+def test_ep_sweep_takes_the_runs_optimizer_layout():
+    """With DeepSeek's optimizer layout the sweep's memory is step_time's for that layout (the explorer's and the
+    worked example's), and without it the default (the running example's layout) is unchanged."""
+    plan = dataclasses.replace(X.DEEPSEEK_V3_PLAN, recompute="full", recompute_modules=None)
+    eps = (16, 64)
+    run = X.ep_sweep(M.DEEPSEEK_V3, X.DEEPSEEK_V3_CLUSTER, plan, eps, dtype="fp8", memory_check=False,
+                     optimizer_name=X.DEEPSEEK_V3_OPTIMIZER)
+    default = X.ep_sweep(M.DEEPSEEK_V3, X.DEEPSEEK_V3_CLUSTER, plan, eps, dtype="fp8", memory_check=False)
+    named = X.ep_sweep(M.DEEPSEEK_V3, X.DEEPSEEK_V3_CLUSTER, plan, eps, dtype="fp8", memory_check=False,
+                       optimizer_name=MEM.RUNNING_EXAMPLE_OPTIMIZER)
+    for i, ep in enumerate(eps):
+        layout = dataclasses.replace(plan, ep=ep)
+        ds = P.step_time(M.DEEPSEEK_V3, X.DEEPSEEK_V3_CLUSTER, layout, dtype="fp8", memory_check=False,
+                         optimizer_name=X.DEEPSEEK_V3_OPTIMIZER)
+        plain = P.step_time(M.DEEPSEEK_V3, X.DEEPSEEK_V3_CLUSTER, layout, dtype="fp8", memory_check=False)
+        assert run.steps.memory_total[i] == pytest.approx(ds.memory_total, rel=1e-9)
+        assert run.steps.total[i] == pytest.approx(ds.total, rel=1e-9)
+        assert default.steps.memory_total[i] == pytest.approx(plain.memory_total, rel=1e-9)
+        assert named.steps.memory_total[i] == default.steps.memory_total[i]
+        assert run.steps.memory_total[i] < default.steps.memory_total[i]  # BF16 moments: less state per GPU
+    # the explorer's default view is the sweep's run at ep = 64, overlapped
+    from atscale import widgets
+
+    assert widgets.moe_view().memory_total == pytest.approx(run.steps.memory_total[1], rel=1e-9)
 
 
 def test_a2a_compute_ratio_is_the_step_without_overlap():

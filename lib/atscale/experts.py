@@ -32,7 +32,7 @@ import numpy as np
 
 from .tables import readable
 from . import _validate as _v
-from . import collectives, hardware, models, parallelism, runs
+from . import collectives, hardware, memory, models, parallelism, runs
 from ._numeric import as_scalar
 from .plan import Plan
 
@@ -447,9 +447,12 @@ def _plan_fields(plan: Plan) -> dict:
 
 
 def ep_sweep(model, cluster: hardware.Cluster, plan: Plan, eps, *, seq_length=None, dtype: str = "bf16",
-             memory_check: bool = True) -> EpSweep:
+             memory_check: bool = True, optimizer_name=memory.RUNNING_EXAMPLE_OPTIMIZER) -> EpSweep:
     """``plan`` at each expert-parallel degree of ``eps``, everything else unchanged, in one vectorised call of
     :func:`atscale.parallelism.evaluate` (the same cost terms as :func:`~atscale.parallelism.step_time`).
+    ``optimizer_name``: the optimizer layout the memory counts (a name of :data:`atscale.memory.OPTIMIZERS` or an
+    :class:`atscale.memory.Optimizer`; default the step-time model's, the running example's); pass
+    :data:`DEEPSEEK_V3_OPTIMIZER` for DeepSeek-V3's published run, as :func:`deepseek_v3_estimate` does.
 
     Raising ``ep`` divides the routed experts' weights, gradients and optimizer state per GPU by ``ep`` (each GPU
     holds ``E / ep`` experts) and shrinks the experts' data-parallel group to ``tp cp dp / (expert_tp ep)``;
@@ -461,7 +464,7 @@ def ep_sweep(model, cluster: hardware.Cluster, plan: Plan, eps, *, seq_length=No
     m = _moe_model("model", model)
     e = np.asarray(_v.count("eps", eps, scalar=False), dtype=np.int64).ravel()
     steps = parallelism.evaluate(m, cluster, **{**_plan_fields(plan), "ep": e}, seq_length=seq_length, dtype=dtype,
-                                 memory_check=_v.flag("memory_check", memory_check))
+                                 memory_check=_v.flag("memory_check", memory_check), optimizer_name=optimizer_name)
     return EpSweep(m.name, e, steps)
 
 

@@ -92,9 +92,10 @@ def _():
 
 @answer("experts-smallest-ep", unit="", rtol=0.0, atol=0.5,
         idea="More expert parallelism spreads the experts' weights over more GPUs; find where the memory first fits.",
-        hint="experts.ep_sweep(...) of the published layout with recompute='full' and the memory check on; the first "
-             "feasible degree (sweep.eps[sweep.feasible][0]).")
+        hint="experts.ep_sweep(...) of the published layout with recompute='full', the memory check on and "
+             "optimizer_name=experts.DEEPSEEK_V3_OPTIMIZER; the first feasible degree (sweep.eps[sweep.feasible][0]).")
 def _():
     plan = dataclasses.replace(experts.DEEPSEEK_V3_PLAN, recompute="full", recompute_modules=None)
-    sweep = experts.ep_sweep(models.DEEPSEEK_V3, experts.DEEPSEEK_V3_CLUSTER, plan, _EPS, dtype="fp8")
+    sweep = experts.ep_sweep(models.DEEPSEEK_V3, experts.DEEPSEEK_V3_CLUSTER, plan, _EPS, dtype="fp8",
+                             optimizer_name=experts.DEEPSEEK_V3_OPTIMIZER)
     return int(sweep.eps[sweep.feasible][0])
