@@ -76,8 +76,10 @@ class SearchResult:
         """How many layouts fail for each reason (reasons with numbers cut to their first words)."""
         out: dict[str, int] = {}
         for r in self.table["reason"][~self.table["feasible"]]:
-            if r.startswith(("does not fit", "interleaved")):
+            if r.startswith("does not fit"):
                 key = r.split(":")[0]
+            elif r.startswith("interleaved:"):
+                key = "interleaved: too few micro-batches per replica to fill the stages"
             elif r.startswith("global batch"):
                 key = "global batch not a whole number of micro-batches per replica"
             elif r.startswith("TP x CP x PP x DP"):

@@ -12,7 +12,7 @@ one model and SKU (power management and manufacturing variability). Read as the 
 fastest of the ~27,600 GPUs of the largest cluster studied (Summit) and modelled as a normal spread, the range
 is ``2 σ E[max of 27,648]``, hence ``σ = 0.08 / (2 x 4.09) ≈ 0.98 %`` (:data:`JITTER`). The expected slowest of
 N is then ``σ E[max of N standard normals]`` slower than the median (:func:`expected_max_normal`, about
-``σ sqrt(2 ln N)`` for large N): it grows with N, but only as a logarithm.
+``σ sqrt(2 ln N)`` for large N): it grows with N, but only as the square root of a logarithm.
 
 **Slow hosts** (rare): a host, with a small probability ``p``, runs ``s`` slower (a throttled GPU, a faulty
 cooling fan, a noisy neighbour process). Jiang et al. (2024, "MegaScale", NSDI, sec. 6.3) found hosts taking
