@@ -791,7 +791,7 @@ EXEMPT = {  # (callable, argument) -> why a class the probe would refuse is legi
 EMPTY_OK = {"ridge_lines", "mark"}  # an empty list of guide lines (or marks) draws none
 NEGATIVE_OK = {"accuracy.Gap", "accuracy.comparisons", "accuracy.summary", "accuracy.megascale_against_selene",
                "accuracy.megascale_drops", "accuracy.moe_errors",
-               "accuracy.attention_kernel_brackets"}  # signed errors are legitimate
+               "accuracy.attention_kernel_brackets", "accuracy.fp8_rate_sensitivity"}  # signed errors are legitimate
 ALIASES.update({"model_or_params": ("model", "params"), "b": ("breakdown", "b="), "steps": ("step",),
                 "estimates": ("estimate",), "value": ("value", "model", "accelerator")})
 
