@@ -79,11 +79,10 @@ class Calibration:
         for name in ("efficiency_max", "efficiency_max_h100"):
             object.__setattr__(self, name, _v.number(name, getattr(self, name), low=0, low_open=True, high=1,
                                                      scalar=True))
-        for name in ("kernel_efficiency", "kernel_efficiency_h100"):  # above 1: the kernel model is too slow
+        # shares of the kernel model's rates (above 1: the kernel model is too slow)
+        for name in ("kernel_efficiency", "kernel_efficiency_h100", "fp8_rate_factor"):
             object.__setattr__(self, name, _v.number(name, getattr(self, name), low=0, low_open=True, high=1.5,
                                                      scalar=True))
-        object.__setattr__(self, "fp8_rate_factor", _v.number("fp8_rate_factor", self.fp8_rate_factor, low=0,
-                                                              low_open=True, high=1.5, scalar=True))
         for name in ("half_width", "half_hidden"):
             object.__setattr__(self, name, _v.nonnegative(name, getattr(self, name), scalar=True))
         object.__setattr__(self, "fp8_matmul_speedup",

@@ -125,9 +125,7 @@ def calibrate_operators(runs=None, *, grid=None) -> tuple[Calibration, float]:
     0.50-1.20 in steps of 0.01) minimising the sum of squared ``log(predicted / published)`` over that generation's
     runs; a generation without runs keeps :data:`CALIBRATION`'s. The FP8 runs are left out: what FP8 gains
     follows from the kernel model's FP8 rates and casts, and the FP8 runs validate it."""
-    runs = CALIBRATION_RUNS if runs is None else (tuple(runs) if not isinstance(runs, Run) else (runs,))
-    if not runs or not all(isinstance(r, Run) for r in runs):
-        raise ValueError(f"runs={_v.show(runs)} must be a non-empty sequence of atscale.runs.Run")
+    runs = _runs_arg(runs)
     grid = _K_GRID if grid is None else np.ravel(_v.number("grid", grid, low=0, low_open=True, high=2))
     cal, total = CALIBRATION, 0.0
     bf16 = [r for r in runs if r.dtype != "fp8"]
@@ -135,10 +133,27 @@ def calibrate_operators(runs=None, *, grid=None) -> tuple[Calibration, float]:
                         ("kernel_efficiency_h100", [r for r in bf16 if r.cluster.accelerator.year >= H100_ERA])):
         if not group:
             continue
-        loss, best = min((sum(math.log(r.predict(c, operators=True) / r.published) ** 2 for r in group), float(e))
-                         for e in grid for c in (dataclasses.replace(cal, **{name: float(e)}),))
+        best, loss = _grid_fit(group, cal, name, grid)
         cal, total = dataclasses.replace(cal, **{name: best}), total + loss
     return cal, total
+
+
+def _runs_arg(runs) -> tuple:
+    """``runs`` as a non-empty tuple of :class:`~atscale.runs.Run` (``None``: :data:`~atscale.runs.CALIBRATION_RUNS`;
+    one run alone is a tuple of one)."""
+    runs = CALIBRATION_RUNS if runs is None else (tuple(runs) if not isinstance(runs, Run) else (runs,))
+    if not runs or not all(isinstance(r, Run) for r in runs):
+        raise ValueError(f"runs={_v.show(runs)} must be a non-empty sequence of atscale.runs.Run")
+    return runs
+
+
+def _grid_fit(runs, base: Calibration, name: str, grid) -> tuple[float, float]:
+    """``(value, loss)``: the value of ``base``'s field ``name`` on ``grid`` minimising the sum of squared
+    ``log(predicted / published)`` of ``runs``, each priced by the operator-level compute (one field at a time, a
+    transparent grid search)."""
+    loss, best = min((sum(math.log(r.predict(c, operators=True) / r.published) ** 2 for r in runs), float(v))
+                     for v in grid for c in (dataclasses.replace(base, **{name: float(v)}),))
+    return best, float(loss)
 
 
 def fit_fp8_rate_factor(runs=None, *, grid=None, calibration: Calibration | None = None) -> tuple[float, float]:
@@ -149,9 +164,7 @@ def fit_fp8_rate_factor(runs=None, *, grid=None, calibration: Calibration | None
     minimising the sum of squared ``log(predicted / published)``. A "what if", not the book's constant: the factor
     stands for the FP8 GEMMs' unmeasured sustained rate, and a fit on one stack's runs describes that stack
     (:func:`atscale.accuracy.fp8_rate_sensitivity` shows what it does to the others)."""
-    runs = CALIBRATION_RUNS if runs is None else (tuple(runs) if not isinstance(runs, Run) else (runs,))
-    if not all(isinstance(r, Run) for r in runs):
-        raise ValueError(f"runs={_v.show(runs)} must be a sequence of atscale.runs.Run")
+    runs = _runs_arg(runs)
     fp8 = [r for r in runs if r.dtype == "fp8"]
     if not fp8:
         raise ValueError(f"runs={_v.show(runs)} has no FP8 run to fit the FP8 rate on")
@@ -159,6 +172,4 @@ def fit_fp8_rate_factor(runs=None, *, grid=None, calibration: Calibration | None
     if not isinstance(base, Calibration):
         raise ValueError(f"calibration={_v.show(calibration)} must be an atscale.calibration.Calibration")
     grid = _K_GRID if grid is None else np.ravel(_v.number("grid", grid, low=0, low_open=True, high=1.5))
-    loss, best = min((sum(math.log(r.predict(c, operators=True) / r.published) ** 2 for r in fp8), float(f))
-                     for f in grid for c in (dataclasses.replace(base, fp8_rate_factor=float(f)),))
-    return best, float(loss)
+    return _grid_fit(fp8, base, "fp8_rate_factor", grid)

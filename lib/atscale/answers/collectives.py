@@ -1,5 +1,7 @@
 """Answer keys: the collective-communication chapter."""
 
+import dataclasses
+
 from .. import collectives as c
 from .. import hardware
 from .. import units as u
@@ -43,8 +45,6 @@ def _():
              "hardware.Cluster.of_gpus(node, 1024, hardware.FABRICS['InfiniBand XDR']) and "
              "c.hierarchical_time('all-reduce', 140e9, cluster). Only the middle phase changes.")
 def _():
-    import dataclasses
-
     node = dataclasses.replace(hardware.DGX_H100, name="DGX H100 (800 Gb/s NICs)", nic_bandwidth=800 * u.Gbps)
     cluster = hardware.Cluster.of_gpus(node, 1024, hardware.FABRICS["InfiniBand XDR"])
     return c.hierarchical_time("all-reduce", 140e9, cluster)
