@@ -193,9 +193,11 @@ def test_scale_drift_pinned(operators):
 
 def test_llm_foundry_weak_scaling_series_as_the_appendix_reads_them():
     """llm-foundry's large-scale table, six models at 128, 256 and 512 GPUs with the same work per GPU: the
-    published MFU falls most for the three smallest models; the operator-level model loses almost nothing over the
-    range (its collectives hide behind the compute at every size), with stragglers not much more, so its error
-    drifts by more than 2 points toward optimism on four of the six (as measured, November 2026)."""
+    published MFU falls most for the three smallest models; the operator-level model loses a third of that or less
+    over the range (its FSDP collectives' latency, per module and growing with the ring, hides behind the compute
+    and costs only the SMs it takes), with stragglers not much more, so its error drifts toward optimism on all six,
+    by more than 2 points on two (as measured, November 2026; on four of the six while the model charged one
+    collective's latency a step)."""
     from atscale import accuracy
 
     ops = [d for d in accuracy.scale_drift(operators=True) if d.series.endswith("llm-foundry")]
@@ -204,9 +206,10 @@ def test_llm_foundry_weak_scaling_series_as_the_appendix_reads_them():
     assert all(d.gpus == (128, 256, 512) and len(d.published) == 3 for d in ops)
     drops = [d.published_drop for d in ops]
     assert min(drops[:3]) > max(drops[3:]) and min(drops) > 1.0
-    assert all(abs(d.published_drop - d.drift) < 0.1 for d in ops)  # the model's own MFU barely moves
+    lost = [d.published_drop - d.drift for d in ops]  # what the model's own MFU loses over the range
+    assert all(0.1 < a < 0.5 * d.published_drop for a, d in zip(lost, ops))
     assert all(0.0 < slow[d.series].published_drop - slow[d.series].drift < 0.5 for d in ops)
-    assert sum(d.drift > 2 for d in ops) == 4
+    assert all(d.drift > 0.8 for d in ops) and sum(d.drift > 2 for d in ops) == 2
 
 
 def test_nccl_ring_latency_is_nccls_formula():
@@ -232,8 +235,10 @@ def test_fsdp_latency_as_the_appendix_reads_it():
     """llm-foundry's FSDP collectives per step (one unit per block plus the root; a second all-gather with ZeRO-3),
     and the sizes the appendix states (as measured, November 2026): NCCL's latency growth from 128 to 512 GPUs
     within 0.5-2.5x of the published step's growth on every model, the library's hierarchical latency a seventh of
-    NCCL's or less, the model's own step growing by under 10 ms."""
-    from atscale import accuracy
+    NCCL's or less. The operator-level model charges NCCL's latency per module and hides it behind the compute: its
+    step grows by the share of the SMs the collectives take (COMM_SM_SHARE) of NCCL's latency growth, within 15 %,
+    a tenth to a third of the published growth."""
+    from atscale import accuracy, operators
 
     fl = accuracy.fsdp_latency()
     assert [f.series.split(",")[0] for f in fl] == ["MPT-1B", "MPT-3B", "MPT-7B", "MPT-13B", "MPT-30B", "MPT-70B"]
@@ -241,5 +246,7 @@ def test_fsdp_latency_as_the_appendix_reads_it():
     assert all(f.gpus == (128, 512) for f in fl)
     assert all(0.5 < f.nccl_latency / f.published_growth < 2.5 for f in fl)
     assert all(f.library_latency < 0.15 * f.nccl_latency for f in fl)
-    assert all(0.0 <= f.modelled_growth < 0.01 for f in fl)
+    share = operators.COMM_SM_SHARE
+    assert all(f.modelled_growth == pytest.approx(share * f.nccl_latency, rel=0.15) for f in fl)
+    assert all(0.09 < f.modelled_growth / f.published_growth < 0.34 for f in fl)
     assert len(accuracy.fsdp_latency_table().rows) == 6

@@ -982,10 +982,13 @@ class FsdpLatency:
     forward (ZeRO-3); llm-foundry wraps each transformer block as a unit (``fsdp_wrap_fn``: ``MPTBlock``) and the
     root holds the rest, ``layers + 1`` units (Zhao et al. 2023, PyTorch FSDP, sec. 3.2-3.4). ``nccl_latency``: those
     collectives' latency at the larger size less at the smaller by NCCL's own cost model
-    (:func:`atscale.collectives.nccl_ring_latency`, a ring through every GPU); ``library_latency``: the same by
-    the library's hierarchical collective (:func:`atscale.collectives.hierarchical_time` of no bytes, one step per
-    node), which the step-time model charges once a step for all the weights, not once per unit. Latency hidden
-    behind the compute costs the step nothing; these say how large the candidate is, not what it costs."""
+    (:func:`atscale.collectives.nccl_ring_latency`, a ring through every GPU), which the operator-level compute
+    charges per unit for the FSDP stacks (:attr:`atscale.operators.Stack.unit_collectives`; until November 2026 it
+    charged the library's latency once a step for all the weights); ``library_latency``: the same by the library's
+    hierarchical collective (:func:`atscale.collectives.hierarchical_time` of no bytes, one step per node), which the
+    calibrated curve and Megatron's bucketed collectives keep. Latency hidden behind the compute costs the step only
+    the compute it slows (:data:`atscale.operators.COMM_SM_SHARE`): ``modelled_growth`` says what the model makes of
+    it."""
 
     series: str
     gpus: tuple
@@ -1036,8 +1039,9 @@ def fsdp_latency_table():
                  caption="llm-foundry's large-scale runs from the smallest to the largest GPU count, the work per GPU "
                          "fixed: how much the step grows, published and modelled, and how much latency the step's "
                          "FSDP collectives (one per layer and pass) would add over the same range by NCCL's own cost "
-                         "model (a ring through every GPU) and by this library's hierarchical collective (one step "
-                         "per node), if none of it were hidden behind the compute.")
+                         "model (a ring through every GPU), which the model charges per layer and hides behind the "
+                         "compute, and by this library's hierarchical collective (one step per node), if none of it "
+                         "were hidden.")
 
 
 def drift_table():

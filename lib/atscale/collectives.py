@@ -1130,10 +1130,16 @@ def nccl_ring_latency(op: str, ranks, gpus_per_node=8):
         raise ValueError(f"op={op!r} has no ring latency here; valid: all-gather, reduce-scatter, all-reduce")
     n = np.asarray(_v.count("ranks", ranks, scalar=False), dtype=float)
     g = float(_v.count("gpus_per_node", gpus_per_node))
-    nodes = np.ceil(n / g)
+    return as_scalar(_nccl_ring_latency(op, n, np.minimum(n, g), np))
+
+
+def _nccl_ring_latency(op: str, n, per_node, xp=np):
+    """:func:`nccl_ring_latency` unchecked, with ``per_node`` of the ``n`` ranks on each node (floats or arrays, at
+    least 1), for the array operations ``xp`` of the step-time model."""
+    nodes = xp.ceil(n / per_node)
     twice = 2.0 if op == "all-reduce" else 1.0
     steps, inter = twice * (n - 1), twice * (nodes - 1)
     c = NCCL_RING_LATENCY
-    intra = np.where(nodes > 1, max(c["nvlink"], c["net_overhead"]), c["nvlink"])
+    intra = xp.where(nodes > 1, max(c["nvlink"], c["net_overhead"]), c["nvlink"])
     t = c["base"] + (steps - inter) * intra + inter * c["net"]
-    return as_scalar(np.where(n > 1, t, 0.0))
+    return xp.where(n > 1, t, 0.0)

@@ -120,7 +120,11 @@ class Stack:
     another, for PyTorch's async TP). ``tp_backward_async``: the column-parallel linear layers' backward collectives
     run beside their own matmuls even without TP overlap, as Megatron does (:data:`TP_BACKWARD_ASYNC`); False:
     PyTorch's tensor parallelism, which keeps the gathered input for the weight gradient and reduces the input
-    gradient after both matmuls."""
+    gradient after both matmuls. ``unit_collectives``: the data-parallel all-gathers and reduce-scatters run one
+    per wrapped module (each Transformer block, and the root), as FSDP issues them (Zhao et al. 2023, PyTorch FSDP,
+    sec. 3.2-3.4; ``fully_shard`` per block in torchtitan, ``fsdp_wrap_fn`` per block in llm-foundry), each a ring
+    through the shard group that pays NCCL's latency (:data:`UNIT_COLLECTIVES`); False: the library's bucketed
+    collectives, one latency per collective of all the weights (Megatron's distributed optimizer)."""
 
     name: str
     label: str
@@ -134,6 +138,7 @@ class Stack:
     source: str
     overlap_streams: int = 1
     tp_backward_async: bool = False
+    unit_collectives: bool = False
 
     def __post_init__(self):
         _v.choice("attention", self.attention, kernels.ATTENTION_KERNELS)
@@ -141,9 +146,21 @@ class Stack:
         _v.number("comm_sm_share", self.comm_sm_share, low=0, high=1, high_open=True, scalar=True)
         _v.count("overlap_streams", self.overlap_streams, low=1, scalar=True)
         _v.flag("tp_backward_async", self.tp_backward_async)
+        _v.flag("unit_collectives", self.unit_collectives)
 
 
 _HOST = kernels.HOST_SECONDS_PER_OP
+UNIT_COLLECTIVES = ("PyTorch FSDP (Zhao et al. 2023, sec. 3.2-3.4): one FlatParameter per wrapped module, all-gathered "
+                    "before its forward (and, resharded after it, again before its backward) and its gradient "
+                    "reduce-scattered after its backward, each a separate NCCL call; NCCL runs an all-gather or "
+                    "reduce-scatter of large messages as a ring through every rank (the algorithm NCCL's tuner "
+                    "prices for them besides NVLink SHARP and CollNet, which need switch support), whose latency "
+                    "grows with the ranks (collectives.NCCL_TUNING_SOURCE)")
+"""Where :attr:`Stack.unit_collectives` is read: FSDP's collectives one per wrapped module, each a ring paying
+:func:`atscale.collectives.nccl_ring_latency`. The bytes are the library's (hierarchical across nodes: NCCL's
+rings use every NIC of a node, so a ring through every GPU moves the same bytes per NIC); only the latency is
+NCCL's, once per module and collective. NCCL's latencies are its tuner's estimates, not measurements, and ignore
+a multi-tier fabric's extra latency."""
 OVERLAP_STREAMS = 3
 """Compute streams on which Transformer Engine's userbuffers overlap runs the chunks of a split GEMM, round-robin
 (``NVTE_COMM_OVERLAP_MAX_STREAMS``, Transformer Engine v2.8, ``comm_gemm_overlap.h``; ``CommOverlapP2PBase::
@@ -172,12 +189,12 @@ STACKS: Mapping[str, Stack] = MappingProxyType({s.name: s for s in (
           COMM_SM_SHARE,
           "pytorch/torchtitan (models/llama: nn.RMSNorm, complex-number RoPE, F.silu(w1(x)) * w3(x), "
           "F.scaled_dot_product_attention with the flash backend (FlashAttention-2), cross-entropy on FP32 "
-          "logits); torch.distributed.fsdp.fully_shard's copy-in/copy-out buffers"),
+          "logits); torch.distributed.fsdp.fully_shard's copy-in/copy-out buffers", unit_collectives=True),
     Stack("fsdp2-compile", "PyTorch FSDP2 with torch.compile (torchtitan)", "flash2", True, _HOST / 2, True, False,
           True, COMM_SM_SHARE,
           "pytorch/torchtitan with --compile: TorchInductor fuses each chain of pointwise and reduction operators "
           "into one generated kernel (PyTorch 2, Ansel et al. 2024, sec. 5); its wrapper code issues kernels with "
-          "less Python per kernel (an assumption: half of eager's)"),
+          "less Python per kernel (an assumption: half of eager's)", unit_collectives=True),
 )})
 """The stack presets (:class:`Stack`), by name; ``step_time(..., stack=name)``."""
 

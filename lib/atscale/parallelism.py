@@ -1048,6 +1048,24 @@ def _replicas(size, r, members, c: _Context):
     return _link_time("all-reduce", size, r, False, c)
 
 
+def _per_unit(c: _Context, layers, k, per_node, shard, ag, rs) -> tuple:
+    """``(units, ag, rs)``: how many collectives of each kind a micro-batch issues and the step's gather and
+    reduce-scatter seconds. With a stack that runs them per wrapped module (:attr:`atscale.operators.Stack.
+    unit_collectives`, FSDP) each of ``layers + 1`` modules (the stage's blocks and the root) pays NCCL's ring latency
+    over the ``k`` GPUs of the shard group (:func:`atscale.collectives.nccl_ring_latency`) in place of the one
+    latency of the library's collective of all the weights, whose bytes stay; else ``layers`` and the times as
+    given."""
+    xp = c.xp
+    if c.ops is None or not c.ops.stack.unit_collectives:
+        return xp.maximum(layers, 1.0), ag, rs
+    units, n, inside = xp.maximum(layers, 1.0) + 1.0, xp.maximum(k, 1.0), xp.maximum(xp.minimum(per_node, k), 1.0)
+
+    def per_unit(op, t):
+        return t - _group_time(op, 0.0, k, per_node, c, shard) + units * collectives._nccl_ring_latency(op, n, inside, xp)
+
+    return units, per_unit("all-gather", ag), per_unit("reduce-scatter", rs)
+
+
 def _dp_comm(L, c: _Context, psi, fwd_mb, bwd_mb, layers, shards, psi_experts=0.0):
     """Exposed seconds per step of the data-parallel gradient reduction (and ZeRO/FSDP gathers) over the
     ``dp x cp`` GPUs holding the same weights, sharded over groups of ``k`` (``shard_group``, HSDP) and
@@ -1100,12 +1118,11 @@ def _dp_comm(L, c: _Context, psi, fwd_mb, bwd_mb, layers, shards, psi_experts=0.
             members = (lambda d: xp.minimum(e_group(d), k_e)) if c.tiers else None
             return xp.where(n_e > 1, _group_time(op, size, k_e, per_node_e, c, members), 0.0)
 
-        rs = rs + experts("reduce-scatter", e_grad)
-        ag = ag + experts("all-gather", e_weights)
+        rs, ag = rs + experts("reduce-scatter", e_grad), ag + experts("all-gather", e_weights)
         replicas = replicas + _replicas(e_grad / k_e, xp.ceil(n_e / k_e), (lambda d: xp.maximum(
             e_group(d) / k_e, 1.0)) if c.tiers else None, c)
         n = xp.maximum(n, n_e)
-    ovl = L.ovl
+    (units, ag, rs), ovl = _per_unit(c, layers, k, per_node, shard, ag, rs), L.ovl
 
     def ar():
         t = _group_time("all-reduce", grad, k, per_node, c) + replicas
@@ -1124,7 +1141,7 @@ def _dp_comm(L, c: _Context, psi, fwd_mb, bwd_mb, layers, shards, psi_experts=0.
         return L.m * behind(rs, bwd_mb) + behind(replicas, bwd_mb) + behind(ag, fwd_mb)
 
     def z3():
-        per_mb = behind(ag, fwd_mb) + behind(xp.where(L.reshard, ag, 0.0) + rs, bwd_mb) + ag / xp.maximum(layers, 1.0)
+        per_mb = behind(ag, fwd_mb) + behind(xp.where(L.reshard, ag, 0.0) + rs, bwd_mb) + ag / units
         return L.m * per_mb + behind(replicas, bwd_mb)
 
     return xp.where(n > 1, xp.lazy_choose(L.zs_i, [z0, z1, z2, z3]), 0.0)
