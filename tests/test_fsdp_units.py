@@ -67,3 +67,46 @@ def test_resharded_weights_are_gathered_again_per_module():
                                                                                     run.cluster.fabric))
     extra = _dp_comm(run, True) - _dp_comm(run, False)
     assert extra == pytest.approx(3 * (units * ring - one) + ring, rel=0.01)
+
+
+PIPELINED = "Llama 3.1 405B, 512 H100, torchtitan FSDP 8 TP 8 PP 8 1F1B, FP8"
+
+
+def _pipelined_step(unit_collectives: bool, global_batch=None, dp_overlap=1.0):
+    run = _run(PIPELINED)
+    plan = run.plan if global_batch is None else dataclasses.replace(run.plan, global_batch=global_batch)
+    stack = dataclasses.replace(run._stack(), unit_collectives=unit_collectives)
+    return step_time(run.model, run.cluster, plan, optimizer_name=run.optimizer_name, dp_overlap=dp_overlap,
+                     seq_length=run.seq_length, dtype=run.dtype, flash_attention=run.flash_attention, stack=stack,
+                     fp8_recipe=run.fp8_recipe)
+
+
+def test_under_pipeline_parallelism_fsdp_gathers_and_reduces_once_a_step():
+    """torchtitan's 405B layout (FSDP 8, TP 8, PP 8, 8 micro-batches, weights not resharded after the forward): as
+    PyTorch's pipelining runs FSDP, the weights stay gathered and the gradients unreduced across the micro-batches,
+    so the step's data-parallel time does not grow with them; priced as collectives per micro-batch it did."""
+    run = _run(PIPELINED)
+    assert run.plan.pp == 8 and run.plan.micro_batches == 8 and not run.plan.reshard_after_forward
+    assert "reshard_after_forward=False" in operators.PIPELINED_FSDP
+    gb = run.plan.global_batch
+    once = [float(_pipelined_step(True, b, 0.0).dp_comm) for b in (gb, 2 * gb)]
+    every = [float(_pipelined_step(False, b, 0.0).dp_comm) for b in (gb, 2 * gb)]
+    assert once[1] == pytest.approx(once[0], rel=1e-9)
+    assert every[1] > 1.9 * every[0]
+
+
+def test_the_reduce_scatter_after_the_last_backward_is_exposed():
+    """Nothing computes while the stage's gradients are reduce-scattered after its last backward: with FSDP's overlap
+    on, the step still pays all of it; the gather hides behind the first micro-batch's forward."""
+    exposed, overlapped = (float(_pipelined_step(True, dp_overlap=o).dp_comm) for o in (0.0, 1.0))
+    assert 0.3 * exposed < overlapped < exposed  # the reduce-scatter of FP32 gradients: two thirds of the bytes
+
+
+def test_pipelined_fsdp_holds_the_unsharded_gradients():
+    """The gradients accumulate unsharded, in FP32 (torchtitan's reduce dtype), until the last backward: the stage's
+    weights (405B / 64 GPUs, and the output layer's share on the last stage) times 4 bytes, less the shard kept
+    anyway."""
+    run = _run(PIPELINED)
+    extra = float(_pipelined_step(True).memory_total - _pipelined_step(False).memory_total)
+    stage = (run.model.num_params + run.model.vocab_size * run.model.hidden_size) / (run.plan.pp * run.plan.tp)
+    assert extra == pytest.approx(4 * stage * (1 - 1 / run.plan.dp), rel=0.05)

@@ -161,6 +161,18 @@ UNIT_COLLECTIVES = ("PyTorch FSDP (Zhao et al. 2023, sec. 3.2-3.4): one FlatPara
 rings use every NIC of a node, so a ring through every GPU moves the same bytes per NIC); only the latency is
 NCCL's, once per module and collective. NCCL's latencies are its tuner's estimates, not measurements, and ignore
 a multi-tier fabric's extra latency."""
+PIPELINED_FSDP = ("pytorch/torchtitan 9dec370 (December 2024), torchtitan/parallelisms/parallelize_llama.py, apply_fsdp: "
+                  "with pipeline parallelism every block is wrapped with reshard_after_forward=False, 'to avoid "
+                  "per-microbatch all-gathers, which can be expensive and non-overlapped'; PyTorch's pipelining, "
+                  "torch/distributed/pipelining/stage.py, _PipelineStageBase.backward_maybe_with_nosync (read as "
+                  "NVIDIA's Automodel copies it verbatim, 2025): every backward of an FSDP stage with set_reshard_after_backward"
+                  "(False) and set_requires_gradient_sync(False), then after the last one the post-backward of "
+                  "every FSDP state (the reduce-scatters) and the root's final callback, which waits for them")
+"""Where an FSDP stack's collectives under pipeline parallelism are read (:func:`atscale.parallelism.step_time`):
+the weights gathered once a step, the gradients reduce-scattered once, after the stage's last backward, exposed.
+The PyTorch commit torchtitan's benchmark names (1963fc8, December 2024) was not read, only a 2025 copy of the
+function; torchtitan's own comment at its benchmark's commit states the intent for the gathers."""
+
 OVERLAP_STREAMS = 3
 """Compute streams on which Transformer Engine's userbuffers overlap runs the chunks of a split GEMM, round-robin
 (``NVTE_COMM_OVERLAP_MAX_STREAMS``, Transformer Engine v2.8, ``comm_gemm_overlap.h``; ``CommOverlapP2PBase::

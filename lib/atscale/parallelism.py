@@ -1122,11 +1122,29 @@ def _dp_comm(L, c: _Context, psi, fwd_mb, bwd_mb, layers, shards, psi_experts=0.
         replicas = replicas + _replicas(e_grad / k_e, xp.ceil(n_e / k_e), (lambda d: xp.maximum(
             e_group(d) / k_e, 1.0)) if c.tiers else None, c)
         n = xp.maximum(n, n_e)
-    (units, ag, rs), ovl = _per_unit(c, layers, k, per_node, shard, ag, rs), L.ovl
+    units, ag, rs = _per_unit(c, layers, k, per_node, shard, ag, rs)
 
     def ar():
         t = _group_time("all-reduce", grad, k, per_node, c) + replicas
         return t + experts("all-reduce", e_grad) if moe else t
+
+    return xp.where(n > 1, _dp_schedule(L, c, ar, rs, ag, replicas, fwd_mb, bwd_mb, units), 0.0)
+
+
+def _dp_schedule(L, c: _Context, ar, rs, ag, replicas, fwd_mb, bwd_mb, units):
+    """What the data-parallel collectives of :func:`_dp_comm` leave exposed per step, by ZeRO stage, each hidden
+    behind the compute it may hide behind (``dp_overlap``) at the cost of the compute it slows (the stack's
+    contention). ``ar``: a function giving the all-reduce (ZeRO-0); ``rs``, ``ag``: the step's reduce-scatter and
+    all-gather of all the weights; ``replicas``: HSDP's all-reduce; ``units``: the gathers a micro-batch issues.
+
+    An FSDP stack under pipeline parallelism (:attr:`atscale.operators.Stack.unit_collectives` and ``pp > 1``) runs
+    them as PyTorch's pipelining does: the weights stay gathered across the step's micro-batches (not resharded
+    after the forward, torchtitan's choice "to avoid per-microbatch all-gathers", nor after each backward), so
+    they are gathered once, behind the first micro-batch's forward; the gradients are reduce-scattered once, after
+    the stage's last backward, with nothing left to hide behind (:data:`atscale.operators.PIPELINED_FSDP`).
+    """
+    xp, ovl = c.xp, L.ovl
+    once = c.ops is not None and c.ops.stack.unit_collectives  # pipelined FSDP: once a step, see above
 
     def behind(t, cover):  # what hides costs the compute it slows (the stack's contention; 0 without a stack)
         return xp.maximum(0.0, t - ovl * cover) + c.contention * xp.minimum(t, ovl * cover)
@@ -1138,13 +1156,15 @@ def _dp_comm(L, c: _Context, psi, fwd_mb, bwd_mb, layers, shards, psi_experts=0.
         return behind(rs + replicas, bwd_mb) + behind(ag, fwd_mb)
 
     def z2():
-        return L.m * behind(rs, bwd_mb) + behind(replicas, bwd_mb) + behind(ag, fwd_mb)
+        t = L.m * behind(rs, bwd_mb) + behind(replicas, bwd_mb) + behind(ag, fwd_mb)
+        return xp.where(L.pp > 1, rs + behind(replicas, bwd_mb) + behind(ag, fwd_mb), t) if once else t
 
     def z3():
         per_mb = behind(ag, fwd_mb) + behind(xp.where(L.reshard, ag, 0.0) + rs, bwd_mb) + ag / units
-        return L.m * per_mb + behind(replicas, bwd_mb)
+        t = L.m * per_mb + behind(replicas, bwd_mb)
+        return xp.where(L.pp > 1, behind(ag, fwd_mb) + ag / units + rs + behind(replicas, bwd_mb), t) if once else t
 
-    return xp.where(n > 1, xp.lazy_choose(L.zs_i, [z0, z1, z2, z3]), 0.0)
+    return xp.lazy_choose(L.zs_i, [z0, z1, z2, z3])
 
 
 def _layer_activations(L, c: _Context):
@@ -1179,7 +1199,8 @@ def _memory(L, c: _Context, sl: StageLayers, shards, layer: dict):
     """Per-GPU bytes of the fuller of the first and the last pipeline stage, as ``{"model state", "activations"}``:
     weights, gradients and optimizer state sharded as the ZeRO stage says over ``shards = (k, k_e)`` ranks (dense
     weights and routed experts; :func:`_shard_ranks`), plus the unsharded weights kept between forward and backward
-    when ZeRO-3 does not reshard; each stage's in-flight activations (``layer["activations"]`` per layer,
+    when ZeRO-3 does not reshard, and the unsharded gradients an FSDP stack accumulates under pipeline parallelism
+    until the stage's last backward (:func:`_dp_schedule`); each stage's in-flight activations (``layer["activations"]`` per layer,
     :func:`_layer_activations`, times :func:`_in_flight`); the embedding on the first stage, the output layer and the
     FP32 logits on the last."""
     xp, K = c.xp, c.k
@@ -1190,6 +1211,7 @@ def _memory(L, c: _Context, sl: StageLayers, shards, layer: dict):
     flat = _pipeline._flat_in_flight(L.sched, L.pp, xp)
     opt = c.opt
     totals = []
+    pipelined_fsdp = c.ops is not None and c.ops.stack.unit_collectives  # PyTorch's pipelining (_dp_schedule)
     for layers, extra, from_end, last in ((sl.first, K.emb_params, L.pp - 1, L.pp == 1),
                                           (sl.last, K.out_params, 0.0, True)):
         psi = (layers * K.layer_dense + extra + xp.where(last & (L.pp == 1), K.out_params, 0.0)) / L.tp
@@ -1200,6 +1222,8 @@ def _memory(L, c: _Context, sl: StageLayers, shards, layer: dict):
                              + opt.gradients * part / xp.where(L.zs >= 2, ranks, 1.0)
                              + opt.state * part / xp.where(L.zs >= 1, ranks, 1.0))
             kept = kept + xp.where((L.zs >= 3) & xp.logical_not(L.reshard), opt.weights * part * (1 - 1 / ranks), 0.0)
+            if pipelined_fsdp:  # the gradients accumulate unsharded until the stage's last backward
+                kept = kept + xp.where((L.pp > 1) & (L.zs >= 2), opt.gradients * part * (1 - 1 / ranks), 0.0)
         acts = act_layer * layers * _in_flight(L.pp, L.v, L.m, gpipe, inter, from_end, xp, flat)
         logits = xp.where(last, (1 + K.mtp) * tokens * K.V / L.tp * LOGITS_BYTES, 0.0)  # and each MTP head's
         totals.append({"model state": (state + kept) * L.copies, "activations": acts + logits})
