@@ -1048,6 +1048,13 @@ def _replicas(size, r, members, c: _Context):
     return _link_time("all-reduce", size, r, False, c)
 
 
+def _fsdp(c: _Context) -> bool:
+    """Whether the stack runs its data-parallel collectives as FSDP does (:attr:`atscale.operators.Stack.
+    unit_collectives`): per wrapped module (:func:`_per_unit`), and under pipeline parallelism once a step
+    (:func:`_dp_schedule`, :func:`_memory`). False for the calibrated curve, which has no stack."""
+    return c.ops is not None and c.ops.stack.unit_collectives
+
+
 def _per_unit(c: _Context, layers, k, per_node, shard, ag, rs) -> tuple:
     """``(units, ag, rs)``: how many collectives of each kind a micro-batch issues and the step's gather and
     reduce-scatter seconds. With a stack that runs them per wrapped module (:attr:`atscale.operators.Stack.
@@ -1056,7 +1063,7 @@ def _per_unit(c: _Context, layers, k, per_node, shard, ag, rs) -> tuple:
     latency of the library's collective of all the weights, whose bytes stay; else ``layers`` and the times as
     given."""
     xp = c.xp
-    if c.ops is None or not c.ops.stack.unit_collectives:
+    if not _fsdp(c):
         return xp.maximum(layers, 1.0), ag, rs
     units, n, inside = xp.maximum(layers, 1.0) + 1.0, xp.maximum(k, 1.0), xp.maximum(xp.minimum(per_node, k), 1.0)
 
@@ -1144,7 +1151,6 @@ def _dp_schedule(L, c: _Context, ar, rs, ag, replicas, fwd_mb, bwd_mb, units):
     the stage's last backward, with nothing left to hide behind (:data:`atscale.operators.PIPELINED_FSDP`).
     """
     xp, ovl = c.xp, L.ovl
-    once = c.ops is not None and c.ops.stack.unit_collectives  # pipelined FSDP: once a step, see above
 
     def behind(t, cover):  # what hides costs the compute it slows (the stack's contention; 0 without a stack)
         return xp.maximum(0.0, t - ovl * cover) + c.contention * xp.minimum(t, ovl * cover)
@@ -1155,14 +1161,17 @@ def _dp_schedule(L, c: _Context, ar, rs, ag, replicas, fwd_mb, bwd_mb, units):
     def z1():
         return behind(rs + replicas, bwd_mb) + behind(ag, fwd_mb)
 
+    def pipelined(t, first):  # pipelined FSDP, see above: ``first``, what the first module's gather leaves exposed
+        if not _fsdp(c):
+            return t
+        return xp.where(L.pp > 1, behind(ag, fwd_mb) + first + rs + behind(replicas, bwd_mb), t)
+
     def z2():
-        t = L.m * behind(rs, bwd_mb) + behind(replicas, bwd_mb) + behind(ag, fwd_mb)
-        return xp.where(L.pp > 1, rs + behind(replicas, bwd_mb) + behind(ag, fwd_mb), t) if once else t
+        return pipelined(L.m * behind(rs, bwd_mb) + behind(replicas, bwd_mb) + behind(ag, fwd_mb), 0.0)
 
     def z3():
         per_mb = behind(ag, fwd_mb) + behind(xp.where(L.reshard, ag, 0.0) + rs, bwd_mb) + ag / units
-        t = L.m * per_mb + behind(replicas, bwd_mb)
-        return xp.where(L.pp > 1, behind(ag, fwd_mb) + ag / units + rs + behind(replicas, bwd_mb), t) if once else t
+        return pipelined(L.m * per_mb + behind(replicas, bwd_mb), ag / units)
 
     return xp.lazy_choose(L.zs_i, [z0, z1, z2, z3])
 
@@ -1211,7 +1220,7 @@ def _memory(L, c: _Context, sl: StageLayers, shards, layer: dict):
     flat = _pipeline._flat_in_flight(L.sched, L.pp, xp)
     opt = c.opt
     totals = []
-    pipelined_fsdp = c.ops is not None and c.ops.stack.unit_collectives  # PyTorch's pipelining (_dp_schedule)
+    pipelined_fsdp = _fsdp(c)  # the gradients kept unsharded under pipeline parallelism (_dp_schedule)
     for layers, extra, from_end, last in ((sl.first, K.emb_params, L.pp - 1, L.pp == 1),
                                           (sl.last, K.out_params, 0.0, True)):
         psi = (layers * K.layer_dense + extra + xp.where(last & (L.pp == 1), K.out_params, 0.0)) / L.tp
