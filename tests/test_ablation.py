@@ -174,7 +174,8 @@ def test_scale_series_are_one_model_one_stack_growing():
 # (Llama 3: -1.51, -1.62 before the H100 recipes took their scripts' pipeline overlap and the refit, November 2026)
 # (Llama 3, operators: -1.54 before Transformer Engine's split GEMMs ran three at a time and the H100 refit, Nov. 2026)
 # (MegaScale, operators: 2.58 before Megatron's column-parallel backward collectives ran beside their GEMMs, Nov. 2026)
-DRIFT = {"MegaScale 175B, Megatron-LM": (2.44, 2.52), "Llama 3 405B, Meta": (-1.39, -1.65),
+# (Llama 3: -1.39, -1.65 before its records took the paper's asynchronous pipeline sends, November 2026)
+DRIFT = {"MegaScale 175B, Megatron-LM": (2.44, 2.52), "Llama 3 405B, Meta": (-1.63, -1.89),
          "Llama 3.1 405B, NVIDIA, FP8": (3.68, 3.66)}
 
 

@@ -28,14 +28,15 @@ KNOWN_MISSES = {
     "Nemotron-4 340B, 2,048 H100, BF16": 0.087,
     # Llama 3 405B, Table 4, with the layout its sec. 3.3.2 describes (v = 8 one-slot chunks, all-gather context
     # parallelism): optimistic on all three rows, a known miss (it was inside 3 points only with v = 2 assumed)
-    # +7.2 points (50.2 % against 43 %); 0.193 (51.3 %; 51.6 % before the tiered network) before the H100 recipes'
+    # +9.0 points (52.0 % against 43 %) with the pipeline's sends asynchronous as the paper states; 0.167 (+7.2) while
+    # every send was exposed; 0.193 (51.3 %; 51.6 % before the tiered network) before the H100 recipes'
     # scripts and the refit
-    "Llama 3 405B, 8,192 H100": 0.167,
-    # +5.8 points (46.8 % against 41 %); 0.166 (47.8 %; 48.5 % before the tiered network) before the H100 recipes'
+    "Llama 3 405B, 8,192 H100": 0.209,
+    # +7.4 points (48.4 % against 41 %); 0.141 (+5.8) while every send was exposed; 0.166 (47.8 %; 48.5 % before the tiered network) before the H100 recipes'
     # scripts and the refit
-    "Llama 3 405B, 16,384 H100": 0.141,
-    # +8.3 points (46.3 % against 38 %); 0.244 (47.3 %) before the H100 recipes' scripts and the refit
-    "Llama 3 405B, 16,384 H100, CP 16, 131,072 tokens": 0.218,
+    "Llama 3 405B, 16,384 H100": 0.180,
+    # +9.2 points (47.2 % against 38 %); 0.218 (+8.3) while every send was exposed; 0.244 (47.3 %) before the H100 recipes' scripts and the refit
+    "Llama 3 405B, 16,384 H100, CP 16, 131,072 tokens": 0.243,
     # Mixtures of experts (all validation; the expert terms are new and these runs judge them): the model is
     # optimistic on DeepSeek-V3 under NVIDIA's recipes, on gpt-oss and on Qwen3-235B with the all-to-all overlap
     # (within 3 points without it, once the records took the DeepEP dispatcher and the recomputation their source
@@ -172,7 +173,9 @@ def test_summary_statistics_calibration_and_validation_apart():
     assert val.worst_abs_error == pytest.approx(5.264, abs=0.002)
     assert val.worst == "fitted profile (Llama 3), research-cluster jobs (1,024 A100)"
     dense = A.summary("validation", group="Step time")
-    assert dense.worst_abs_error == pytest.approx(0.218, abs=0.002)  # 0.243 before the H100 recipes' scripts and the refit
+    # 0.218 before the Llama 3 rows took the paper's asynchronous pipeline sends; 0.243 before the H100 recipes' scripts
+    # and the refit
+    assert dense.worst_abs_error == pytest.approx(0.243, abs=0.002)
     assert dense.worst == "Llama 3 405B, 16,384 H100, CP 16, 131,072 tokens"
     bounds = A.summary("validation", kind="upper bound")
     assert bounds.count == 13 and bounds.worst.startswith("MI300X")

@@ -242,22 +242,24 @@ def test_llama3_table4_is_a_known_miss_with_its_error_pinned():
     """Llama 3 405B, Table 4 (validation). Targets: rows 1-2 within 3 MFU points, the CP16 row within 5. MISSED,
     and pinned as a known miss: with the layout Llama 3's sec. 3.3.2 describes (v = 8 chunks of one layer slot,
     context parallelism by an exposed all-gather of K and V, on the tiered network of its sec. 3.3.1) the model is
-    optimistic by +7.2, +5.8 and +8.3 points (50.2 %, 46.8 % and 46.3 % against 43 %, 41 % and 38 %; +8.3, +6.8
+    optimistic by +9.0, +7.4 and +9.2 points (52.0 %, 48.4 % and 47.2 % against 43 %, 41 % and 38 %), with the
+    pipeline's sends asynchronous as sec. 3.3.2 states (+7.2, +5.8 and +8.3 while every send was exposed; +8.3, +6.8
     and +9.3 before the H100 recipes' scripts and the refit, +8.6, +7.5 and +9.2 before the network's 7:1 taper above its pods was modelled). The earlier "+2.6, -2.9, +1.3" rested on v = 2 chunks,
     which the paper's text rules out. No constant is retuned here: the H100 ceiling was fitted on calibration runs
     only, and these rows no longer validate it (the step-time model's optimism is the next issue's)."""
     pts = _points()
     # +8.3, +6.8, +9.3 before the H100 recipes took their scripts' pipeline overlap and the H100 ceiling was refit on
     # them (0.81 -> 0.79; November 2026)
-    assert pts["Llama 3 405B, 8,192 H100"] == pytest.approx(0.072, abs=0.002)
-    assert pts["Llama 3 405B, 16,384 H100"] == pytest.approx(0.058, abs=0.002)
-    assert pts["Llama 3 405B, 16,384 H100, CP 16, 131,072 tokens"] == pytest.approx(0.083, abs=0.002)
+    # 0.072, 0.058, 0.083 before the records took the paper's asynchronous pipeline sends (pp_overlap; November 2026)
+    assert pts["Llama 3 405B, 8,192 H100"] == pytest.approx(0.090, abs=0.002)
+    assert pts["Llama 3 405B, 16,384 H100"] == pytest.approx(0.074, abs=0.002)
+    assert pts["Llama 3 405B, 16,384 H100, CP 16, 131,072 tokens"] == pytest.approx(0.092, abs=0.002)
     assert all(pts[k] > 0.05 for k in pts if k.startswith("Llama 3 405B"))  # optimistic, beyond both targets
     runs = {r.label: r for r in P.OTHER_RUNS}
     # Between the two CP-1 rows the model loses about 3.5 points of MFU (more bubble on half the micro-batches per
     # replica, and the data-parallel traffic across the pods' taper), Meta measured 2.
     drop = runs["Llama 3 405B, 8,192 H100"].mfu_pair()[1] - runs["Llama 3 405B, 16,384 H100"].mfu_pair()[1]
-    assert drop == pytest.approx(0.035, abs=0.002)
+    assert drop == pytest.approx(0.036, abs=0.002)  # 0.035 while every pipeline send was exposed
     assert abs(runs["MT-NLG 530B, 2,240 A100 (DP 8)"].error) <= TOLERANCE
     # At v = 8 every published layout fits, the 8,192-GPU one within the margin (tight): no memory check is off.
     for label, run in runs.items():
@@ -332,19 +334,21 @@ def test_megascale_target_conflicts_with_the_selene_calibration_run():
 
 def test_validation_median_and_worst():
     """Across every end-to-end validation run (the HFUs excluded: same runs as calibration MFUs). Targets:
-    median |error| <= 3 MFU points, worst <= 6. The median holds (1.6); the worst is MISSED: two of Llama 3's rows
-    (+7.2 and +8.3 points, see test_llama3_table4_is_a_known_miss_with_its_error_pinned) and MegaScale at 8,192 and
-    12,288 GPUs at 7.0 points (see test_megascale_targets) are the only runs beyond 6."""
+    median |error| <= 3 MFU points, worst <= 6. The median holds (1.6); the worst is MISSED: Llama 3's three rows
+    (+9.0, +7.4 and +9.2 points, see test_llama3_table4_is_a_known_miss_with_its_error_pinned) and MegaScale at 8,192
+    and 12,288 GPUs at 7.0 points (see test_megascale_targets) are the only runs beyond 6."""
     pts = _points()
     assert len(pts) >= 12 and sum(r.cluster.accelerator.name.startswith("H100") for r in P.VALIDATION_RUNS) >= 12
     assert np.median(np.abs(list(pts.values()))) == pytest.approx(0.016, abs=0.001)  # 0.015 before the refit
     beyond = {k for k, v in pts.items() if abs(v) > 0.06}
-    # Llama 3's 16,384-GPU row (+5.8 points) has been inside 6 since the H100 recipes took their scripts' pipeline
-    # overlap and the H100 ceiling was refit on them (November 2026; +6.8 before)
+    # Llama 3's 16,384-GPU row was inside 6 (+5.8 points) from the H100 recipes' pipeline overlap and refit until its
+    # own record took the paper's asynchronous pipeline sends (+7.4; November 2026)
     assert beyond == {"MegaScale 175B (Megatron-LM), 8,192 A100", "MegaScale 175B (Megatron-LM), 12,288 A100",
-                      "Llama 3 405B, 8,192 H100", "Llama 3 405B, 16,384 H100, CP 16, 131,072 tokens"}
-    # Llama 3's CP16 row; 0.092 before the H100 recipes took their scripts' pipeline overlap and the refit
-    assert max(abs(v) for v in pts.values()) == pytest.approx(0.083, abs=0.002)
+                      "Llama 3 405B, 8,192 H100", "Llama 3 405B, 16,384 H100",
+                      "Llama 3 405B, 16,384 H100, CP 16, 131,072 tokens"}
+    # Llama 3's CP16 row; 0.083 before its record took the paper's asynchronous pipeline sends, 0.092 before the H100
+    # recipes took their scripts' pipeline overlap and the refit
+    assert max(abs(v) for v in pts.values()) == pytest.approx(0.092, abs=0.002)
     nvidia = [v for k, v in pts.items() if "H100" in k and not k.startswith("Llama 3 405B")]
     assert max(abs(v) for v in nvidia) < 0.05  # every NVIDIA H100 run within 5 points
 

@@ -634,6 +634,8 @@ CALLS = {  # label -> keyword arguments (a function of nothing: built when probe
     "widgets.dropdown": lambda: dict(options=["a", "b"], value="a", description="x"),
     "widgets.Explorer": None,  # a control surface, built by every explorer above (each probed)
     "stragglers.any_slow_probability": lambda: dict(hosts=1536, probability=8.8e-5),
+    "runs.Reading": lambda: dict(name="TP communication exposed", plan={"tp_overlap": False},
+                                 why="the source does not say"),
 }
 RESULTS = {  # public types the library builds as results or as its own data: not an input to probe
     "accuracy.Comparison", "accuracy.Summary", "accuracy.Gap", "check.Feedback", "collectives.LinkModel",
@@ -650,7 +652,7 @@ RESULTS = {  # public types the library builds as results or as its own data: no
     "roofline.MeasuredRoofline", "roofline.RooflineCheck", "tables.Table", "kernels.GemmModel", "operators.Stack", "operators.OperatorRow",
     "operators.LayerOperators", "accuracy.StackSummary", "runs.FP8Pair", "runs.AblationStep", "accuracy.Drift",
     "accuracy.MoeError", "accuracy.KernelBracket", "accuracy.TritonCheck", "accuracy.BackwardInLine", "accuracy.WeakScaling", "accuracy.FsdpLatency", "accuracy.Fp8Rate",
-    "parallelism.RecomputeChoice",
+    "parallelism.RecomputeChoice", "accuracy.ReadingError",
     "kernels.AttentionModel", "kernels.AttentionRates",
 }
 PROBE_SLOW = {  # seconds per call or more: probed by `pytest -m slow`
@@ -670,7 +672,7 @@ PROBE_SLOW = {  # seconds per call or more: probed by `pytest -m slow`
     "widgets.experts.moe_view", "widgets.parallelism.plan_explorer", "widgets.jct.jct_explorer",
 }
 FREE_TEXT = {"name", "label", "title", "source", "assumed", "description", "mfu_source", "what", "quantity",
-             "leaves_out", "unit", "vendor", "form_factor", "memory_type", "technology", "strategy", "answer"}
+             "why", "leaves_out", "unit", "vendor", "form_factor", "memory_type", "technology", "strategy", "answer"}
 SKIP_ARGS = {"ax", "figsize", "seed", "rng"}  # drawing surfaces; a seed's own rule is probed in reliability
 CATALOG_OBJECTS = [models.LLAMA3_70B, CLUSTER, hardware.H100_SXM, hardware.DGX_H100, hardware.FABRICS["InfiniBand NDR"],
                    PLAN, EX]
@@ -791,7 +793,8 @@ EXEMPT = {  # (callable, argument) -> why a class the probe would refuse is legi
 EMPTY_OK = {"ridge_lines", "mark"}  # an empty list of guide lines (or marks) draws none
 NEGATIVE_OK = {"accuracy.Gap", "accuracy.comparisons", "accuracy.summary", "accuracy.megascale_against_selene",
                "accuracy.megascale_drops", "accuracy.moe_errors",
-               "accuracy.attention_kernel_brackets", "accuracy.fp8_rate_sensitivity"}  # signed errors are legitimate
+               "accuracy.attention_kernel_brackets", "accuracy.fp8_rate_sensitivity",
+               "accuracy.readings"}  # signed errors are legitimate
 ALIASES.update({"model_or_params": ("model", "params"), "b": ("breakdown", "b="), "steps": ("step",),
                 "estimates": ("estimate",), "value": ("value", "model", "accelerator")})
 

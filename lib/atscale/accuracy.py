@@ -44,7 +44,7 @@ __all__ = ["Comparison", "Summary", "Gap", "megascale_drops", "megascale_against
            "ablation_table", "SCALE_SERIES", "Drift", "scale_drift", "drift_table", "MoeError", "moe_errors", "moe_table",
            "BackwardInLine", "backward_in_line", "WeakScaling", "weak_scaling", "weak_scaling_table",
            "AMAX_REDUCTION_SOURCE", "FsdpLatency", "fsdp_latency", "fsdp_latency_table", "FP8_RATE_FACTORS",
-           "Fp8Rate", "fp8_rate_sensitivity", "fp8_rate_table"]
+           "Fp8Rate", "fp8_rate_sensitivity", "fp8_rate_table", "ReadingError", "readings", "readings_table"]
 
 GROUPS = ("Hardware", "Memory", "Collectives", "Step time", "Experts", "Reliability")
 """The groups, in the order of the chapters that make the comparisons."""
@@ -1152,3 +1152,52 @@ def fp8_rate_table():
                          "FP8/BF16 speedups on identical layouts within 5 % of the published speedup, NVIDIA's and "
                          "the other stacks'; step-time errors over the dense validation runs (their FP8 runs alone "
                          "in brackets) and the mixture-of-experts runs; the speedup errors of NVIDIA's Grok-1 pairs.")
+
+
+# --------------------------------------------------------------------------------------
+# What a source leaves open: each run's other readings (atscale.runs.Reading) beside the record's own
+# --------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class ReadingError:
+    """The model's error on one published run under one reading of its source, in MFU points (0.01 = one point;
+    positive: the model is optimistic), for the calibrated curve and the operator-level compute. ``reading`` is
+    ``"as recorded"`` for the record's own reading (``why`` empty), else a :class:`atscale.runs.Reading`'s name;
+    ``memory`` the memory model's verdict on the layout so read (``"fits"``, or why not)."""
+
+    run: str
+    reading: str
+    why: str
+    curve: float
+    operators: float
+    memory: str
+
+
+def readings() -> tuple[ReadingError, ...]:
+    """For every published run whose record lists other readings of its source (:attr:`atscale.runs.Run.readings`),
+    its error as recorded and under each reading, in the records' order. Where a source leaves part of its layout
+    open, this shows how far the result moves with it, beside the reading the record took from the text."""
+    from . import runs
+
+    out = []
+    for run in runs.ALL_RUNS:
+        if not run.readings:
+            continue
+        for name, why, r in (("as recorded", "", run),
+                             *((x.name, x.why, run.read_as(x.name)) for x in run.readings)):
+            out.append(ReadingError(run.label, name, why, r.points(), r.points(operators=True), r.memory_verdict()))
+    return tuple(out)
+
+
+def readings_table():
+    """:func:`readings` as a :class:`~atscale.tables.Table`."""
+    from .tables import Table
+
+    errors = readings()
+    rows = tuple(("" if i and e.run == errors[i - 1].run else e.run, e.reading, f"{100 * e.curve:+.1f}",
+                  f"{100 * e.operators:+.1f}", "fits" if e.memory == "fits" else "does not fit")
+                 for i, e in enumerate(errors))
+    return Table(("Run", "Reading", "Curve, MFU points", "Operators, MFU points", "Memory"), rows,
+                 caption="The step-time model's error on published runs under the record's reading of the source "
+                         "and under each other reading its text allows (model MFU minus published; positive: "
+                         "the model is optimistic); every other input as recorded. The run is named on its first "
+                         "row.")

@@ -35,7 +35,31 @@ from .plan import Plan
 __all__ = ["Run", "METRICS", "load", "ALL_RUNS", "MEGATRON_TABLE1_RUNS", "KORTHIKANTI_TABLE5_RUNS", "OTHER_RUNS",
            "H100_RUNS", "MEGASCALE_RUNS", "MOE_RUNS", "MOE_FURTHER_RUNS", "OTHER_STACK_RUNS", "CALIBRATION_RUNS", "VALIDATION_RUNS",
            "FP8Pair", "fp8_pairs", "AblationStep", "ABLATION_TOLERANCE_POINTS", "megascale_ablation",
-           "megascale_ablation_baseline"]
+           "megascale_ablation_baseline", "Reading"]
+
+@dataclass(frozen=True)
+class Reading:
+    """Another reading of what a run's source leaves open or states ambiguously: ``name`` (a few words),
+    ``plan`` (the :class:`~atscale.plan.Plan` fields it changes, a mapping) and ``why`` (what in the source allows
+    it). A record lists its readings under ``"readings"``; :meth:`Run.read_as` prices the run under one, and
+    :func:`atscale.accuracy.readings` shows how far each moves the model's error, beside the record's own reading."""
+
+    name: str
+    plan: Mapping
+    why: str
+
+    def __post_init__(self):
+        for field in ("name", "why"):
+            if not isinstance(getattr(self, field), str) or not getattr(self, field):
+                raise ValueError(f"Reading {field}={_v.show(getattr(self, field))} must be a non-empty string")
+        if not isinstance(self.plan, Mapping) or not self.plan:
+            raise ValueError(f"Reading {self.name!r}: plan={_v.show(self.plan)} must be a non-empty mapping of "
+                             "Plan fields to change")
+        unknown = sorted(set(self.plan) - {f.name for f in dataclasses.fields(Plan)})
+        if unknown:
+            raise ValueError(f"Reading {self.name!r}: {', '.join(map(repr, unknown))} not a Plan field")
+        object.__setattr__(self, "plan", MappingProxyType(dict(self.plan)))
+
 
 METRICS = ("hardware_flops_per_gpu", "model_flops_per_gpu", "mfu", "mfu_causal", "hfu", "step_seconds")
 """What a :class:`Run` may have published (see :attr:`Run.metric`)."""
@@ -57,7 +81,8 @@ class Run:
     ``stack``: the training stack as the source names it (e.g. ``"Megatron-LM (2021)"``); ``group``: the set of
     runs it belongs to (one data file, one table of the accuracy appendix); ``details``: what its record holds that
     the model does not read yet (``published_as``, the figure as printed with its conversion; ``stack_preset``;
-    ``url``; stack options such as ``compile`` or ``float8_recipe``), read-only.
+    ``url``; stack options such as ``compile`` or ``float8_recipe``; ``readings``, the other readings of the source
+    its text allows, :attr:`readings`), read-only.
     """
 
     label: str
@@ -109,6 +134,44 @@ class Run:
             _v.choice("attention_kernel", self.details["attention_kernel"], ATTENTION_KERNELS)
         if "tp_backward_async" in self.details:
             _v.flag("tp_backward_async", self.details["tp_backward_async"])
+        for reading in self.readings:  # each builds a plan (a ValueError naming the reading otherwise)
+            self._read_plan(reading.name)
+
+    @property
+    def readings(self) -> tuple[Reading, ...]:
+        """The other readings of this run's source that its record lists (``details["readings"]``; :class:`Reading`),
+        in the record's order; empty where the record lists none."""
+        raw = self.details.get("readings", ())
+        if not isinstance(raw, (list, tuple)):
+            raise ValueError(f"{self.label}: readings={_v.show(raw)} must be a list of readings")
+        out = []
+        for entry in raw:
+            if isinstance(entry, Reading):
+                out.append(entry)
+            elif isinstance(entry, Mapping) and set(entry) == {"reading", "plan", "why"}:
+                out.append(Reading(entry["reading"], entry["plan"], entry["why"]))
+            else:
+                raise ValueError(f"{self.label}: a reading must be a Reading or an object with the keys reading, "
+                                 f"plan and why (got {_v.show(entry)})")
+        names = [r.name for r in out]
+        if len(set(names)) < len(names):
+            raise ValueError(f"{self.label}: reading names must be unique (got {names})")
+        return tuple(out)
+
+    def read_as(self, name: str) -> "Run":
+        """This run under its reading called ``name`` (one of :attr:`readings`): its plan with the reading's fields
+        changed, everything else as recorded."""
+        return dataclasses.replace(self, plan=self._read_plan(name))
+
+    def _read_plan(self, name: str) -> Plan:
+        found = {r.name: r for r in self.readings}
+        if not isinstance(name, str) or name not in found:
+            raise ValueError(f"reading={_v.show(name)} is not a reading of {self.label!r}; its readings: "
+                             f"{', '.join(map(repr, found)) or 'none'}")
+        try:
+            return dataclasses.replace(self.plan, **found[name].plan)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"{self.label}: the reading {name!r} gives no valid plan: {exc}") from None
 
     @property
     def stack_preset(self) -> str:
