@@ -634,6 +634,8 @@ CALLS = {  # label -> keyword arguments (a function of nothing: built when probe
     "widgets.dropdown": lambda: dict(options=["a", "b"], value="a", description="x"),
     "widgets.Explorer": None,  # a control surface, built by every explorer above (each probed)
     "stragglers.any_slow_probability": lambda: dict(hosts=1536, probability=8.8e-5),
+    "accuracy.readings": lambda: dict(group="Other runs"),
+    "accuracy.readings_table": lambda: dict(group="Mixture of experts"),
     "runs.Reading": lambda: dict(name="TP communication exposed", plan={"tp_overlap": False},
                                  why="the source does not say"),
 }

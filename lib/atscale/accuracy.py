@@ -1172,15 +1172,18 @@ class ReadingError:
     memory: str
 
 
-def readings() -> tuple[ReadingError, ...]:
+def readings(group: str | None = None) -> tuple[ReadingError, ...]:
     """For every published run whose record lists other readings of its source (:attr:`atscale.runs.Run.readings`),
-    its error as recorded and under each reading, in the records' order. Where a source leaves part of its layout
-    open, this shows how far the result moves with it, beside the reading the record took from the text."""
+    its error as recorded and under each reading, in the records' order; ``group`` (default ``None``: all) keeps
+    the runs of one :attr:`atscale.runs.Run.group`. Where a source leaves part of its layout open, this shows how
+    far the result moves with it, beside the reading the record took from the text."""
     from . import runs
 
+    if group is not None:
+        _v.choice("group", group, tuple(dict.fromkeys(r.group for r in runs.ALL_RUNS)))
     out = []
     for run in runs.ALL_RUNS:
-        if not run.readings:
+        if not run.readings or group not in (None, run.group):
             continue
         for name, why, r in (("as recorded", "", run),
                              *((x.name, x.why, run.read_as(x.name)) for x in run.readings)):
@@ -1188,11 +1191,11 @@ def readings() -> tuple[ReadingError, ...]:
     return tuple(out)
 
 
-def readings_table():
-    """:func:`readings` as a :class:`~atscale.tables.Table`."""
+def readings_table(group: str | None = None):
+    """:func:`readings` (of ``group``'s runs, default all) as a :class:`~atscale.tables.Table`."""
     from .tables import Table
 
-    errors = readings()
+    errors = readings(group)
     rows = tuple(("" if i and e.run == errors[i - 1].run else e.run, e.reading, f"{100 * e.curve:+.1f}",
                   f"{100 * e.operators:+.1f}", "fits" if e.memory == "fits" else "does not fit")
                  for i, e in enumerate(errors))
