@@ -653,7 +653,7 @@ RESULTS = {  # public types the library builds as results or as its own data: no
     "reliability.JobMTTF", "roofline.TimeBound", "roofline.Placement", "roofline.LayerTime",
     "roofline.MeasuredRoofline", "roofline.RooflineCheck", "tables.Table", "kernels.GemmModel", "operators.Stack", "operators.OperatorRow",
     "operators.LayerOperators", "accuracy.StackSummary", "runs.FP8Pair", "runs.AblationStep", "accuracy.Drift",
-    "accuracy.MoeError", "accuracy.KernelBracket", "accuracy.TritonCheck", "accuracy.BackwardInLine", "accuracy.WeakScaling", "accuracy.FsdpLatency", "accuracy.Fp8Rate",
+    "accuracy.MoeError", "accuracy.KernelBracket", "accuracy.TritonCheck", "accuracy.BackwardInLine", "accuracy.AsyncTPGain", "accuracy.WeakScaling", "accuracy.FsdpLatency", "accuracy.Fp8Rate",
     "parallelism.RecomputeChoice", "accuracy.ReadingError",
     "kernels.AttentionModel", "kernels.AttentionRates",
 }

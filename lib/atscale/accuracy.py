@@ -44,7 +44,8 @@ __all__ = ["Comparison", "Summary", "Gap", "megascale_drops", "megascale_against
            "ablation_table", "SCALE_SERIES", "Drift", "scale_drift", "drift_table", "MoeError", "moe_errors", "moe_table",
            "BackwardInLine", "backward_in_line", "WeakScaling", "weak_scaling", "weak_scaling_table",
            "AMAX_REDUCTION_SOURCE", "FsdpLatency", "fsdp_latency", "fsdp_latency_table", "FP8_RATE_FACTORS",
-           "Fp8Rate", "fp8_rate_sensitivity", "fp8_rate_table", "ReadingError", "readings", "readings_table"]
+           "Fp8Rate", "fp8_rate_sensitivity", "fp8_rate_table", "ReadingError", "readings", "readings_table",
+           "AsyncTPGain", "async_tp_gains", "async_tp_table"]
 
 GROUPS = ("Hardware", "Memory", "Collectives", "Step time", "Experts", "Reliability")
 """The groups, in the order of the chapters that make the comparisons."""
@@ -565,6 +566,78 @@ def backward_in_line() -> BackwardInLine:
         out.append(((cal.kernel_efficiency, cal.kernel_efficiency_h100), loss, statistics.median(val)))
     (eff, loss, med), (eff_l, loss_l, med_l) = out
     return BackwardInLine(eff, eff_l, loss, loss_l, med, med_l)
+
+
+@dataclass(frozen=True)
+class AsyncTPGain:
+    """What PyTorch's asynchronous tensor parallelism gains on one published pair of runs, the same layout with the
+    TP overlap off and on (torchtitan's benchmarks): ``run``, the overlapped run's label; the step-time speedup
+    (dimensionless, the step without the overlap over the step with it) as ``published``, as the operator-level model
+    gives it (``operators``), as that model gave it while it pipelined every collective (``all_pipelined``: the
+    shared inputs' gradient reduce-scatters too, :attr:`atscale.operators.Stack.tp_overlap_input_grads`), and as the
+    efficiency curve gives it (``curve``, which pipelines every collective)."""
+
+    run: str
+    published: float
+    operators: float
+    all_pipelined: float
+    curve: float
+
+
+def _overlap_pairs():
+    """``(without, with)``: the published runs that differ only in their TP overlap, in the records' order."""
+    import dataclasses
+
+    from . import runs
+
+    out = []
+    for r in runs.ALL_RUNS:
+        if not (r.plan.tp_overlap and r.plan.tp > 1 and r.plan.sequence_parallel):
+            continue
+        twin = dataclasses.replace(r.plan, tp_overlap=False)
+        for o in runs.ALL_RUNS:
+            if (o.plan, o.model, o.cluster, o.dtype, o.stack_preset, o.details.get("float8_recipe"),
+                    o.details.get("url")) == (twin, r.model, r.cluster, r.dtype, r.stack_preset,
+                                              r.details.get("float8_recipe"), r.details.get("url")):
+                out.append((o, r))
+    return tuple(out)
+
+
+@functools.lru_cache(maxsize=1)
+def async_tp_gains() -> tuple[AsyncTPGain, ...]:
+    """:class:`AsyncTPGain` for every published pair whose runs differ only in their TP overlap, on a stack whose
+    overlap cannot pipeline its shared inputs' gradient reduce-scatters (PyTorch's async TP:
+    :data:`atscale.operators.ASYNC_TP_FUSION`)."""
+    import dataclasses
+
+    def gain(off, on, **kw):
+        return off.predict(**kw) / on.predict(**kw) if off.metric == "step_seconds" else on.predict(**kw) / off.predict(**kw)
+
+    def piped(r):
+        return dataclasses.replace(r, details={**r.details, "tp_overlap_input_grads": True})
+
+    out = []
+    for off, on in _overlap_pairs():
+        if on._stack().tp_overlap_input_grads:
+            continue
+        published = off.published / on.published if off.metric == "step_seconds" else on.published / off.published
+        out.append(AsyncTPGain(on.label, published, gain(off, on, operators=True),
+                               gain(piped(off), piped(on), operators=True), gain(off, on)))
+    return tuple(out)
+
+
+def async_tp_table():
+    """:func:`async_tp_gains` as a :class:`~atscale.tables.Table`."""
+    from .tables import Table
+
+    rows = tuple((g.run.replace(" async TP", ""), f"{g.published:.2f}", f"{g.operators:.2f}",
+                  f"{g.all_pipelined:.2f}", f"{g.curve:.2f}") for g in async_tp_gains())
+    return Table(("Pair (TP overlap off and on)", "Published", "Operators", "Operators, every collective pipelined",
+                  "Curve"), rows,
+                 caption="The step-time speedup of PyTorch's asynchronous tensor parallelism on torchtitan's published "
+                         "pairs (the step without the overlap over the step with it), as published, as the "
+                         "operator-level model gives it, as that model gave it while it pipelined every collective, "
+                         "and under the efficiency curve.")
 
 
 def _preset_kernel(run) -> str:

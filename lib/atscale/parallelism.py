@@ -652,7 +652,9 @@ def _tp_comm(L, c: _Context, layer: dict):
     gradient beside the weight-gradient GEMM, one pair more than the count above and half of it moved aside;
     without, its input gradient's all-reduce runs beside the weight-gradient GEMM. What they take is what their
     GEMMs (``column_bwd``) cannot cover, plus the stack's contention while they run; with TP overlap they join the
-    pipelined rest."""
+    pipelined rest. A stack whose TP overlap cannot pipeline the reduce-scatter of a shared input's gradient
+    (:attr:`atscale.operators.Stack.tp_overlap_input_grads` False, PyTorch's async TP:
+    :data:`atscale.operators.ASYNC_TP_FUSION`) runs those, one per column-parallel input, in line."""
     xp, k = c.xp, c.k
 
     def pair(msg, n):
@@ -674,15 +676,19 @@ def _tp_comm(L, c: _Context, layer: dict):
         if not k.shared:  # no dense MLP to gather for
             count = count - mlp
     side = side_t = 0.0  # the column-parallel layers' backward collectives run beside their GEMMs, and what that costs
+    halves = 1.0 - (k.moe_share / 2 if (expert_mlp and not k.shared) else 0.0)  # column-parallel layers present
     if c.ops is not None and c.ops.stack.tp_backward_async:
-        halves = 1.0 - (k.moe_share / 2 if (expert_mlp and not k.shared) else 0.0)  # column-parallel layers present
         count = count - xp.where(L.sp, n_fwd / 4, n_fwd / 2) * halves  # their reduce-scatters, or all-reduces
         side = xp.where(L.tp > 1, n_fwd / 2 * halves * one, 0.0)  # those and, with SP, the input gathered again
         side_t = xp.maximum(side - layer["column_bwd"], 0.0) + c.contention * xp.minimum(side, layer["column_bwd"])
     in_line = xp.where(L.tp > 1, count * one, 0.0)
-    t = in_line + side  # with TP overlap every collective is pipelined with the layer's GEMMs
+    t = in_line + side  # with TP overlap every collective is pipelined with the layer's GEMMs, but
+    rs = 0.0  # the reduce-scatters of the shared inputs' gradients where the stack cannot pipeline them
+    if c.ops is not None and not c.ops.stack.tp_overlap_input_grads:
+        rs = xp.where(L.tp > 1, n_fwd / 4 * halves * one, 0.0)  # one reduce-scatter per input: half a pair
     cover = layer["gemm"] * xp.where(layer["full"], 4 / 3, 1.0)
-    hidden = xp.maximum(t - cover, t / L.tp) + c.contention * xp.minimum(t, cover)
+    piped = t - rs
+    hidden = xp.maximum(piped - cover, piped / L.tp) + c.contention * xp.minimum(piped, cover) + rs
     t = xp.where(L.tp_overlap & L.sp, hidden, in_line + side_t)
     if expert_mlp:  # the dispatcher's pair over the expert-TP group, exposed
         gathered = pair(msg * k.top_k * L.load, xp.maximum(L.etp, 2.0))

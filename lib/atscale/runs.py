@@ -132,8 +132,9 @@ class Run:
         object.__setattr__(self, "details", MappingProxyType(dict(self.details)))
         if "attention_kernel" in self.details:
             _v.choice("attention_kernel", self.details["attention_kernel"], ATTENTION_KERNELS)
-        if "tp_backward_async" in self.details:
-            _v.flag("tp_backward_async", self.details["tp_backward_async"])
+        for flag in ("tp_backward_async", "tp_overlap_input_grads"):
+            if flag in self.details:
+                _v.flag(flag, self.details[flag])
         for reading in self.readings:  # each builds a plan (a ValueError naming the reading otherwise)
             self._read_plan(reading.name)
 
@@ -216,11 +217,16 @@ class Run:
         backward collectives in line where the record says so (``details["tp_backward_async"]``) or where it ran
         Megatron-LM of 2021 (Narayanan et al. 2021, code of April 2021), before those layers ran their backward
         all-reduce beside the weight-gradient GEMM (``async_tensor_model_parallel_allreduce``, Megatron-LM, September
-        2021; :data:`atscale.operators.TP_BACKWARD_ASYNC`)."""
+        2021; :data:`atscale.operators.TP_BACKWARD_ASYNC`); with its TP overlap pipelining its shared inputs'
+        gradient reduce-scatters or not where the record says so (``details["tp_overlap_input_grads"]``, else the
+        preset's :attr:`~atscale.operators.Stack.tp_overlap_input_grads`)."""
         preset = _operators.stack(self.stack_preset)
         aside = self.details.get("tp_backward_async", self.details.get("stack_preset") != "megatron-lm-2021")
         if preset.tp_backward_async and not aside:
             preset = dataclasses.replace(preset, tp_backward_async=False)
+        grads = self.details.get("tp_overlap_input_grads", preset.tp_overlap_input_grads)
+        if grads != preset.tp_overlap_input_grads:
+            preset = dataclasses.replace(preset, tp_overlap_input_grads=grads)
         if preset.attention == self.attention_kernel:
             return preset
         return dataclasses.replace(preset, attention=self.attention_kernel)
