@@ -71,3 +71,19 @@ def test_async_tp_gains_as_measured():
     assert tensorwise.operators / tensorwise.published - 1 == pytest.approx(0.013, abs=0.005)
     table = accuracy.async_tp_table()
     assert len(table.rows) == 7 and not any("async TP" in row[0] for row in table.rows)
+
+
+def test_a_column_parallel_input_gradient_runs_whole():
+    """Tensor-parallel overlap splits every forward GEMM and a row-parallel layer's input-gradient GEMM into tp
+    chunks; a column-parallel layer's input-gradient GEMM runs whole (Transformer Engine's bulk overlap, Megatron's
+    default; PyTorch's unfused reduce-scatter): operators.TP_OVERLAP_SPLITS."""
+    from atscale import kernels
+    from atscale._numeric import _ScalarOps as xp
+
+    g = kernels.gemm_model("H100 SXM", "bf16")
+    m, n, k = 8192.0, 1280.0, 8192.0
+    fwd, bwd = operators._gemm3(m, n, k, g, xp, 8.0, 3.0, 1.0)
+    assert bwd == pytest.approx(kernels._gemm_seconds(m, k, n, g, xp) + kernels._gemm_seconds(k, n, m, g, xp), rel=1e-12)
+    split = operators._gemm3(m, n, k, g, xp, 8.0, 3.0)
+    assert split[0] == fwd and split[1] > bwd  # the default splits it: chunks of m / 8 rows lose to wave quantisation
+    assert "tp_comm_overlap_rs_dgrad" in operators.TP_OVERLAP_SPLITS

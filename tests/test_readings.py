@@ -49,7 +49,8 @@ def test_readings_as_measured():
     every micro-batch turns the model pessimistic on both rows of 8,192 tokens; on the long-context row, whose
     micro-batches of 131,072 tokens hide the data-parallel traffic, the readings move the curve little."""
     got = {(e.run, e.reading): (round(100 * e.curve, 1), round(100 * e.operators, 1)) for e in accuracy.readings()}
-    assert got[(ROW_8K.label, "as recorded")] == (9.0, 9.3)
+    # (9.0, 9.3) until the column-parallel layers' input-gradient GEMMs ran whole under TP overlap (November 2026)
+    assert got[(ROW_8K.label, "as recorded")] == (9.0, 9.4)
     assert got[(ROW_8K.label, NAMES[0])] == (3.0, 6.0)
     assert got[(ROW_8K.label, NAMES[1])] == (-3.2, -6.3)
     assert got[(ROW_8K.label, NAMES[2])] == (-8.8, -12.1)

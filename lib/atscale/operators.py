@@ -44,7 +44,8 @@ from .calibration import CALIBRATION, Calibration
 from ._numeric import _ArrayOps, _ScalarOps
 
 __all__ = ["Stack", "STACKS", "STACK_NAMES", "OPERATOR_CLASSES", "MEMORY_OPS", "COMM_SM_SHARE", "ASYNC_TP_FUSION",
-           "OperatorRow", "LayerOperators", "layer_operators", "stack", "FSDP_COPY_BYTES", "LOSS_BYTES"]
+           "TP_OVERLAP_SPLITS", "OperatorRow", "LayerOperators", "layer_operators", "stack", "FSDP_COPY_BYTES",
+           "LOSS_BYTES"]
 
 OPERATOR_CLASSES = ("matmul", "attention", "memory-bound", "fixed per kernel")
 """How :func:`layer_operators` groups a layer's time (the chapter's figure of where a step's time goes)."""
@@ -197,6 +198,17 @@ parallelism it all-reduces the input gradient beside the weight-gradient GEMM. B
 set. Megatron-LM has done so since September 2021 (the all-reduce; the sequence-parallel path since it arrived in
 2022); the row-parallel layers' collectives and every forward one stay on the critical path unless TP overlap
 pipelines them."""
+TP_OVERLAP_SPLITS = ("Megatron-LM, megatron/core/model_parallel_config.py: tp_comm_overlap_ag and tp_comm_overlap_rs "
+                     "True, tp_comm_bulk_dgrad and tp_comm_bulk_wgrad True, tp_comm_overlap_rs_dgrad False by "
+                     "default; megatron/core/extensions/transformer_engine.py passes them to Transformer Engine's "
+                     "column-parallel layers as ub_overlap_ag, ub_bulk_dgrad, ub_bulk_wgrad and ub_overlap_rs_dgrad, "
+                     "and to its row-parallel ones as ub_overlap_rs (forward) and ub_overlap_ag (input gradient)")
+"""Which GEMMs tensor-parallel overlap splits into chunks (:func:`layer_operators`, ``tp_overlap``). Every forward
+GEMM and a row-parallel layer's input-gradient GEMM are pipelined with the collective they feed or drain, chunk by
+chunk. A column-parallel layer's input-gradient GEMM runs whole: Transformer Engine overlaps its collectives in
+bulk (the input gathered again beside it, its output reduce-scattered beside the weight-gradient GEMM) unless
+``tp_comm_overlap_rs_dgrad`` is set; PyTorch's async TP leaves that reduce-scatter unfused
+(:data:`ASYNC_TP_FUSION`). Weight-gradient GEMMs run whole on every stack."""
 ASYNC_TP_FUSION = ("pytorch/pytorch, torch/_inductor/fx_passes/micro_pipeline_tp.py (read at 5f65158, 2025): "
                    "fuse_all_gather_matmul pipelines an all-gather with every matmul that takes the gathered tensor as "
                    "its left operand; fuse_matmul_reduce_scatter pipelines a reduce-scatter only where "
@@ -298,16 +310,19 @@ def _context(model: models.TransformerConfig, accelerator: hardware.Accelerator,
                                  causal=True, moe=model.is_moe, columns=columns)
 
 
-def _gemm3(m, n, k, g, xp, chunks=1.0, together=1.0):
+def _gemm3(m, n, k, g, xp, chunks=1.0, together=1.0, dgrad_chunks=None):
     """Forward, input-gradient and weight-gradient seconds of ``C[m, n] = A[m, k] B[k, n]``; ``chunks``: the forward
-    and input-gradient GEMMs run as that many GEMMs of ``m / chunks`` rows each (tensor-parallel communication
-    overlapped by decomposition: each chunk's GEMM runs while the next chunk is exchanged; Wang et al. 2023,
-    sec. 3; Transformer Engine's userbuffers and PyTorch's async tensor parallelism work this way), ``together``
-    (at most ``chunks``) of them at a time (Transformer Engine issues the chunks round-robin on its compute streams,
-    so one chunk's last wave shares the GPU with the next chunk's first: their waves are counted together;
-    ``together`` 1: one after another)."""
+    GEMM runs as that many GEMMs of ``m / chunks`` rows each (tensor-parallel communication overlapped by
+    decomposition: each chunk's GEMM runs while the next chunk is exchanged; Wang et al. 2023, sec. 3; Transformer
+    Engine's userbuffers and PyTorch's async tensor parallelism work this way), ``together`` (at most ``chunks``) of
+    them at a time (Transformer Engine issues the chunks round-robin on its compute streams, so one chunk's last wave
+    shares the GPU with the next chunk's first: their waves are counted together; ``together`` 1: one after
+    another); ``dgrad_chunks``: the same for the input-gradient GEMM (default ``chunks``; 1 where it runs whole,
+    :data:`TP_OVERLAP_SPLITS`)."""
+    d_chunks = chunks if dgrad_chunks is None else dgrad_chunks
+    d_together = xp.minimum(together, d_chunks)
     return (chunks / together * kernels._gemm_seconds(m / chunks, n, k, g, xp, together),
-            chunks / together * kernels._gemm_seconds(m / chunks, k, n, g, xp, together)
+            d_chunks / d_together * kernels._gemm_seconds(m / d_chunks, k, n, g, xp, d_together)
             + kernels._gemm_seconds(k, n, m, g, xp))
 
 
@@ -360,7 +375,8 @@ def _rows(L, c, xp) -> list:
     b, s, tp, cp, sp = L.b, c.s, L.tp, L.cp, L.sp
     tokens = b * s / cp  # the micro-batch's tokens on one context-parallel rank (all of them after SP's gather)
     rows = []
-    chunks = xp.where(L.tp_overlap & sp & (tp > 1), tp, 1.0)  # overlapped TP: the GEMMs split in tp chunks
+    # overlapped TP: the GEMMs split in tp chunks, but a column-parallel input gradient runs whole (TP_OVERLAP_SPLITS)
+    chunks = xp.where(L.tp_overlap & sp & (tp > 1), tp, 1.0)
     together = xp.minimum(st.overlap_streams, chunks)  # as many at once as the stack has streams for them
     sp_div = xp.where(sp, tp, 1.0)
     cast_f = cast_b = cast_n = 0.0  # FP8: elements cast forward and backward, and the number of FP8 GEMMs
@@ -368,11 +384,11 @@ def _rows(L, c, xp) -> list:
     fused = _fused_inputs(w, gemms)
     if fused:  # one GEMM of their summed width, its time and its kernels shared out by width
         width = sum(n for name, n, _, _ in gemms if name in fused)
-        fused_f, fused_b = _gemm3(tokens, width, w["h"], c.gemm, xp, chunks, together)
+        fused_f, fused_b = _gemm3(tokens, width, w["h"], c.gemm, xp, chunks, together, 1.0)
     for name, n, k, mode in gemms:  # the MLP GEMMs at f_gemm (a mixture of experts' routed ones apart)
         share = n / width if name in fused else 1.0
-        f_, b_ = (fused_f * share, fused_b * share) if name in fused else _gemm3(tokens, n, k, c.gemm, xp, chunks,
-                                                                                 together)
+        f_, b_ = (fused_f * share, fused_b * share) if name in fused else _gemm3(
+            tokens, n, k, c.gemm, xp, chunks, together, chunks if mode == "row" else 1.0)
         rows.append((name, "matmul", f_, b_, share, 2.0 * share))
         if c.fp8:  # a fused GEMM casts its one input once
             e_f, e_b = _cast_elements(n, k, mode, sp_div)
