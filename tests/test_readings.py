@@ -127,3 +127,10 @@ def test_a_record_whose_reading_gives_no_plan_is_refused():
     with pytest.raises(ValueError, match="not a reading"):
         ROW_8K.read_as("TP communication hidden")
     assert isinstance(ROW_8K.read_as(NAMES[0]).plan, Plan)
+
+
+def test_readings_are_parsed_once_per_run():
+    run = next(r for r in runs.ALL_RUNS if r.readings)
+    assert run.readings is run.readings  # the record's entries become Reading objects once, not on every access
+    again = dataclasses.replace(run)
+    assert again.readings == run.readings

@@ -138,10 +138,11 @@ class Run:
         for reading in self.readings:  # each builds a plan (a ValueError naming the reading otherwise)
             self._read_plan(reading.name)
 
-    @property
+    @functools.cached_property
     def readings(self) -> tuple[Reading, ...]:
         """The other readings of this run's source that its record lists (``details["readings"]``; :class:`Reading`),
-        in the record's order; empty where the record lists none."""
+        in the record's order; empty where the record lists none. Parsed once per run (the first access, which
+        ``__post_init__`` makes)."""
         raw = self.details.get("readings", ())
         if not isinstance(raw, (list, tuple)):
             raise ValueError(f"{self.label}: readings={_v.show(raw)} must be a list of readings")
