@@ -596,8 +596,8 @@ def _overlap_pairs():
             continue
         twin = dataclasses.replace(r.plan, tp_overlap=False)
         for o in runs.ALL_RUNS:
-            if (o.plan, o.model, o.cluster, o.dtype, o.stack_preset, o.details.get("float8_recipe"),
-                    o.details.get("url")) == (twin, r.model, r.cluster, r.dtype, r.stack_preset,
+            if (o.plan, o.model, o.cluster, o.seq_length, o.dtype, o.stack_preset, o.details.get("float8_recipe"),
+                    o.details.get("url")) == (twin, r.model, r.cluster, r.seq_length, r.dtype, r.stack_preset,
                                               r.details.get("float8_recipe"), r.details.get("url")):
                 out.append((o, r))
     return tuple(out)
@@ -607,23 +607,20 @@ def _overlap_pairs():
 def async_tp_gains() -> tuple[AsyncTPGain, ...]:
     """:class:`AsyncTPGain` for every published pair whose runs differ only in their TP overlap, on a stack whose
     overlap cannot pipeline its shared inputs' gradient reduce-scatters (PyTorch's async TP:
-    :data:`atscale.operators.ASYNC_TP_FUSION`)."""
+    :data:`atscale.operators.ASYNC_TP_FUSION`). Speedups are ratios of step times, the published ones read from
+    each run's figure whatever its metric (:attr:`atscale.runs.Run.published_seconds`), as
+    :func:`atscale.runs.fp8_pairs` reads its pairs."""
     import dataclasses
 
     def gain(off, on, **kw):
-        return off.predict(**kw) / on.predict(**kw) if off.metric == "step_seconds" else on.predict(**kw) / off.predict(**kw)
+        return float(off.step(**kw).total / on.step(**kw).total)
 
     def piped(r):
         return dataclasses.replace(r, details={**r.details, "tp_overlap_input_grads": True})
 
-    out = []
-    for off, on in _overlap_pairs():
-        if on._stack().tp_overlap_input_grads:
-            continue
-        published = off.published / on.published if off.metric == "step_seconds" else on.published / off.published
-        out.append(AsyncTPGain(on.label, published, gain(off, on, operators=True),
-                               gain(piped(off), piped(on), operators=True), gain(off, on)))
-    return tuple(out)
+    return tuple(AsyncTPGain(on.label, off.published_seconds / on.published_seconds, gain(off, on, operators=True),
+                             gain(piped(off), piped(on), operators=True), gain(off, on))
+                 for off, on in _overlap_pairs() if not on._stack().tp_overlap_input_grads)
 
 
 def async_tp_table():
