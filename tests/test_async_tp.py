@@ -87,3 +87,28 @@ def test_a_column_parallel_input_gradient_runs_whole():
     split = operators._gemm3(m, n, k, g, xp, 8.0, 3.0)
     assert split[0] == fwd and split[1] > bwd  # the default splits it: chunks of m / 8 rows lose to wave quantisation
     assert "tp_comm_overlap_rs_dgrad" in operators.TP_OVERLAP_SPLITS
+
+
+@pytest.mark.parametrize("stack", ["megatron-core", "fsdp2-compile"])
+def test_the_layer_splits_the_row_parallel_input_gradients_only(stack, monkeypatch):
+    """The same through a layer's operator table: with TP overlap on, each forward GEMM and the row-parallel
+    layers' input-gradient GEMMs run in tp chunks (slower, by wave quantisation), while the column-parallel layers'
+    backward is what it is without the overlap, to the bit."""
+    import types
+
+    model = models.model("Llama 3 70B")
+
+    def table():
+        layer = operators.layer_operators(model, tp=8, sequence_parallel=True, stack=stack)
+        return {r.name: r for r in layer.rows if r.kind == "matmul"}
+
+    plain = table()
+    original = operators._rows
+    monkeypatch.setattr(operators, "_rows", lambda L, c, xp: original(
+        types.SimpleNamespace(**{**vars(L), "tp_overlap": True}), c, xp))
+    overlapped = table()
+    column = [n for n in plain if n in ("QKV projection", "MLP up", "MLP gate")]
+    row = ["attention output", "MLP down"]
+    assert column and all(overlapped[n].backward == plain[n].backward for n in column)
+    assert all(overlapped[n].backward > plain[n].backward for n in row)
+    assert all(overlapped[n].forward > plain[n].forward for n in plain)
