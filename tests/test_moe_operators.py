@@ -123,14 +123,18 @@ def test_moe_validation_errors_as_measured():
     # reduce-scatter of the k copies over the expert-TP group, exposed (Grok-1 -9/-20 % -> -5/-15 %), none with expert TP 1
     # (the Qwen3-235B runs with TP 2 or 4 faster by 1-3 %)
     # 0.147 since the H100 refit with Transformer Engine's split GEMMs three at a time (November 2026)
-    assert statistics.median(abs(e) for e in errors.values()) == pytest.approx(0.152, abs=0.005)  # 0.147 before Megatron's column-parallel backward collectives ran beside their GEMMs and the refit (November 2026), 0.187 before those, 0.198 before NVIDIA's two DeepSeek-V3 records took the layout their scripts set, 0.215 before DeepSeek-V3's own run took its multi-token prediction and DualPipe's paired end stages, 0.208 before it took its report's recomputation
+    # 0.152 before the experts' GEMMs ran as their stack runs them (Transformer Engine's GroupedLinear: four GEMMs at a
+    # time on four streams, their waves shared) rather than one after another: every Megatron-Core run with several
+    # local experts faster by 0-5 %, the wrong way for all but Qwen3-30B-A3B (+23.6 -> +20.9 %; November 2026)
+    assert statistics.median(abs(e) for e in errors.values()) == pytest.approx(0.158, abs=0.005)  # 0.147 before Megatron's column-parallel backward collectives ran beside their GEMMs and the refit (November 2026), 0.187 before those, 0.198 before NVIDIA's two DeepSeek-V3 records took the layout their scripts set, 0.215 before DeepSeek-V3's own run took its multi-token prediction and DualPipe's paired end stages, 0.208 before it took its report's recomputation
     # -0.046 before NVIDIA's dense H100 recipes took their scripts' settings and the H100 constants were refit on them
     # -0.035 before the record took its scripts' TP communication, not overlapped (November 2026)
     # -0.025 before its MoE layers dropped the dense MLP's TP collectives (expert TP 1: the dispatcher gathers nothing)
     # -0.041 before the H100 kernel efficiency was refit (0.90 -> 0.89) with Transformer Engine's split GEMMs
     # -0.035 before Megatron's column-parallel backward collectives ran beside their GEMMs (the attention's, TP 4) and
     # the refit (H100 0.89 -> 0.90; November 2026)
-    assert errors["Qwen3-235B-A22B, 256 H100, BF16"] == pytest.approx(-0.043, abs=0.005)
+    # -0.043 before the experts' GEMMs ran four at a time (November 2026)
+    assert errors["Qwen3-235B-A22B, 256 H100, BF16"] == pytest.approx(-0.053, abs=0.005)
     # -0.206 before its multi-token-prediction module (one MoE block, a projection and a second pass of the output
     # head on the last stage) and DualPipe's pairing of the first and the last stage on one rank (both from its
     # report; with the layer split the report does not state, the library's even one: the appendix shows how the
@@ -142,10 +146,13 @@ def test_moe_validation_errors_as_measured():
     # +0.025 before the H100 kernel efficiency was refit (0.90 -> 0.89) with Transformer Engine's split GEMMs three at
     # a time (November 2026)
     # +0.035 before the refit with Megatron's column-parallel backward collectives beside their GEMMs (H100 0.89 -> 0.90)
-    assert errors["DeepSeek-V3, 2,048 H800, FP8"] == pytest.approx(0.025, abs=0.005)  # -0.018 before the refit
+    # +0.025 before the experts' GEMMs ran four at a time, as Transformer Engine runs them (DeepSeek's own framework's
+    # grouped GEMMs are not published as code: the preset's rule stands for them; November 2026)
+    assert errors["DeepSeek-V3, 2,048 H800, FP8"] == pytest.approx(0.019, abs=0.005)  # -0.018 before the refit
     # -0.225 before the record took its scripts' layout (multi-token prediction, the uneven split, MLA up-projection
     # recomputation, no TP overlap), -0.062 before MLA's projections took their shapes
-    assert errors["DeepSeek-V3, 512 H100, BF16"] == pytest.approx(-0.194, abs=0.005)  # -0.203 before the refit
+    # -0.194 before the experts' GEMMs ran four at a time (November 2026)
+    assert errors["DeepSeek-V3, 512 H100, BF16"] == pytest.approx(-0.201, abs=0.005)  # -0.203 before the refit
     curve = [abs(e.curve) for e in accuracy.moe_errors()]
     # the operator model was ahead of the calibrated curve on the ten runs before Grok-1 (21.1 % against 22.1 %); with
     # Grok-1's six, whose FP8 steps the operator model makes 20-22 % too fast (the curve 12-14 %), the curve is ahead
@@ -155,9 +162,9 @@ def test_moe_validation_errors_as_measured():
 
 
 @pytest.mark.xfail(strict=True, reason="issue 32's target is not met: median |step-time error| on the 16 MoE runs "
-                                       "15.0 % (target 10 %), worst 37.6 % (target 20 %): gpt-oss, Qwen3-235B with "
-                                       "TP 4 or 32 stages and NVIDIA's DeepSeek-V3 recipes are 19-38 % too fast, "
-                                       "Qwen3-30B-A3B with its recomputation 24 % too slow")
+                                       "15.8 % (target 10 %), worst 43.1 % (target 20 %): gpt-oss, Qwen3-235B with "
+                                       "TP 4 or 32 stages and NVIDIA's DeepSeek-V3 recipes are 20-43 % too fast, "
+                                       "Qwen3-30B-A3B with its recomputation 21 % too slow")
 def test_issue_32_target_on_the_moe_runs():
     from atscale import accuracy
 

@@ -73,12 +73,13 @@ def test_as_recorded_is_the_run_itself():
 def test_deepseek_v3_layer_split_is_a_reading():
     """DeepSeek-V3's report does not state how its 61 layers are split over 16 stages: the record takes the even
     split and lists the one that counts the embedding and the output head as layer slots (November 2026: +0.7 and
-    -0.5 MFU points as recorded, +6.1 and +4.4 so split; curve, operators). Its layout does not fit the memory
-    model as recorded (the appendix says why), and the table says so."""
+    -0.5 MFU points as recorded, +6.1 and +4.4 so split; curve, operators; +4.5 since the experts' GEMMs run four at
+    a time as Transformer Engine runs them). Its layout does not fit the memory model as recorded (the appendix says
+    why), and the table says so."""
     got = {e.reading: e for e in accuracy.readings("Mixture of experts")}
     assert list(got) == ["as recorded", "embedding and output head as layer slots"]
     split = got["embedding and output head as layer slots"]
-    assert (round(100 * split.curve, 1), round(100 * split.operators, 1)) == (6.1, 4.4)
+    assert (round(100 * split.curve, 1), round(100 * split.operators, 1)) == (6.1, 4.5)
     assert got["as recorded"].memory != "fits"
     table = accuracy.readings_table("Mixture of experts")
     assert [row[-1] for row in table.rows] == ["does not fit", "fits"]

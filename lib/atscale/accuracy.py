@@ -45,7 +45,8 @@ __all__ = ["Comparison", "Summary", "Gap", "megascale_drops", "megascale_against
            "BackwardInLine", "backward_in_line", "WeakScaling", "weak_scaling", "weak_scaling_table",
            "AMAX_REDUCTION_SOURCE", "FsdpLatency", "fsdp_latency", "fsdp_latency_table", "FP8_RATE_FACTORS",
            "Fp8Rate", "fp8_rate_sensitivity", "fp8_rate_table", "ReadingError", "readings", "readings_table",
-           "AsyncTPGain", "async_tp_gains", "async_tp_table"]
+           "AsyncTPGain", "async_tp_gains", "async_tp_table", "KernelCheck", "kernel_check", "KernelSummary",
+           "kernel_summaries", "kernel_table"]
 
 GROUPS = ("Hardware", "Memory", "Collectives", "Step time", "Experts", "Reliability")
 """The groups, in the order of the chapters that make the comparisons."""
@@ -1274,3 +1275,129 @@ def readings_table(group: str | None = None):
                          "and under each other reading its text allows (model MFU minus published; positive: "
                          "the model is optimistic); every other input as recorded. The run is named on its first "
                          "row.")
+
+
+@dataclass(frozen=True)
+class KernelCheck:
+    """One point of the book's kernel measurement (:func:`atscale.kernels.measured_kernels`) beside the kernel
+    model's time for it: ``experiment`` and ``variant`` as measured, ``shape`` (a read-only mapping of its sizes),
+    ``model`` (the name of the model's kernel or rule it is compared with), ``measured`` and ``predicted`` seconds;
+    :attr:`error` is ``predicted / measured - 1`` (positive: the model is slower)."""
+
+    experiment: str
+    variant: str
+    shape: object
+    model: str
+    measured: float
+    predicted: float
+
+    @property
+    def error(self) -> float:
+        return self.predicted / self.measured - 1.0
+
+
+_ATTENTION_MEASURED = {"flash": "flash2", "cudnn": "cudnn"}  # PyTorch's SDPA backend -> the model's kernel
+
+
+def _kernel_prediction(experiment, variant, p, accelerator):
+    """``(model name, seconds)`` of the kernel model for one measured point, or None where it has no counterpart."""
+    from . import kernels as K
+    from . import operators
+    from ._numeric import _ScalarOps
+
+    if experiment in ("gemm", "sustained"):
+        dtype = "bf16" if variant == "bf16" else "fp8"
+        return f"GEMM model, {dtype.upper()}", K.gemm_seconds(p["m"], p["n"], p["k"], accelerator, dtype)
+    if experiment == "attention":
+        kernel, pass_ = variant.rsplit("-", 1)
+        if kernel not in _ATTENTION_MEASURED:
+            return None
+        name = _ATTENTION_MEASURED[kernel]
+        return (K.ATTENTION_KERNEL_LABELS[name],
+                K.attention_seconds(p["batch"], p["heads"], p["seq"], p["head_dim"], accelerator, kernel=name,
+                                    causal=bool(p["causal"]), backward=pass_ == "backward"))
+    if experiment == "grouped":
+        e, te, n, k = p["experts"], p["tokens_per_expert"], p["n"], p["k"]
+        if variant == "dense":
+            return "GEMM model, all tokens in one GEMM", K.gemm_seconds(e * te, n, k, accelerator)
+        how = {"grouped_mm": "grouped", "mm-loop": "loop"}[variant]
+        g = K.gemm_model(accelerator, "bf16")
+        return f"experts' GEMMs, {how}", operators._expert_gemm3(te, n, k, e, g, _ScalarOps, how)[0]
+    if experiment == "permute" and variant == "index_select":
+        return "memory roof", K.memory_bound_seconds(2.0 * p["rows"] * p["hidden"] * 2.0, accelerator)
+    return None
+
+
+@functools.lru_cache(maxsize=None)
+def kernel_check(accelerator: str = "H100 SXM") -> tuple[KernelCheck, ...]:
+    """Every point of the book's kernel measurement on ``accelerator`` that the kernel model prices, as a
+    :class:`KernelCheck`: GEMMs by shape (BF16, and FP8 of every scaling the measurement ran against the one FP8
+    model), the sustained GEMMs, PyTorch's FlashAttention-2 and cuDNN's fused attention against the model's
+    ``flash2`` and ``cudnn`` kernels, the experts' GEMMs (``torch._grouped_mm``, a loop of ``torch.mm``, one dense
+    GEMM) against :func:`atscale.operators._expert_gemm3`, and the gather of the token permutation against the memory
+    roof. Not fitted to any of it: a validation of constants that came from elsewhere (:data:`atscale.kernels.
+    GEMM_FIT`, :data:`atscale.kernels.ATTENTION_FIT`)."""
+    from . import kernels as K
+
+    out = []
+    for experiment, variant, shape, seconds, _ in K.measured_kernels(accelerator).points:
+        model = _kernel_prediction(experiment, variant, shape, accelerator)
+        if model is not None:
+            out.append(KernelCheck(experiment, variant, shape, model[0], seconds, float(model[1])))
+    return tuple(out)
+
+
+@dataclass(frozen=True)
+class KernelSummary:
+    """The :class:`KernelCheck` points of one ``experiment`` and ``variant``: their ``count``, the ``median`` and
+    ``worst`` absolute error and the ``low`` and ``high`` signed error (dimensionless)."""
+
+    experiment: str
+    variant: str
+    model: str
+    count: int
+    median: float
+    worst: float
+    low: float
+    high: float
+
+
+def kernel_summaries(accelerator: str = "H100 SXM") -> tuple[KernelSummary, ...]:
+    """:func:`kernel_check` summarised per experiment and variant, in the measurement's order."""
+    groups: dict = {}
+    for c in kernel_check(accelerator):
+        groups.setdefault((c.experiment, c.variant, c.model), []).append(c.error)
+    return tuple(KernelSummary(e, v, m, len(errs), statistics.median(abs(x) for x in errs), max(abs(x) for x in errs),
+                               min(errs), max(errs)) for (e, v, m), errs in groups.items())
+
+
+_KERNEL_LABELS = {
+    ("gemm", "bf16"): "GEMM, BF16", ("gemm", "fp8-tensorwise"): "GEMM, FP8 per tensor",
+    ("gemm", "fp8-tensorwise-fast"): "GEMM, FP8 per tensor, fast accumulation",
+    ("gemm", "fp8-rowwise"): "GEMM, FP8 per row", ("gemm", "fp8-rowwise-fast"): "GEMM, FP8 per row, fast accumulation",
+    ("gemm", "fp8-blockwise"): "GEMM, FP8 per 128-block",
+    ("sustained", "bf16"): "GEMM for 8 s, BF16", ("sustained", "fp8-tensorwise-fast"): "GEMM for 8 s, FP8 per tensor",
+    ("sustained", "fp8-rowwise-fast"): "GEMM for 8 s, FP8 per row",
+    ("attention", "flash-forward"): "FlashAttention-2 (PyTorch), forward",
+    ("attention", "flash-backward"): "FlashAttention-2 (PyTorch), backward",
+    ("attention", "cudnn-forward"): "cuDNN attention, forward", ("attention", "cudnn-backward"): "cuDNN attention, backward",
+    ("grouped", "grouped_mm"): "Experts: one grouped kernel", ("grouped", "mm-loop"): "Experts: a loop of GEMMs",
+    ("grouped", "dense"): "Experts' tokens as one dense GEMM", ("permute", "index_select"): "Token gather",
+}
+
+
+def kernel_table(accelerator: str = "H100 SXM"):
+    """:func:`kernel_summaries` as a :class:`~atscale.tables.Table` (the appendix's table of the kernel model
+    against the book's own measurement)."""
+    from . import kernels as K
+    from .tables import Table
+
+    m = K.measured_kernels(accelerator)
+    cudnn = int(m.software["cudnn"])
+    rows = tuple((_KERNEL_LABELS.get((s.experiment, s.variant), f"{s.experiment}, {s.variant}"), s.model, str(s.count),
+                  f"{s.median:.1%}", f"{s.low:+.1%} to {s.high:+.1%}") for s in kernel_summaries(accelerator))
+    return Table(("Measured kernel", "Model", "Points", "Median |error|", "Range"), rows,
+                 caption=f"The kernel model against the book's own measurement on an {m.gpu} ({m.date}; PyTorch "
+                         f"{m.software['torch'].split('+')[0]}, cuDNN {cudnn // 10000}.{cudnn % 10000 // 100}): the model's time over "
+                         "the measured median, minus one (positive: the model is slower). Nothing was fitted to "
+                         "these points.")

@@ -47,6 +47,7 @@ __all__ = [
     "ATTENTION_LONGEST", "fit_attention", "FA2_RAMP", "FA2_LONGEST", "fit_attention_ramp", "CUDNN_SEQ",
     "CUDNN_OVER_FA3", "fit_cudnn_ratio",
     "published_attention", "AttentionRates", "attention_rates", "memory_bandwidth", "memory_bound_seconds",
+    "MEASURED_KERNELS", "KernelMeasurement", "measured_kernels",
 ]
 
 # --------------------------------------------------------------------------------------
@@ -869,3 +870,60 @@ def fit_attention() -> dict:
         out[key] = _fit_saturating(pub["seqlen"][sel], pub["tflops"][sel] * 1e12)
     return out
 
+
+
+# --------------------------------------------------------------------------------------
+# The book's own kernel measurement
+# --------------------------------------------------------------------------------------
+MEASURED_KERNELS = MappingProxyType({"H100 SXM": "kernels-nvidia-h100-80gb-hbm3"})
+"""Catalog accelerator -> stem of the book's kernel measurement in ``atscale/data`` (``.csv.gz``: one row per timed
+repetition; ``.json``: provenance, clocks and power per phase, the kernels each variant launched). Written by
+``tools/measure-kernels.py`` on a lent NVIDIA H100 80GB HBM3 (SXM, 700 W) with PyTorch 2.11, CUDA 13.0, cuBLAS 13.1
+and cuDNN 9.19 in November 2026. Two runs of the same script on an H200 are shipped beside it as raw data
+(``kernels-nvidia-h200``, ``kernels-nvidia-h200-repeat``)."""
+
+
+@dataclass(frozen=True, eq=False)
+class KernelMeasurement:
+    """The book's kernel measurement on one GPU (:data:`MEASURED_KERNELS`). ``points``: one
+    ``(experiment, variant, shape, seconds, repetitions)`` per measured point, ``shape`` a read-only mapping of the
+    point's sizes (elements, tokens, GEMMs), ``seconds`` the median over its timed repetitions (for ``sustained``, over
+    the second half of the run, once the clock has settled); ``gpu``, ``date`` and ``software`` from the provenance
+    file, ``kernels`` the kernels each variant launched as the profiler named them."""
+
+    accelerator: str
+    gpu: str
+    date: str
+    software: Mapping
+    kernels: Mapping
+    points: tuple
+
+
+_MEASURED_KERNELS: dict = {}
+
+
+def measured_kernels(accelerator: str = "H100 SXM") -> KernelMeasurement:
+    """The :class:`KernelMeasurement` shipped for ``accelerator`` (a key of :data:`MEASURED_KERNELS`)."""
+    v.choice("accelerator", accelerator, tuple(MEASURED_KERNELS))
+    if accelerator not in _MEASURED_KERNELS:
+        import gzip
+        import json
+
+        data = files("atscale") / "data"
+        stem = MEASURED_KERNELS[accelerator]
+        meta = json.loads((data / f"{stem}.json").read_text())
+        groups: dict = {}
+        with (data / f"{stem}.csv.gz").open("rb") as raw, gzip.open(raw, "rt", newline="") as f:
+            for row in csv.DictReader(f):
+                groups.setdefault((row["experiment"], row["variant"], row["shape"]), []).append(float(row["time_s"]))
+        points = []
+        for (experiment, variant, shape), times in groups.items():
+            if experiment == "sustained":
+                times = times[len(times) // 2:]
+            sizes = MappingProxyType({k: (val if k == "model" or k == "matrix" else float(val))
+                                      for k, val in (kv.split("=") for kv in shape.split(";"))})
+            points.append((experiment, variant, sizes, float(np.median(times)), len(times)))
+        _MEASURED_KERNELS[accelerator] = KernelMeasurement(
+            accelerator, meta["gpu"], meta["date_utc"][:10], MappingProxyType(dict(meta["software"])),
+            MappingProxyType({k: tuple(names) for k, names in meta["kernels"].items()}), tuple(points))
+    return _MEASURED_KERNELS[accelerator]

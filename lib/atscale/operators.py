@@ -45,7 +45,7 @@ from ._numeric import _ArrayOps, _ScalarOps
 
 __all__ = ["Stack", "STACKS", "STACK_NAMES", "OPERATOR_CLASSES", "MEMORY_OPS", "COMM_SM_SHARE", "ASYNC_TP_FUSION",
            "TP_OVERLAP_SPLITS", "OperatorRow", "LayerOperators", "layer_operators", "stack", "FSDP_COPY_BYTES",
-           "LOSS_BYTES"]
+           "LOSS_BYTES", "EXPERT_GEMMS", "EXPERT_STREAMS", "EXPERT_GEMM_SOURCE"]
 
 OPERATOR_CLASSES = ("matmul", "attention", "memory-bound", "fixed per kernel")
 """How :func:`layer_operators` groups a layer's time (the chapter's figure of where a step's time goes)."""
@@ -129,7 +129,10 @@ class Stack:
     ``tp_overlap_input_grads``: with TP overlap, the backward reduce-scatter of each column-parallel input's gradient
     is overlapped too (Transformer Engine, the default); False: PyTorch's async TP, which fuses a reduce-scatter only
     with the one matmul that produced its input, so the input gradient of an input that several linear layers share
-    (their gradients summed) is reduced in line (:data:`ASYNC_TP_FUSION`)."""
+    (their gradients summed) is reduced in line (:data:`ASYNC_TP_FUSION`). ``expert_gemms``: how a GPU's local
+    experts' GEMMs run (:data:`EXPERT_GEMMS`): ``"loop"`` one after another, ``"multi-stream"`` one GEMM per expert
+    :data:`EXPERT_STREAMS` at a time (Transformer Engine's ``GroupedLinear``), ``"grouped"`` all in one kernel
+    (``torch._grouped_mm``)."""
 
     name: str
     label: str
@@ -145,6 +148,7 @@ class Stack:
     tp_backward_async: bool = False
     unit_collectives: bool = False
     tp_overlap_input_grads: bool = True
+    expert_gemms: str = "loop"
 
     def __post_init__(self):
         _v.choice("attention", self.attention, kernels.ATTENTION_KERNELS)
@@ -154,6 +158,7 @@ class Stack:
         _v.flag("tp_backward_async", self.tp_backward_async)
         _v.flag("unit_collectives", self.unit_collectives)
         _v.flag("tp_overlap_input_grads", self.tp_overlap_input_grads)
+        _v.choice("expert_gemms", self.expert_gemms, EXPERT_GEMMS)
 
 
 _HOST = kernels.HOST_SECONDS_PER_OP
@@ -224,24 +229,53 @@ backward's two collective pairs per layer (half of it with a parallel block's si
 published account of the feature: "up to ~29 % forward pass speedup and ~8 % E2E speedup in Llama3 7B" (PyTorch
 team, Introducing Async Tensor Parallelism in PyTorch, 2024). An eager PyTorch stack has no TP overlap at all (the
 pass runs under ``torch.compile``); its preset carries the same value for a user who switches the overlap on."""
+EXPERT_GEMMS = ("loop", "multi-stream", "grouped")
+"""How a GPU's local experts' GEMMs run (:attr:`Stack.expert_gemms`; each expert's ``C[T_e, n] = A[T_e, k] W_e[k, n]``
+for ``T_e`` routed tokens, forward, input and weight gradient):
+
+* ``"loop"``: one GEMM per expert, one after another (a Python loop of ``torch.mm``), each quantised into waves on
+  its own and paying its own fixed time;
+* ``"multi-stream"``: one cuBLAS GEMM per expert, issued round-robin on :data:`EXPERT_STREAMS` compute streams, so
+  that many run at once and share their waves (Transformer Engine's ``GroupedLinear``, :data:`EXPERT_GEMM_SOURCE`);
+* ``"grouped"``: every local expert in one grouped-GEMM kernel whose tiles share the waves, one fixed time, plus the
+  kernel that prepares its per-group arguments (``torch._grouped_mm``: the profile of the book's own measurement
+  names both kernels, ``prepare_grouped_gemm_data`` and a CUTLASS sm90 grouped GEMM;
+  ``atscale/data/kernels-nvidia-h100-80gb-hbm3.json``).
+
+Tested against the book's measurement of ``torch._grouped_mm`` on an H100 (:func:`atscale.kernels.kernel_check`)."""
+
+EXPERT_STREAMS = 4
+"""Compute streams on which Transformer Engine runs a grouped linear layer's per-expert GEMMs, round-robin."""
+
+EXPERT_GEMM_SOURCE = ("NVIDIA TransformerEngine, transformer_engine/common/gemm/cublaslt_gemm.cpp, "
+                      "nvte_multi_stream_cublas_gemm: GEMM i on compute stream i % num_streams after an event on the "
+                      "caller's stream, the caller waiting on all of them after; common/include/transformer_engine/"
+                      "gemm.h: num_streams = 4; pytorch/module/grouped_linear.py reaches it through "
+                      "general_grouped_gemm. pytorch/torchtitan, models/moe: GroupedExperts with use_grouped_mm, "
+                      "torch._grouped_mm over the tokens sorted by expert, offsets per expert")
+"""Where :data:`EXPERT_GEMMS` is read for the presets."""
+
 STACKS: Mapping[str, Stack] = MappingProxyType({s.name: s for s in (
     Stack("megatron-core", "Megatron-Core with Transformer Engine", "cudnn", True, _HOST, False, True, False,
           COMM_SM_SHARE,
           "NVIDIA Megatron-LM (megatron/training/arguments.py: --apply-rope-fusion, --bias-swiglu-fusion, "
           "--cross-entropy-loss-fusion; Transformer Engine's LayerNormLinear fuses the norm into the next GEMM's "
-          "input; DotProductAttention runs cuDNN's fused attention), eager PyTorch host", OVERLAP_STREAMS, True),
+          "input; DotProductAttention runs cuDNN's fused attention; GroupedLinear runs the experts' GEMMs on "
+          "multiple streams, EXPERT_GEMM_SOURCE), eager PyTorch host", OVERLAP_STREAMS, True,
+          expert_gemms="multi-stream"),
     Stack("fsdp2-eager", "PyTorch FSDP2, eager (torchtitan)", "flash2", False, _HOST, True, False, True,
           COMM_SM_SHARE,
           "pytorch/torchtitan (models/llama: nn.RMSNorm, complex-number RoPE, F.silu(w1(x)) * w3(x), "
           "F.scaled_dot_product_attention with the flash backend (FlashAttention-2), cross-entropy on FP32 "
-          "logits); torch.distributed.fsdp.fully_shard's copy-in/copy-out buffers", unit_collectives=True,
-          tp_overlap_input_grads=False),
+          "logits; the experts' GEMMs grouped, EXPERT_GEMM_SOURCE); torch.distributed.fsdp.fully_shard's "
+          "copy-in/copy-out buffers", unit_collectives=True, tp_overlap_input_grads=False, expert_gemms="grouped"),
     Stack("fsdp2-compile", "PyTorch FSDP2 with torch.compile (torchtitan)", "flash2", True, _HOST / 2, True, False,
           True, COMM_SM_SHARE,
           "pytorch/torchtitan with --compile: TorchInductor fuses each chain of pointwise and reduction operators "
           "into one generated kernel (PyTorch 2, Ansel et al. 2024, sec. 5); its wrapper code issues kernels with "
           "less Python per kernel (an assumption: half of eager's); async TP as PyTorch's micro-pipeline pass "
-          "fuses it (ASYNC_TP_FUSION)", unit_collectives=True, tp_overlap_input_grads=False),
+          "fuses it (ASYNC_TP_FUSION)", unit_collectives=True, tp_overlap_input_grads=False,
+          expert_gemms="grouped"),
 )})
 """The stack presets (:class:`Stack`), by name; ``step_time(..., stack=name)``."""
 
@@ -324,6 +358,25 @@ def _gemm3(m, n, k, g, xp, chunks=1.0, together=1.0, dgrad_chunks=None):
     return (chunks / together * kernels._gemm_seconds(m / chunks, n, k, g, xp, together),
             d_chunks / d_together * kernels._gemm_seconds(m / d_chunks, k, n, g, xp, d_together)
             + kernels._gemm_seconds(k, n, m, g, xp))
+
+
+def _expert_gemm3(m, n, k, experts, g, xp, how: str):
+    """Forward and backward (input plus weight gradient) seconds of ``experts`` GEMMs ``C[m, n] = A[m, k] W[k, n]``
+    of one shape on the :class:`~atscale.kernels.GemmModel` ``g``, run as :data:`EXPERT_GEMMS` ``how`` says: ``j`` of
+    them at a time, their tiles quantised into waves together, with one fixed time (:func:`atscale.kernels.
+    _gemm_seconds` with ``batch = j``), ``experts / j`` such runs one after another; ``j`` is 1 (a loop),
+    :data:`EXPERT_STREAMS` (at most ``experts``: several streams) or ``experts`` (one grouped kernel, which pays a
+    second fixed time for its argument-preparation kernel)."""
+    if how == "grouped":
+        together, extra = experts, g.fixed_seconds
+    elif how == "multi-stream":
+        together, extra = xp.minimum(float(EXPERT_STREAMS), experts), 0.0
+    else:
+        together, extra = 1.0, 0.0
+    runs = experts / together
+    forward = runs * kernels._gemm_seconds(m, n, k, g, xp, together) + extra
+    backward = runs * (kernels._gemm_seconds(m, k, n, g, xp, together) + kernels._gemm_seconds(k, n, m, g, xp, together))
+    return forward, backward + 2.0 * extra
 
 
 def _gemms(w, st, tp):
@@ -460,8 +513,9 @@ def _experts(L, c, xp) -> list:
       not the router) and its scores' softmax or sigmoid and top-k (:data:`MOE_OPS`);
     * the **routed experts**: each GPU holds ``E / ep`` experts (each ``1/expert_tp`` of one) and each receives
       ``T_e = (tokens / tp) k ep expert_tp / E`` tokens, the busiest ``expert_load`` times that; one GEMM per
-      expert and matrix at the GEMM model's rate for its small ``M = T_e`` (a grouped GEMM runs them as one
-      launch; Gale et al. 2023, MegaBlocks);
+      expert and matrix of small ``M = T_e``, run as the stack runs them (:func:`_expert_gemm3`,
+      :data:`EXPERT_GEMMS`: one after another, on several streams, or as one grouped kernel; Gale et al. 2023,
+      MegaBlocks);
     * the **permutation** around the all-to-all, memory-bound: the ``k`` copies of each local token gathered into
       expert order, then on the receiving GPU sorted by local expert (the busiest GPU's copies), and the reverse
       after the experts with the weighted combine (:data:`MOE_OPS`).
@@ -473,12 +527,12 @@ def _experts(L, c, xp) -> list:
     t_e = local_tokens * w["top_k"] * L.ep * L.etp / w["experts"] * L.load
     local = w["experts"] / L.ep
     n_up = w["fe"] * (2.0 if w["gated"] else 1.0) / L.etp
-    up_f, up_b = _gemm3(t_e, n_up, w["h"], c.gemm, xp)
-    dn_f, dn_b = _gemm3(t_e, w["h"], w["fe"] / L.etp, c.gemm, xp)
+    up_f, up_b = _expert_gemm3(t_e, n_up, w["h"], local, c.gemm, xp, st.expert_gemms)
+    dn_f, dn_b = _expert_gemm3(t_e, w["h"], w["fe"] / L.etp, local, c.gemm, xp, st.expert_gemms)
     share = w["moe_share"]
     r_f, r_b = _gemm3(local_tokens, w["experts"], w["h"], c.gemm16, xp)
     rows = [("router", "matmul", share * r_f, share * r_b, share, 2.0 * share),
-            ("routed experts", "matmul", share * local * (up_f + dn_f), share * local * (up_b + dn_b), 2.0, 4.0)]
+            ("routed experts", "matmul", share * (up_f + dn_f), share * (up_b + dn_b), 2.0, 4.0)]
     # copies each pass moves: the local tokens' k copies (the permutation before the dispatch, the combine after
     # the return) and the busiest GPU's received copies (the sort by local expert, and back)
     sent, received = local_tokens * w["top_k"], t_e * local / L.etp
