@@ -6,7 +6,7 @@ measures the memory roof and the BF16 GEMM, this one measures the kernels no pub
 book's hardware. It needs a machine with an NVIDIA Hopper GPU and PyTorch with CUDA; it does not import
 ``atscale``. Run it from the repository root:
 
-    python3 tools/measure-kernels.py --out DIR            # about 2-3 minutes on an H200
+    python3 tools/measure-kernels.py --out DIR            # about 80 s on an H100 or an H200
 
 It writes, in ``DIR``, ``kernels-<gpu>.csv`` (one row per timed repetition, nothing averaged), ``kernels-<gpu>.json``
 (provenance, the GPU's clocks and power sampled by ``nvidia-smi`` per phase, the checks, the kernels each variant

@@ -34,6 +34,7 @@ import dataclasses
 import functools
 import statistics
 from dataclasses import dataclass
+from types import MappingProxyType
 
 from . import _validate as _v
 
@@ -46,7 +47,7 @@ __all__ = ["Comparison", "Summary", "Gap", "megascale_drops", "megascale_against
            "AMAX_REDUCTION_SOURCE", "FsdpLatency", "fsdp_latency", "fsdp_latency_table", "FP8_RATE_FACTORS",
            "Fp8Rate", "fp8_rate_sensitivity", "fp8_rate_table", "ReadingError", "readings", "readings_table",
            "AsyncTPGain", "async_tp_gains", "async_tp_table", "KernelCheck", "kernel_check", "KernelSummary",
-           "kernel_summaries", "kernel_table"]
+           "kernel_summaries", "kernel_table", "EXPERT_MODELS"]
 
 GROUPS = ("Hardware", "Memory", "Collectives", "Step time", "Experts", "Reliability")
 """The groups, in the order of the chapters that make the comparisons."""
@@ -1297,35 +1298,41 @@ class KernelCheck:
 
 
 _ATTENTION_MEASURED = {"flash": "flash2", "cudnn": "cudnn"}  # PyTorch's SDPA backend -> the model's kernel
+EXPERT_MODELS = MappingProxyType({"grouped": "experts' GEMMs as one grouped kernel",
+                                  "loop": "experts' GEMMs one after another"})
+"""The names :func:`kernel_check` gives the two ways it prices ``torch._grouped_mm`` (:data:`atscale.operators.
+EXPERT_GEMMS`), by way."""
 
 
 def _kernel_prediction(experiment, variant, p, accelerator):
-    """``(model name, seconds)`` of the kernel model for one measured point, or None where it has no counterpart."""
+    """``[(model name, seconds), ...]`` of the kernel model for one measured point (empty where it has none; two for
+    ``torch._grouped_mm``: as one grouped kernel, and one GEMM per expert as the library priced every stack's experts
+    until November 2026)."""
     from . import kernels as K
     from . import operators
     from ._numeric import _ScalarOps
 
     if experiment in ("gemm", "sustained"):
         dtype = "bf16" if variant == "bf16" else "fp8"
-        return f"GEMM model, {dtype.upper()}", K.gemm_seconds(p["m"], p["n"], p["k"], accelerator, dtype)
+        return [(f"GEMM model, {dtype.upper()}", K.gemm_seconds(p["m"], p["n"], p["k"], accelerator, dtype))]
     if experiment == "attention":
         kernel, pass_ = variant.rsplit("-", 1)
         if kernel not in _ATTENTION_MEASURED:
-            return None
+            return []
         name = _ATTENTION_MEASURED[kernel]
-        return (K.ATTENTION_KERNEL_LABELS[name],
-                K.attention_seconds(p["batch"], p["heads"], p["seq"], p["head_dim"], accelerator, kernel=name,
-                                    causal=bool(p["causal"]), backward=pass_ == "backward"))
+        return [(K.ATTENTION_KERNEL_LABELS[name],
+                 K.attention_seconds(p["batch"], p["heads"], p["seq"], p["head_dim"], accelerator, kernel=name,
+                                     causal=bool(p["causal"]), backward=pass_ == "backward"))]
     if experiment == "grouped":
         e, te, n, k = p["experts"], p["tokens_per_expert"], p["n"], p["k"]
         if variant == "dense":
-            return "GEMM model, all tokens in one GEMM", K.gemm_seconds(e * te, n, k, accelerator)
-        how = {"grouped_mm": "grouped", "mm-loop": "loop"}[variant]
+            return [("GEMM model, all tokens in one GEMM", K.gemm_seconds(e * te, n, k, accelerator))]
         g = K.gemm_model(accelerator, "bf16")
-        return f"experts' GEMMs, {how}", operators._expert_gemm3(te, n, k, e, g, _ScalarOps, how)[0]
+        ways = ("grouped", "loop") if variant == "grouped_mm" else ("loop",)
+        return [(EXPERT_MODELS[how], operators._expert_gemm3(te, n, k, e, g, _ScalarOps, how)[0]) for how in ways]
     if experiment == "permute" and variant == "index_select":
-        return "memory roof", K.memory_bound_seconds(2.0 * p["rows"] * p["hidden"] * 2.0, accelerator)
-    return None
+        return [("memory roof", K.memory_bound_seconds(2.0 * p["rows"] * p["hidden"] * 2.0, accelerator))]
+    return []
 
 
 @functools.lru_cache(maxsize=None)
@@ -1341,9 +1348,8 @@ def kernel_check(accelerator: str = "H100 SXM") -> tuple[KernelCheck, ...]:
 
     out = []
     for experiment, variant, shape, seconds, _ in K.measured_kernels(accelerator).points:
-        model = _kernel_prediction(experiment, variant, shape, accelerator)
-        if model is not None:
-            out.append(KernelCheck(experiment, variant, shape, model[0], seconds, float(model[1])))
+        for model, predicted in _kernel_prediction(experiment, variant, shape, accelerator):
+            out.append(KernelCheck(experiment, variant, shape, model, seconds, float(predicted)))
     return tuple(out)
 
 
@@ -1381,7 +1387,7 @@ _KERNEL_LABELS = {
     ("attention", "flash-forward"): "FlashAttention-2 (PyTorch), forward",
     ("attention", "flash-backward"): "FlashAttention-2 (PyTorch), backward",
     ("attention", "cudnn-forward"): "cuDNN attention, forward", ("attention", "cudnn-backward"): "cuDNN attention, backward",
-    ("grouped", "grouped_mm"): "Experts: one grouped kernel", ("grouped", "mm-loop"): "Experts: a loop of GEMMs",
+    ("grouped", "grouped_mm"): "Experts: torch._grouped_mm", ("grouped", "mm-loop"): "Experts: a loop of torch.mm",
     ("grouped", "dense"): "Experts' tokens as one dense GEMM", ("permute", "index_select"): "Token gather",
 }
 

@@ -889,7 +889,9 @@ class KernelMeasurement:
     ``(experiment, variant, shape, seconds, repetitions)`` per measured point, ``shape`` a read-only mapping of the
     point's sizes (elements, tokens, GEMMs), ``seconds`` the median over its timed repetitions (for ``sustained``, over
     the second half of the run, once the clock has settled); ``gpu``, ``date`` and ``software`` from the provenance
-    file, ``kernels`` the kernels each variant launched as the profiler named them."""
+    file, ``kernels`` the kernels each variant launched as the profiler named them, ``sm_clock`` the median SM clock
+    (Hz) ``nvidia-smi`` sampled during each phase of the run (by the script's phase names: ``"sustained 0 bf16"``,
+    ``"sustained 1 fp8-tensorwise-fast"``, ...)."""
 
     accelerator: str
     gpu: str
@@ -897,6 +899,7 @@ class KernelMeasurement:
     software: Mapping
     kernels: Mapping
     points: tuple
+    sm_clock: Mapping
 
 
 _MEASURED_KERNELS: dict = {}
@@ -925,5 +928,7 @@ def measured_kernels(accelerator: str = "H100 SXM") -> KernelMeasurement:
             points.append((experiment, variant, sizes, float(np.median(times)), len(times)))
         _MEASURED_KERNELS[accelerator] = KernelMeasurement(
             accelerator, meta["gpu"], meta["date_utc"][:10], MappingProxyType(dict(meta["software"])),
-            MappingProxyType({k: tuple(names) for k, names in meta["kernels"].items()}), tuple(points))
+            MappingProxyType({k: tuple(names) for k, names in meta["kernels"].items()}), tuple(points),
+            MappingProxyType({phase: 1e6 * float(d["clocks.sm"]["median"])
+                              for phase, d in meta["nvidia_smi_during_run"].items() if "clocks.sm" in d}))
     return _MEASURED_KERNELS[accelerator]

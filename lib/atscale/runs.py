@@ -135,6 +135,8 @@ class Run:
         for flag in ("tp_backward_async", "tp_overlap_input_grads"):
             if flag in self.details:
                 _v.flag(flag, self.details[flag])
+        if "expert_gemms" in self.details:
+            _v.choice("expert_gemms", self.details["expert_gemms"], _operators.EXPERT_GEMMS)
         for reading in self.readings:  # each builds a plan (a ValueError naming the reading otherwise)
             self._read_plan(reading.name)
 
@@ -220,7 +222,9 @@ class Run:
         all-reduce beside the weight-gradient GEMM (``async_tensor_model_parallel_allreduce``, Megatron-LM, September
         2021; :data:`atscale.operators.TP_BACKWARD_ASYNC`); with its TP overlap pipelining its shared inputs'
         gradient reduce-scatters or not where the record says so (``details["tp_overlap_input_grads"]``, else the
-        preset's :attr:`~atscale.operators.Stack.tp_overlap_input_grads`)."""
+        preset's :attr:`~atscale.operators.Stack.tp_overlap_input_grads`); with its experts' GEMMs run as the record
+        says (``details["expert_gemms"]``, one of :data:`atscale.operators.EXPERT_GEMMS`), else as the preset runs
+        them."""
         preset = _operators.stack(self.stack_preset)
         aside = self.details.get("tp_backward_async", self.details.get("stack_preset") != "megatron-lm-2021")
         if preset.tp_backward_async and not aside:
@@ -228,6 +232,9 @@ class Run:
         grads = self.details.get("tp_overlap_input_grads", preset.tp_overlap_input_grads)
         if grads != preset.tp_overlap_input_grads:
             preset = dataclasses.replace(preset, tp_overlap_input_grads=grads)
+        gemms = self.details.get("expert_gemms", preset.expert_gemms)
+        if gemms != preset.expert_gemms:
+            preset = dataclasses.replace(preset, expert_gemms=gemms)
         if preset.attention == self.attention_kernel:
             return preset
         return dataclasses.replace(preset, attention=self.attention_kernel)
