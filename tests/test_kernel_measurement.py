@@ -143,3 +143,27 @@ def test_a_record_can_say_how_its_experts_run():
     assert statistics.median(abs(e.operators) for e in errors) == pytest.approx(0.158, abs=0.002)
     with pytest.raises(ValueError, match="expert_gemms"):
         dataclasses.replace(errors[0].run, details={"expert_gemms": "batched"})
+
+
+def test_the_figure_draws_both_panels():
+    from atscale import plots
+
+    fig = plots.kernel_check_chart(accuracy.kernel_check())
+    left, right = fig.axes
+    assert left.get_title() == "Attention" and "grouped_mm" in right.get_title()
+    assert len(left.get_lines()) >= 8 and len(right.collections) == 2
+    with pytest.raises(ValueError, match="KernelCheck"):
+        plots.kernel_check_chart(accuracy.kernel_summaries())
+
+
+def test_the_h100_roofline_confirms_the_extrapolated_memory_roof():
+    """The model's H100 memory roof is the H200's measured share of its datasheet bandwidth (kernels.memory_bandwidth,
+    an extrapolation); the roofline script run on the lent H100 copied 1.3 % faster than that."""
+    from atscale import roofline
+
+    m = roofline.measured_roofline("H100 SXM")
+    assert m.gpu == "NVIDIA H100 80GB HBM3" and m.copy_bandwidth == pytest.approx(3.034e12, rel=1e-3)
+    assert m.copy_bandwidth / kernels.memory_bandwidth("H100 SXM") - 1 == pytest.approx(0.013, abs=0.002)
+    assert m.matmul_flops == pytest.approx(786.5e12, rel=1e-3)
+    with pytest.raises(ValueError, match="repeat"):
+        roofline.measured_roofline("H100 SXM", repeat=True)

@@ -29,7 +29,7 @@ __all__ = [
     "SWIGLU_FLOPS_PER_ELEMENT", "ROPE_FLOPS_PER_ELEMENT", "LAYER_NORM_FLOPS_PER_ELEMENT", "layer_norm",
     "attention_scores", "ADAM_FLOPS_PER_PARAM", "ADAM_BYTES_PER_PARAM", "adam_update", "layer_ops", "GEMM_OPS",
     "critical_tokens", "TimeBound", "time_bound", "Placement", "place", "LayerTime", "layer_time",
-    "MEASUREMENTS", "MeasuredRoofline", "measured_roofline", "RooflineCheck", "CEILINGS", "roofline_check",
+    "MEASUREMENTS", "REPEATED", "MeasuredRoofline", "measured_roofline", "RooflineCheck", "CEILINGS", "roofline_check",
 ]
 
 
@@ -511,11 +511,16 @@ def layer_time(ops: dict[str, Op], accelerator, dtype: str = "bf16", *, measured
 # --------------------------------------------------------------------------------------
 # The book's own measurement (one NVIDIA H200): calibration roofs and a validation sweep
 # --------------------------------------------------------------------------------------
-MEASUREMENTS = MappingProxyType({"H200 SXM": "roofline-nvidia-h200"})
+MEASUREMENTS = MappingProxyType({"H200 SXM": "roofline-nvidia-h200", "H100 SXM": "roofline-nvidia-h100-80gb-hbm3"})
 """Catalog accelerator -> stem of its measurement files in ``atscale/data`` (``.csv.gz``: one row
 per timed repetition; ``.json``: provenance). Written by the book's measurement script,
-``tools/measure-roofline.py``; a second run of the same script on the same machine, a minute
-later, is stored as ``<stem>-repeat`` (:func:`measured_roofline` with ``repeat=True``)."""
+``tools/measure-roofline.py``: on an H200 (November 2026, five passes), and on a lent H100 80GB HBM3
+(SXM; November 2026, three passes); a second run of the same script on the same machine, a minute
+later, is stored as ``<stem>-repeat`` (:func:`measured_roofline` with ``repeat=True``; the H200 only,
+:data:`REPEATED`)."""
+
+REPEATED = ("H200 SXM",)
+"""The accelerators of :data:`MEASUREMENTS` whose measurement was repeated (``<stem>-repeat``)."""
 
 
 @readable("Measured roofline")
@@ -637,8 +642,8 @@ def measured_roofline(accelerator="H200 SXM", *, repeat: bool = False) -> Measur
     """The book's measured roofline of ``accelerator`` (:class:`MeasuredRoofline`), read from the
     raw timings shipped in ``atscale/data`` (lazily, on first call; cached).
 
-    Source: this book's measurement script (``tools/measure-roofline.py``), run on one NVIDIA H200
-    (the provenance says which driver, software and date). Each point is the median over all
+    Source: this book's measurement script (``tools/measure-roofline.py``), run on one NVIDIA H200 and
+    on one H100 (:data:`MEASUREMENTS`; the provenance says which driver, software and date). Each point is the median over all
     timed repetitions of all passes; CUDA events, L2 flushed before each repetition.
     ``repeat=True`` returns the second run of the same script (same machine, a minute later),
     for reproducibility checks. Only the accelerators in :data:`MEASUREMENTS` have one.
@@ -647,6 +652,9 @@ def measured_roofline(accelerator="H200 SXM", *, repeat: bool = False) -> Measur
     name = accelerator.name if isinstance(accelerator, hardware.Accelerator) else accelerator
     if not isinstance(name, str) or name not in MEASUREMENTS:
         raise ValueError(f"accelerator={v.show(accelerator)}: no measurement shipped; measured: {tuple(MEASUREMENTS)}")
+    if repeat and name not in REPEATED:
+        raise ValueError(f"accelerator={v.show(accelerator)} with repeat=True: no repeated measurement shipped; "
+                         f"repeated: {REPEATED}")
     key = (name, repeat)
     if key not in _MEASURED_CACHE:
         _MEASURED_CACHE[key] = _load_measurement(name, MEASUREMENTS[name] + ("-repeat" if repeat else ""))

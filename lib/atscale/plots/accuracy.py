@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import matplotlib as mpl
 import numpy as np
 
 from .. import accuracy as A
-from ._base import INK, MUTED, PALETTE, house_style, log_axes, new_axes
+from ._base import INK, MUTED, PALETTE, STYLE, house_style, log_axes, new_axes
 
-__all__ = ["accuracy_error_chart", "bound_headroom_chart", "model_vs_published_chart"]
+__all__ = ["accuracy_error_chart", "bound_headroom_chart", "model_vs_published_chart", "kernel_check_chart"]
 
 _GROUP_COLOUR = {g: PALETTE[i] for i, g in enumerate(A.GROUPS)}
 _MISS = PALETTE[6]
@@ -108,3 +109,67 @@ def model_vs_published_chart(group: str, *, ax=None):
     ax.set_title(f"{group}: model against published")
     ax.legend(loc="upper left", fontsize=8)
     return ax.figure
+
+
+_ATTENTION_SERIES = (("flash-forward", "FlashAttention-2, forward", 0), ("flash-backward", "FlashAttention-2, backward", 0),
+                     ("cudnn-forward", "cuDNN, forward", 3), ("cudnn-backward", "cuDNN, backward", 3))
+
+
+@house_style
+def kernel_check_chart(checks):
+    """The kernel model against the book's kernel measurement (:func:`atscale.accuracy.kernel_check`), as the
+    model's error in time (model / measured − 1, %): left, attention against the sequence length (FlashAttention-2
+    and cuDNN, forward solid and backward open, causal circles and non-causal squares); right, the experts' GEMMs of
+    ``torch._grouped_mm`` against the tokens each expert gets, priced as one grouped kernel and one GEMM after
+    another (the four models' shapes, up and down projections)."""
+    import matplotlib.pyplot as plt
+
+    if not isinstance(checks, tuple) or not checks or not all(isinstance(c, A.KernelCheck) for c in checks):
+        raise ValueError("checks must be a non-empty tuple of atscale.accuracy.KernelCheck (as accuracy.kernel_check "
+                         "returns)")
+    with mpl.rc_context(STYLE):
+        fig, (left, right) = plt.subplots(1, 2, figsize=(9.4, 4.3), gridspec_kw={"width_ratios": (1.25, 1)})
+    plt.close(fig)
+    fig.subplots_adjust(left=0.07, right=0.98, bottom=0.32, top=0.84, wspace=0.3)
+    for variant, label, colour in _ATTENTION_SERIES:
+        for causal, marker in ((1.0, "o"), (0.0, "s")):
+            pts = sorted((c.shape["seq"], 100 * c.error) for c in checks
+                         if c.variant == variant and c.shape.get("causal") == causal)
+            if not pts:
+                continue
+            s, e = zip(*pts)
+            backward = variant.endswith("backward")
+            left.plot(s, e, color=PALETTE[colour + backward], ls="--" if backward else "-", lw=1.2, marker=marker,
+                      ms=4, mfc="white" if backward else PALETTE[colour + backward],
+                      label=f"{label}{'' if causal else ' (non-causal)'}")
+    seqs = sorted({c.shape["seq"] for c in checks if c.experiment == "attention"})
+    left.set_xscale("log", base=2)
+    if seqs:
+        left.set_xticks(seqs, [f"{int(x) // 1024}k" if x >= 1024 else f"{int(x)}" for x in seqs], fontsize=7.5)
+    left.set_xlabel("Sequence length (tokens)")
+    left.set_title("Attention", fontsize=10)
+    names = {"grouped": "priced as one grouped kernel", "loop": "priced one GEMM per expert, one after another"}
+    for i, (key, way) in enumerate(A.EXPERT_MODELS.items()):
+        pts = [(c.shape["tokens_per_expert"], 100 * c.error) for c in checks
+               if c.experiment == "grouped" and c.variant == "grouped_mm" and c.model == way]
+        if pts:
+            t, e = zip(*pts)
+            right.scatter(np.asarray(t) * (1.0 + 0.06 * (2 * i - 1)), e, s=18, color=PALETTE[(1, 6)[i]],
+                          marker="o" if i == 0 else "^", label=names[key])
+    right.set_xscale("log", base=2)
+    ticks = sorted({c.shape["tokens_per_expert"] for c in checks if c.experiment == "grouped"})
+    if ticks:
+        right.set_xticks(ticks, [f"{int(x):,}" for x in ticks], fontsize=7.5)
+    right.set_yscale("symlog", linthresh=50)
+    right.set_yticks([-25, 0, 25, 50, 100, 200, 400], ["−25", "0", "25", "50", "100", "200", "400"])
+    right.minorticks_off()
+    right.set_xlabel("Tokens per expert")
+    right.set_title("Experts' GEMMs (torch._grouped_mm)", fontsize=10)
+    for ax in (left, right):
+        ax.axhline(0, color=INK, lw=1)
+        ax.set_ylabel("Model / measured − 1 (%)")
+    right.set_ylabel("Model / measured − 1 (%; log beyond 50)")
+    left.legend(loc="upper center", bbox_to_anchor=(0.5, -0.19), ncol=2, fontsize=6.8)
+    right.legend(loc="upper center", bbox_to_anchor=(0.5, -0.19), ncol=1, fontsize=7)
+    fig.suptitle("The kernel model against the book's kernel measurement", fontsize=11, y=0.98)
+    return fig
