@@ -1401,7 +1401,8 @@ def kernel_table(accelerator: str = "H100 SXM"):
     m = K.measured_kernels(accelerator)
     cudnn = int(m.software["cudnn"])
     rows = tuple((_KERNEL_LABELS.get((s.experiment, s.variant), f"{s.experiment}, {s.variant}"), s.model, str(s.count),
-                  f"{s.median:.1%}", f"{s.low:+.1%} to {s.high:+.1%}") for s in kernel_summaries(accelerator))
+                  f"{s.median:.1%}", f"{s.low:+.1%}" if s.low == s.high else f"{s.low:+.0%} to {s.high:+.0%}")
+                 for s in kernel_summaries(accelerator))
     return Table(("Measured kernel", "Model", "Points", "Median |error|", "Range"), rows,
                  caption=f"The kernel model against the book's own measurement on an {m.gpu} ({m.date}; PyTorch "
                          f"{m.software['torch'].split('+')[0]}, cuDNN {cudnn // 10000}.{cudnn % 10000 // 100}): the model's time over "
