@@ -633,6 +633,7 @@ CALLS = {  # label -> keyword arguments (a function of nothing: built when probe
                                                     ours={"communication": [0.5, 1], "reliability": [2, 3]}),
     "plots.accuracy.model_vs_published_chart": lambda: dict(group="Step time"),
     "plots.roofline.attention_rates_chart": lambda: dict(rates=kernels.attention_rates(seq_lengths=(1024, 8192))),
+    "plots.accuracy.kernel_check_chart": lambda: dict(checks=accuracy.kernel_check()),
     "plots.experts.ep_sweep_chart": lambda: dict(sweep=experts.ep_sweep(**CALLS["experts.ep_sweep"]())),
     "plots.jct.jct_sensitivity_chart": lambda: dict(result=jct.sensitivity(EX.model, 2e12, CLUSTER)),
     "plots.parallelism.search_scatter_chart": lambda: dict(result=parallelism.search(
