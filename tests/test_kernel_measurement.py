@@ -31,6 +31,8 @@ def test_the_measurement_as_shipped():
 def test_bad_accelerator_is_refused():
     with pytest.raises(ValueError, match="accelerator"):
         kernels.measured_kernels("B200")
+    with pytest.raises(ValueError, match="accelerator"):  # a list is refused before the cache (a TypeError there)
+        accuracy.kernel_check(["H100 SXM"])
     with pytest.raises(ValueError, match="expert_gemms"):
         operators.Stack("x", "x", "flash2", True, 0.0, False, False, False, 0.1, "s", expert_gemms="batched")
 

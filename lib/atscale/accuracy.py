@@ -1335,7 +1335,6 @@ def _kernel_prediction(experiment, variant, p, accelerator):
     return []
 
 
-@functools.lru_cache(maxsize=None)
 def kernel_check(accelerator: str = "H100 SXM") -> tuple[KernelCheck, ...]:
     """Every point of the book's kernel measurement on ``accelerator`` that the kernel model prices, as a
     :class:`KernelCheck`: GEMMs by shape (BF16, and FP8 of every scaling the measurement ran against the one FP8
@@ -1344,6 +1343,14 @@ def kernel_check(accelerator: str = "H100 SXM") -> tuple[KernelCheck, ...]:
     GEMM) against :func:`atscale.operators._expert_gemm3`, and the gather of the token permutation against the memory
     roof. Not fitted to any of it: a validation of constants that came from elsewhere (:data:`atscale.kernels.
     GEMM_FIT`, :data:`atscale.kernels.ATTENTION_FIT`)."""
+    from . import kernels as K
+
+    _v.choice("accelerator", accelerator, tuple(K.MEASURED_KERNELS))  # before the cache, which needs a hashable key
+    return _kernel_check(accelerator)
+
+
+@functools.lru_cache(maxsize=None)
+def _kernel_check(accelerator: str) -> tuple[KernelCheck, ...]:
     from . import kernels as K
 
     out = []

@@ -37,6 +37,11 @@ __all__ = ["Run", "METRICS", "load", "ALL_RUNS", "MEGATRON_TABLE1_RUNS", "KORTHI
            "FP8Pair", "fp8_pairs", "AblationStep", "ABLATION_TOLERANCE_POINTS", "megascale_ablation",
            "megascale_ablation_baseline", "Reading"]
 
+_STACK_FACTS = ("tp_overlap_input_grads", "expert_gemms")
+"""The :class:`~atscale.operators.Stack` fields a record's ``details`` may set outright for its run (:meth:`Run._stack`;
+``tp_backward_async`` too, read with the Megatron-LM release it depends on)."""
+
+
 @dataclass(frozen=True)
 class Reading:
     """Another reading of what a run's source leaves open or states ambiguously: ``name`` (a few words),
@@ -227,17 +232,12 @@ class Run:
         them."""
         preset = _operators.stack(self.stack_preset)
         aside = self.details.get("tp_backward_async", self.details.get("stack_preset") != "megatron-lm-2021")
+        wanted = {name: self.details[name] for name in _STACK_FACTS if name in self.details}
+        wanted["attention"] = self.attention_kernel
         if preset.tp_backward_async and not aside:
-            preset = dataclasses.replace(preset, tp_backward_async=False)
-        grads = self.details.get("tp_overlap_input_grads", preset.tp_overlap_input_grads)
-        if grads != preset.tp_overlap_input_grads:
-            preset = dataclasses.replace(preset, tp_overlap_input_grads=grads)
-        gemms = self.details.get("expert_gemms", preset.expert_gemms)
-        if gemms != preset.expert_gemms:
-            preset = dataclasses.replace(preset, expert_gemms=gemms)
-        if preset.attention == self.attention_kernel:
-            return preset
-        return dataclasses.replace(preset, attention=self.attention_kernel)
+            wanted["tp_backward_async"] = False
+        changes = {name: value for name, value in wanted.items() if getattr(preset, name) != value}
+        return dataclasses.replace(preset, **changes) if changes else preset
 
     def predict(self, calibration: Calibration = CALIBRATION, *, operators: bool = False) -> float:
         """The model's value of :attr:`metric` with ``calibration``'s constants (``operators``: see :meth:`step`)."""
