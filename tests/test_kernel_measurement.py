@@ -139,12 +139,16 @@ def test_a_record_can_say_how_its_experts_run():
     import dataclasses
 
     errors = accuracy.moe_errors()
-    loop = [dataclasses.replace(e.run, details={**e.run.details, "expert_gemms": "loop"}) for e in errors]
-    assert {r._stack().expert_gemms for r in loop} == {"loop"}
-    assert statistics.median(abs(r.step_error(operators=True)) for r in loop) == pytest.approx(0.152, abs=0.002)
+    loop = accuracy.moe_errors(expert_gemms="loop")
+    assert {e.run._stack().expert_gemms for e in loop} == {"loop"}
+    assert [e.run.label for e in loop] == [e.run.label for e in errors]
+    assert [e.curve for e in loop] == [e.curve for e in errors]  # the curve prices no kernels
+    assert statistics.median(abs(e.operators) for e in loop) == pytest.approx(0.152, abs=0.002)
     assert statistics.median(abs(e.operators) for e in errors) == pytest.approx(0.158, abs=0.002)
     with pytest.raises(ValueError, match="expert_gemms"):
         dataclasses.replace(errors[0].run, details={"expert_gemms": "batched"})
+    with pytest.raises(ValueError, match="expert_gemms"):
+        accuracy.moe_errors(expert_gemms="batched")
 
 
 def test_the_figure_draws_both_panels():

@@ -47,6 +47,34 @@ def test_current_scaling_costs_more_than_delayed():
     assert operators.fp8_layer_speedup(m, fp8_recipe="current") < operators.fp8_layer_speedup(m)
 
 
+def test_torchao_rowwise_casts_each_operand_per_gemm():
+    """torchao's rowwise recipe keeps the BF16 input and casts it again for the weight-gradient GEMM, and casts the
+    output's gradient once per backward GEMM, each cast with its own amax (5 bytes per element, 2 kernels): its FP8
+    casts against current scaling's (6 bytes, 2 kernels, one cast each way) follow from the counts alone."""
+    m = operators.llama_shaped(4096)
+    kw = dict(dtype="fp8", micro_batch=2, tp=2, sequence_parallel=True)
+    cur = {r.name: r for r in operators.layer_operators(m, fp8_recipe="current", **kw).rows}["FP8 casts"]
+    row = {r.name: r for r in operators.layer_operators(m, fp8_recipe="torchao-rowwise", **kw).rows}["FP8 casts"]
+    assert row.forward == pytest.approx(cur.forward * 5 / 6)
+    # backward: the gradient twice (10 bytes) plus the input again (the forward's elements at 5 bytes)
+    assert row.backward == pytest.approx(cur.backward * 10 / 6 + cur.forward * 5 / 6)
+    assert (row.kernels_forward, row.kernels_backward) == (cur.kernels_forward, 3 * cur.kernels_backward)
+    assert operators.fp8_layer_speedup(m, fp8_recipe="torchao-rowwise") < operators.fp8_layer_speedup(
+        m, fp8_recipe="current")
+    for recipe in ("delayed", "current", "blockwise", "mxfp8"):  # Transformer Engine's: one cast each way, no recast
+        (f_bytes, f_k), (b_bytes, b_k), again = kernels.FP8_CAST_PASSES[recipe]
+        assert (f_bytes, f_k) == (b_bytes, b_k) == (kernels.FP8_CAST_BYTES[recipe], kernels.FP8_CAST_KERNELS[recipe])
+        assert again == (0.0, 0)
+    assert set(kernels.FP8_CAST_PASSES) == set(kernels.FP8_RECIPES)
+
+
+def test_rowwise_runs_take_torchaos_rowwise_casts():
+    rowwise = [r for r in runs.ALL_RUNS if r.details.get("float8_recipe") == "rowwise"]
+    assert len(rowwise) == 4 and {r.fp8_recipe for r in rowwise} == {"torchao-rowwise"}
+    tensorwise = [r for r in runs.ALL_RUNS if r.details.get("float8_recipe") == "tensorwise"]
+    assert tensorwise and {r.fp8_recipe for r in tensorwise} == {"current"}
+
+
 def test_fp8_layer_speedup_bad_input_names_the_argument():
     with pytest.raises(ValueError, match="stack"):
         operators.fp8_layer_speedup(models.LLAMA3_8B, stack="deepspeed")

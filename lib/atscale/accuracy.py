@@ -788,13 +788,18 @@ class MoeError:
     operators: float
 
 
-def moe_errors() -> tuple[MoeError, ...]:
+def moe_errors(expert_gemms: str | None = None) -> tuple[MoeError, ...]:
     """A :class:`MoeError` for every published mixture-of-experts run (:data:`atscale.runs.MOE_RUNS` and
-    :data:`atscale.runs.MOE_FURTHER_RUNS`)."""
-    from . import runs
+    :data:`atscale.runs.MOE_FURTHER_RUNS`). ``expert_gemms`` (one of :data:`atscale.operators.EXPERT_GEMMS`):
+    every run's experts' GEMMs run that way instead of as its record or stack preset says (how far the way the
+    kernels run moves the operator-level errors); ``None``: as each run says."""
+    from . import operators, runs
 
-    return tuple(MoeError(r, r.step_error(), r.step_error(operators=True))
-                 for r in runs.MOE_RUNS + runs.MOE_FURTHER_RUNS)
+    rs = runs.MOE_RUNS + runs.MOE_FURTHER_RUNS
+    if expert_gemms is not None:
+        _v.choice("expert_gemms", expert_gemms, operators.EXPERT_GEMMS)
+        rs = tuple(dataclasses.replace(r, details={**r.details, "expert_gemms": expert_gemms}) for r in rs)
+    return tuple(MoeError(r, r.step_error(), r.step_error(operators=True)) for r in rs)
 
 
 def moe_table():

@@ -42,7 +42,7 @@ from ._numeric import _ScalarOps, as_scalar
 __all__ = [
     "KERNEL_GPU_SECONDS", "HOST_SECONDS_PER_OP", "SM_COUNT", "TILES", "GemmModel", "gemm_model", "gemm_seconds",
     "gemm_flops_per_s", "GEMM_FIT", "fit_gemm", "published_gemms", "FP8_RECIPES", "FP8_CAST_BYTES",
-    "FP8_CAST_KERNELS", "fp8_cast_bytes", "fp8_cast_seconds", "ATTENTION_KERNELS", "ATTENTION_KERNEL_LABELS",
+    "FP8_CAST_KERNELS", "FP8_CAST_PASSES", "fp8_cast_bytes", "fp8_cast_seconds", "ATTENTION_KERNELS", "ATTENTION_KERNEL_LABELS",
     "FA2_OVER_TRITON", "AttentionModel", "attention_model", "attention_flops", "attention_seconds", "ATTENTION_FIT",
     "ATTENTION_LONGEST", "fit_attention", "FA2_RAMP", "FA2_LONGEST", "fit_attention_ramp", "CUDNN_SEQ",
     "CUDNN_OVER_FA3", "fit_cudnn_ratio",
@@ -510,16 +510,18 @@ def _replace(g: GemmModel, **kw) -> GemmModel:
 # --------------------------------------------------------------------------------------
 # FP8 casts
 # --------------------------------------------------------------------------------------
-FP8_RECIPES = ("delayed", "current", "blockwise", "mxfp8")
+FP8_RECIPES = ("delayed", "current", "blockwise", "mxfp8", "torchao-rowwise")
 """FP8 scaling recipes: Transformer Engine's delayed scaling (the scale from an amax history of earlier steps)
 and current (per-tensor, this step's amax), DeepSeek-V3's block-wise scaling (1x128 activation tiles, 128x128
-weight blocks; DeepSeek-V3 Technical Report, sec. 3.3.2), and MXFP8 (OCP Microscaling: 32-element blocks with an
-E8M0 scale; Blackwell tensor cores; Transformer Engine's ``MXFP8BlockScaling``)."""
+weight blocks; DeepSeek-V3 Technical Report, sec. 3.3.2), MXFP8 (OCP Microscaling: 32-element blocks with an
+E8M0 scale; Blackwell tensor cores; Transformer Engine's ``MXFP8BlockScaling``), and torchao's Float8 training
+with one scale per row (``Float8LinearConfig`` recipe ``"rowwise"``: each GEMM operand cast along the axis its GEMM
+contracts, :data:`FP8_CAST_PASSES`). torchao's per-tensor recipe (``"tensorwise"``) casts as ``"current"`` does."""
 
 FP8_CAST_BYTES = MappingProxyType({"delayed": 4.0, "current": 6.0, "blockwise": 4.0 + 8.0 / 128.0,
-                                   "mxfp8": 4.0 + 2.0 / 32.0})
-"""HBM bytes per element of a BF16 tensor cast to FP8 for a GEMM, per recipe (the cast writes the tensor and
-its transpose, both needed by the backward GEMMs; Transformer Engine's fused ``cast_transpose``):
+                                   "mxfp8": 4.0 + 2.0 / 32.0, "torchao-rowwise": 5.0})
+"""HBM bytes per element of a BF16 tensor cast to FP8 for a GEMM, per recipe (Transformer Engine's cast writes the
+tensor and its transpose, both needed by the backward GEMMs; its fused ``cast_transpose``):
 
 * delayed: read BF16 (2) + write FP8 (1) + write FP8 transpose (1) = 4; the amax is reduced inside the cast and
   goes to the history (Transformer Engine docs, "Using FP8 with Transformer Engine": delayed scaling).
@@ -528,10 +530,30 @@ its transpose, both needed by the backward GEMMs; Transformer Engine's fused ``c
 * blockwise: 4 plus one FP32 scale per 128 elements for each of the two copies (8/128): 4.06 (DeepSeek-V3 sec.
   3.3.2: the scale of each 1x128 tile is computed online in the cast).
 * mxfp8: 4 plus one E8M0 byte per 32 elements for each copy (2/32): 4.06.
+* torchao-rowwise: an amax pass along the contracting axis (read BF16, 2), then the scaled cast (read 2, write FP8
+  1), no transpose: 5 (torchao's ``hp_tensor_to_float8_dynamic``: the scales from ``tensor_to_scale``, then the
+  cast). Each operand is cast again for each GEMM that contracts it along another axis (:data:`FP8_CAST_PASSES`). A
+  compiler that keeps a row in cache between its amax and its cast reads it once (3 bytes): not assumed.
 """
 
-FP8_CAST_KERNELS = MappingProxyType({"delayed": 1, "current": 2, "blockwise": 1, "mxfp8": 1})
-"""Kernels per cast (each pays :data:`KERNEL_GPU_SECONDS`): current scaling's separate amax pass is the second."""
+FP8_CAST_KERNELS = MappingProxyType({"delayed": 1, "current": 2, "blockwise": 1, "mxfp8": 1, "torchao-rowwise": 2})
+"""Kernels per cast (each pays :data:`KERNEL_GPU_SECONDS`): a separate amax pass is the second."""
+
+FP8_CAST_PASSES = MappingProxyType({
+    **{r: ((FP8_CAST_BYTES[r], FP8_CAST_KERNELS[r]), (FP8_CAST_BYTES[r], FP8_CAST_KERNELS[r]), (0.0, 0))
+       for r in ("delayed", "current", "blockwise", "mxfp8")},
+    "torchao-rowwise": ((5.0, 2), (2 * 5.0, 2 * 2), (5.0, 2)),
+})
+"""What one FP8 linear layer casts, per recipe: ``((bytes, kernels) per element of its input, forward; (bytes,
+kernels) per element of its output's gradient, backward; (bytes, kernels) per element of its input, backward)``.
+Transformer Engine's recipes cast the input once forward and the output's gradient once backward, each with its
+transpose, and keep the FP8 input for the weight-gradient GEMM (:data:`FP8_CAST_BYTES`). torchao's rowwise recipe
+(``matmul_with_hp_or_float8_args`` in ``torchao/float8/float8_linear.py``, read at torchao 6243040, the commit
+torchtitan's June 2025 benchmarks name) keeps the BF16 input for the backward, and casts each operand along the
+axis its GEMM contracts, each cast with its own amax: the input along its features forward; the output's gradient
+along its features for the input-gradient GEMM and along the tokens for the weight-gradient GEMM; the input again,
+along the tokens, for the weight-gradient GEMM. The weights' casts (once per GEMM call, independent of the tokens)
+are left out under every recipe."""
 
 
 def fp8_cast_bytes(elements, recipe: str = "delayed"):

@@ -471,10 +471,11 @@ def _rows(L, c, xp) -> list:
         rows.append(("FSDP copies", "memory-bound", xp.where(sharded, t_w, 0.0),
                      xp.where(sharded, (gathers - 1.0) * t_w + t_g, 0.0), xp.where(sharded, 1.0, 0.0),
                      xp.where(sharded, 2.0, 0.0)))
-    if c.fp8:  # every FP8 GEMM's input cast (and transposed) forward, its output's gradient backward
-        n_k = cast_n * kernels.FP8_CAST_KERNELS[c.recipe]
-        per = kernels.FP8_CAST_BYTES[c.recipe] * tokens / c.hbm  # cast_f, cast_b: elements per token
-        rows.append(("FP8 casts", "memory-bound", cast_f * per, cast_b * per, n_k, n_k))
+    if c.fp8:  # every FP8 GEMM's input cast forward, its output's gradient (and, per recipe, its input) backward
+        (b_in, k_in), (b_grad, k_grad), (b_again, k_again) = kernels.FP8_CAST_PASSES[c.recipe]
+        per = tokens / c.hbm  # cast_f, cast_b: elements per token
+        rows.append(("FP8 casts", "memory-bound", cast_f * b_in * per, (cast_b * b_grad + cast_f * b_again) * per,
+                     cast_n * k_in, cast_n * (k_grad + k_again)))
     return rows
 
 

@@ -204,11 +204,13 @@ class Run:
 
     @property
     def fp8_recipe(self) -> str:
-        """The FP8 scaling recipe of :data:`atscale.kernels.FP8_RECIPES` the run used: torchao's tensorwise and
-        rowwise Float8 scale from the current amax (``"current"``); otherwise Transformer Engine's ``"delayed"``
-        unless the record names another."""
+        """The FP8 scaling recipe of :data:`atscale.kernels.FP8_RECIPES` the run used: torchao's and Transformer
+        Engine's tensorwise scaling from the current amax (``"current"``), torchao's rowwise scaling
+        (``"torchao-rowwise"``, its casts per GEMM: :data:`atscale.kernels.FP8_CAST_PASSES`); otherwise Transformer
+        Engine's ``"delayed"`` unless the record names another. (Until November 2026 rowwise was priced as
+        ``"current"``.)"""
         recipe = self.details.get("float8_recipe") or "delayed"
-        return {"tensorwise": "current", "rowwise": "current"}.get(recipe, recipe)
+        return {"tensorwise": "current", "rowwise": "torchao-rowwise"}.get(recipe, recipe)
 
     def step(self, calibration: Calibration = CALIBRATION, *, operators: bool = False, stragglers=None) -> StepTime:
         """The model's step for this run (with ``calibration``'s constants); ``operators=True``: the operator-level
