@@ -44,7 +44,7 @@ __all__ = ["Comparison", "Summary", "Gap", "megascale_drops", "megascale_against
            "KernelBracket", "attention_kernel_brackets", "attention_kernel_table", "TritonCheck", "triton_check",
            "ablation_table", "SCALE_SERIES", "Drift", "scale_drift", "drift_table", "MoeError", "moe_errors", "moe_table",
            "BackwardInLine", "backward_in_line", "WeakScaling", "weak_scaling", "weak_scaling_table",
-           "AMAX_REDUCTION_SOURCE", "FsdpLatency", "fsdp_latency", "fsdp_latency_table", "FP8_RATE_FACTORS",
+           "AMAX_REDUCTION_SOURCE", "mlperf_weak_scaling", "mlperf_table", "FsdpLatency", "fsdp_latency", "fsdp_latency_table", "FP8_RATE_FACTORS",
            "Fp8Rate", "fp8_rate_sensitivity", "fp8_rate_table", "ReadingError", "readings", "readings_table",
            "AsyncTPGain", "async_tp_gains", "async_tp_table", "KernelCheck", "kernel_check", "KernelSummary",
            "kernel_summaries", "kernel_table", "EXPERT_MODELS"]
@@ -519,6 +519,23 @@ def stack_table():
                          "operator-level compute, each run priced with its training stack's preset.")
 
 
+def mlperf_table():
+    """MLPerf Training's GPT-3 175B submissions (:data:`atscale.runs.MLPERF_RUNS`) as a :class:`~atscale.tables.Table`:
+    each with its layout, its published step (from its result logs) and the step-time error of both models."""
+    from . import runs
+    from .tables import Table
+
+    def layout(p):
+        return f"TP {p.tp}, PP {p.pp} (v = {p.virtual_stages}), DP {p.dp}, micro-batch {p.micro_batch}"
+
+    rows = tuple((r.label.split(", ", 2)[2], f"{r.cluster.num_gpus:,}", layout(r.plan), f"{r.published_seconds:.3f}",
+                  f"{r.step_error():+.1%}", f"{r.step_error(operators=True):+.1%}") for r in runs.MLPERF_RUNS)
+    return Table(("Submission", "GPUs", "Layout", "Published step (s)", "Curve", "Operators"), rows,
+                 caption="GPT-3 175B in FP8 on H100, as submitted to MLPerf Training v3.1, v4.0 and v4.1: the step "
+                         "time from each submission's result logs, and the step-time error of each model (positive: "
+                         "the model is slower than published).")
+
+
 def operator_table(*, folded: bool = True):
     """Every dense published run with its stack, role, source group and the step-time error of both models, as a
     :class:`~atscale.tables.Table` (folded under a summary line by default)."""
@@ -884,12 +901,18 @@ SCALE_SERIES = (
     *((f"MPT-{size}, llm-foundry", tuple(f"MPT-{size}, {gpus} H100, Composer FSDP, 2,048 tokens, BF16"
                                          for gpus in (128, 256, 512)))
       for size in ("1B", "3B", "7B", "13B", "30B", "70B")),
+    *((f"GPT-3 175B, MLPerf v{rnd} (NVIDIA Eos)", tuple(f"GPT-3 175B, {gpus} H100, MLPerf Training v{rnd} (NVIDIA Eos)"
+                                                       for gpus in counts))
+      for rnd, counts in (("3.1", ("512", "768", "4,096", "6,144", "8,192", "10,240", "10,752")),
+                          ("4.0", ("512", "10,752", "11,616")), ("4.1", ("256", "512")))),
 )
 """Published runs of one model on one stack at growing GPU counts (labels of :data:`atscale.runs.ALL_RUNS`, in
 order of GPUs): the series :func:`scale_drift` follows. llm-foundry's are the rows of its one large-scale table
 (one script, the same micro-batch and sharding on every replica, the global batch grown with the GPUs); until
 November 2026 its series was MPT-7B from 8 to 512 GPUs, two rows from two tables made by different scripts (the
-attention kernel and FSDP's prefetching differ between them, ``data/runs/other-stacks.md``)."""
+attention kernel and FSDP's prefetching differ between them, ``data/runs/other-stacks.md``). MLPerf Training's
+GPT-3 175B submissions on NVIDIA's Eos are one series per round (one NeMo release each, the layout retuned for each
+size: :data:`atscale.runs.MLPERF_RUNS`)."""
 
 
 @dataclass(frozen=True)
@@ -990,10 +1013,14 @@ def _replica_key(r):
 def _amax_all_reduces(run) -> tuple[int, float]:
     """``(count, seconds)`` per step of the amax all-reduces FP8 delayed scaling adds to ``run`` on Megatron-Core
     with Transformer Engine over its tensor x data x context parallel group (:attr:`WeakScaling.syncs` and
-    :attr:`WeakScaling.sync_seconds`); ``(0, 0.0)`` for any other run."""
+    :attr:`WeakScaling.sync_seconds`); ``(0, 0.0)`` for any other run, and for a run whose record says its amaxes
+    were reduced inside the tensor-parallel group only (``details["amax_reduction"] == "tensor-parallel"``: Transformer
+    Engine before release 1.6 with ``NVTE_DP_AMAX_REDUCE_INTERVAL=0``, as MLPerf Training v3.1's submissions ran)."""
     from . import collectives, hardware
 
     if not (run.dtype == "fp8" and run.stack_preset == "megatron-core" and run.fp8_recipe == "delayed"):
+        return 0, 0.0
+    if run.details.get("amax_reduction") == "tensor-parallel":
         return 0, 0.0
     p = run.plan
     v = p.virtual_stages if p.schedule == "interleaved" else 1
@@ -1005,19 +1032,17 @@ def _amax_all_reduces(run) -> tuple[int, float]:
     return count, count * one
 
 
-def weak_scaling() -> tuple[WeakScaling, ...]:
-    """Every dense published layout run in both BF16 and FP8 at two sizes that differ only in data parallelism
-    (:class:`WeakScaling`, BF16 then FP8 for each; the smallest and the largest size where there are more), in the
-    order of :data:`atscale.runs.ALL_RUNS`."""
-    from . import runs
-
+def _same_work(rs, both_precisions: bool) -> tuple[WeakScaling, ...]:
+    """:class:`WeakScaling` for each layout of the runs ``rs`` published at two or more sizes that differ only in
+    data parallelism (the smallest and the largest), per precision; ``both_precisions``: only layouts published in
+    BF16 and in FP8 (BF16 then FP8 for each)."""
     groups: dict = {}
-    for r in runs.ALL_RUNS:
+    for r in rs:
         if not r.model.is_moe and r.plan.global_batch:
             groups.setdefault(_replica_key(r), []).append(r)
     out = []
     for members in groups.values():
-        if len({r.plan.dp for r in members}) < 2 or {r.dtype for r in members} != {"bf16", "fp8"}:
+        if len({r.plan.dp for r in members}) < 2 or (both_precisions and {r.dtype for r in members} != {"bf16", "fp8"}):
             continue
         for dtype in ("bf16", "fp8"):
             pair = sorted((r for r in members if r.dtype == dtype), key=lambda r: r.cluster.num_gpus)
@@ -1031,6 +1056,25 @@ def weak_scaling() -> tuple[WeakScaling, ...]:
                                    tuple(r.cluster.num_gpus for r in ends),
                                    tuple(r.published_seconds for r in ends), modelled, syncs, seconds, slow))
     return tuple(out)
+
+
+def weak_scaling() -> tuple[WeakScaling, ...]:
+    """Every dense published layout run in both BF16 and FP8 at two sizes that differ only in data parallelism
+    (:class:`WeakScaling`, BF16 then FP8 for each; the smallest and the largest size where there are more), in the
+    order of :data:`atscale.runs.ALL_RUNS`."""
+    from . import runs
+
+    return _same_work(runs.ALL_RUNS, both_precisions=True)
+
+
+def mlperf_weak_scaling() -> tuple[WeakScaling, ...]:
+    """:class:`WeakScaling` for MLPerf Training's GPT-3 175B submissions (:data:`atscale.runs.MLPERF_RUNS`, FP8 only)
+    that ran one layout at two or more sizes with the same work per replica: NVIDIA's v3.1 submissions at 512 and
+    768, 4,096 to 8,192 and 10,240 and 10,752 GPUs (their amaxes reduced inside the tensor-parallel group only), and
+    v4.0's at 10,752 and 11,616."""
+    from . import runs
+
+    return _same_work(runs.MLPERF_RUNS, both_precisions=False)
 
 
 def weak_scaling_table():

@@ -33,7 +33,8 @@ from .parallelism import StepTime, _remembered, step_time
 from .plan import Plan
 
 __all__ = ["Run", "METRICS", "load", "ALL_RUNS", "MEGATRON_TABLE1_RUNS", "KORTHIKANTI_TABLE5_RUNS", "OTHER_RUNS",
-           "H100_RUNS", "MEGASCALE_RUNS", "MOE_RUNS", "MOE_FURTHER_RUNS", "OTHER_STACK_RUNS", "CALIBRATION_RUNS", "VALIDATION_RUNS",
+           "H100_RUNS", "MEGASCALE_RUNS", "MOE_RUNS", "MOE_FURTHER_RUNS", "OTHER_STACK_RUNS", "MLPERF_RUNS", "CALIBRATION_RUNS",
+           "VALIDATION_RUNS",
            "FP8Pair", "fp8_pairs", "AblationStep", "ABLATION_TOLERANCE_POINTS", "megascale_ablation",
            "megascale_ablation_baseline", "Reading"]
 
@@ -404,6 +405,14 @@ eager, compiled, with async tensor parallelism, Float8, context parallelism to 2
 llm-foundry (Composer with FSDP, MPT models, A100 and H100, BF16 and FP8, sequences to 65,536), and NVIDIA's
 Megatron-Bridge and NeMo releases not in :data:`H100_RUNS` (FP8, long sequences). Each record states its source
 and what it had to assume (``atscale/data/runs/other-stacks.md`` lists them by source)."""
+
+MLPERF_RUNS: tuple[Run, ...] = _group("MLPerf Training")
+"""NVIDIA's GPT-3 175B submissions to MLPerf Training v3.1, v4.0 and v4.1 (and Microsoft Azure's of v3.1 with the
+same software), 256 to 11,616 H100 in FP8 with tuned NeMo releases (23.09, 24.04, 24.09), all validation: each step
+time read from the submission's own result logs and each layout from its configuration files by
+``tools/mlperf-gpt3-records.py`` (``atscale/data/runs/mlperf.md`` says how). Added in November 2026, after the model
+they judge: no constant was fitted on them. Three series of one release each at growing GPU counts, the scale
+drift of issue 33 among them (:data:`atscale.accuracy.SCALE_SERIES`)."""
 
 MOE_RUNS: tuple[Run, ...] = _group("Mixture of experts")
 """Published mixture-of-experts training runs with their layouts, all validation (no constant was fitted on them):

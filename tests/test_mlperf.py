@@ -1,0 +1,145 @@
+"""MLPerf Training's GPT-3 175B submissions on H100 (``atscale/data/runs/mlperf.json``, written by
+``tools/mlperf-gpt3-records.py`` from the submissions' result logs and configuration files): the records, the
+tool's readers on inputs of the logs' and the configurations' form, the model's errors as measured when the runs
+were added (November 2026, after the model: nothing was fitted on them), and issue 33's drift target on them."""
+
+import importlib.util
+import pathlib
+import statistics
+
+import pytest
+
+from atscale import accuracy, runs
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def tool():
+    spec = importlib.util.spec_from_file_location("mlperf_gpt3_records", ROOT / "tools" / "mlperf-gpt3-records.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_records_are_the_submissions():
+    rs = runs.MLPERF_RUNS
+    assert len(rs) == 13 and {r.group for r in rs} == {"MLPerf Training"}
+    assert {r.role for r in rs} == {"validation"} and {r.dtype for r in rs} == {"fp8"}
+    assert {r.stack_preset for r in rs} == {"megatron-core"} and {r.fp8_recipe for r in rs} == {"delayed"}
+    assert sorted({r.cluster.num_gpus for r in rs}) == [256, 512, 768, 4096, 6144, 8192, 10240, 10752, 11616]
+    for r in rs:
+        p = r.plan
+        assert p.tp * p.pp * p.dp == r.cluster.num_gpus and p.global_batch % (p.dp * p.micro_batch) == 0
+        assert r.model.name == "GPT-3 175B" and r.seq_length == 2048 and r.metric == "step_seconds"
+        assert 96 % (p.pp * p.virtual_stages) == 0  # whole layers in every chunk
+        assert "result_" in r.source and "config_DGXH100_" in r.source and r.details["url"].startswith(
+            "https://github.com/mlcommons/training_results_v")
+        assert r.step(operators=True).memory_status != "over"
+    by = {r.label: r for r in rs}
+    # the steps the tool read (median over the logs of each log's median over its blocks, the first dropped)
+    assert by["GPT-3 175B, 11,616 H100, MLPerf Training v4.0 (NVIDIA Eos)"].published == pytest.approx(0.9214)
+    assert by["GPT-3 175B, 512 H100, MLPerf Training v3.1 (NVIDIA Eos)"].published == pytest.approx(11.0718)
+    assert by["GPT-3 175B, 10,752 H100, MLPerf Training v3.1 (Microsoft Azure ND H100 v5)"].published == \
+        pytest.approx(0.9795)
+
+
+def test_the_tool_reads_a_log_as_the_docstring_says(tool):
+    def line(key, value, t, **meta):
+        return (':::MLLOG {"namespace": "", "time_ms": %d, "event_type": "POINT_IN_TIME", "key": "%s", '
+                '"value": %s, "metadata": %s}' % (t, key, value, str(meta).replace("'", '"')))
+
+    tokens = 3 * 8 * 2048  # three steps of 8 sequences per block
+    log = [":::SYSJSON {}", line("global_batch_size", 8, 0), line("max_sequence_length", 2048, 0),
+           line("gradient_accumulation_steps", 4, 0)]
+    for i, seconds in enumerate((9.0, 3.0, 3.3, 3.6)):  # the first block carries the warm-up
+        start = 100_000 * i
+        log += [line("block_start", "null", start, first_epoch_num=i * tokens, epoch_count=tokens),
+                line("block_stop", "null", start + int(seconds * 1000), first_epoch_num=i * tokens)]
+    got = tool.read_log("\n".join(log))
+    assert got["step"] == pytest.approx(1.1) and got["blocks"] == 3
+    assert (got["global_batch_size"], got["gradient_accumulation_steps"]) == (8, 4)
+    with pytest.raises(ValueError, match="too few"):
+        tool.read_log("\n".join(log[:8]))
+
+
+def test_the_tool_reads_a_configuration_as_the_run_took_it(tool):
+    config = "\n".join(['export MINIBS="${MINIBS:=6}"', 'export TENSOR_MODEL_PARALLEL="${TP:=4}"   # tp',
+                        'export PIPELINE_MODEL_PARALLEL="${PP:=6}" # pp', 'export DGXNNODES="${DGXNNODES:=1452}"',
+                        "source config_common.sh", "export MICRO_BATCH_SIZE=2", "export MICRO_BATCH_SIZE=1",
+                        "export INTERLEAVED_PIPELINE=8"])
+    yaml = "virtual_pipeline_model_parallel_size: ${oc.decode:${oc.env:INTERLEAVED_PIPELINE,12}}"
+    assert tool.layout(config, yaml) == dict(nodes=1452, tp=4, pp=6, micro_batch=1, virtual_stages=8)
+    no_vp = config.replace("export INTERLEAVED_PIPELINE=8", "")
+    assert tool.layout(no_vp, yaml)["virtual_stages"] == 12  # the yaml's default
+    with pytest.raises(SystemExit, match="DGXNNODES|nodes"):
+        tool.layout(config.replace("DGXNNODES", "NODES"), yaml)
+
+
+def test_errors_as_measured():
+    """Both models on the thirteen submissions, as measured when they were added (November 2026). The
+    operator-level compute is within 8 % of every one (too fast on NeMo 23.09's, too slow on 24.04's and 24.09's,
+    whose FP8 weights, CUDA graphs and kernel tuning it does not price); the curve is up to 27 % too slow (on
+    24.09's 256-GPU run)."""
+    ops = {r.label: r.step_error(operators=True) for r in runs.MLPERF_RUNS}
+    curve = {r.label: r.step_error() for r in runs.MLPERF_RUNS}
+    assert statistics.median(abs(e) for e in ops.values()) == pytest.approx(0.053, abs=0.005)
+    assert max(abs(e) for e in ops.values()) == pytest.approx(0.080, abs=0.005)
+    assert statistics.median(abs(e) for e in curve.values()) == pytest.approx(0.064, abs=0.005)
+    assert max(abs(e) for e in curve.values()) == pytest.approx(0.271, abs=0.005)
+    assert all(e < 0 for k, e in ops.items() if "v3.1" in k)
+    assert all(e > 0 for k, e in ops.items() if "v3.1" not in k)
+
+
+def _drifts(operators):
+    return {d.series: d for d in accuracy.scale_drift(operators=operators) if "MLPerf" in d.series}
+
+
+# drift in MFU points (largest count minus smallest) per round, curve and operators, as measured when the runs were
+# added (November 2026)
+DRIFT = {"GPT-3 175B, MLPerf v3.1 (NVIDIA Eos)": (2.33, -0.01), "GPT-3 175B, MLPerf v4.0 (NVIDIA Eos)": (5.05, -0.38),
+         "GPT-3 175B, MLPerf v4.1 (NVIDIA Eos)": (1.24, 0.97)}
+
+
+@pytest.mark.parametrize("operators", [False, True], ids=["curve", "operators"])
+def test_drift_pinned(operators):
+    got = _drifts(operators)
+    assert set(got) == set(DRIFT)
+    for name, pinned in DRIFT.items():
+        assert got[name].drift == pytest.approx(pinned[operators], abs=0.05)
+    assert got["GPT-3 175B, MLPerf v3.1 (NVIDIA Eos)"].gpus[::6] == (512, 10752)
+    assert got["GPT-3 175B, MLPerf v4.0 (NVIDIA Eos)"].gpus[-1] == 11616
+
+
+@pytest.mark.parametrize("series", list(DRIFT))
+@pytest.mark.parametrize("operators", [False, True], ids=["curve", "operators"])
+def test_issue_33_drift_target(series, operators, request):
+    """Issue 33: on published runs of one stack from 256 to 11,616 GPUs the error may not drift by more than 2 MFU
+    points. The operator-level compute meets it on all three rounds; the curve misses on v3.1 (2.3 points) and
+    v4.0 (5.1: its 512-GPU layout, pipeline 8 with 4 chunks and micro-batch 2, and its 10,752-GPU one, pipeline 6
+    with 8 chunks and micro-batch 1, are far apart on the curve's efficiency)."""
+    if not operators and abs(DRIFT[series][0]) > 2:
+        request.applymarker(pytest.mark.xfail(strict=True, reason="the curve drifts by more than 2 points"))
+    assert abs(_drifts(operators)[series].drift) <= 2.0
+
+
+def test_same_work_pairs_and_their_amax_reductions():
+    """The v3.1 submissions reduced FP8's amaxes inside the tensor-parallel group only (their records say so): no
+    all-reduce across replicas is counted for them; v4.0's Transformer Engine (1.6) no longer had the switch. Their
+    FP8 steps grew by under 1 % with the same work per replica (as measured, November 2026), less than any FP8
+    step of NVIDIA's recipe tables."""
+    pairs = accuracy.mlperf_weak_scaling()
+    assert [w.gpus for w in pairs] == [(512, 768), (4096, 8192), (10240, 10752), (10752, 11616)]
+    assert [w.syncs for w in pairs] == [0, 0, 0, 96]  # v4.0: 2 x 8 chunks x 6 micro-batches
+    assert {r.details.get("amax_reduction") for r in runs.MLPERF_RUNS if "v3.1" in r.label} == {"tensor-parallel"}
+    assert all(0 < w.published_growth < 0.01 for w in pairs)
+    recipes = [w for w in accuracy.weak_scaling() if w.dtype == "fp8" and "NeMo" in w.label]
+    assert max(w.published_growth for w in pairs) < min(w.published_growth for w in recipes)
+    assert len(accuracy.weak_scaling()) == 12  # the both-precision table is unchanged by these FP8-only runs
+
+
+def test_the_table_lists_every_submission():
+    table = accuracy.mlperf_table()
+    assert len(table.rows) == len(runs.MLPERF_RUNS) == 13
+    assert all(row[0].startswith("MLPerf Training v") and "%" in row[4] and "%" in row[5] for row in table.rows)
+    assert "result logs" in table.caption
