@@ -143,3 +143,18 @@ def test_the_table_lists_every_submission():
     assert len(table.rows) == len(runs.MLPERF_RUNS) == 13
     assert all(row[0].startswith("MLPerf Training v") and "%" in row[4] and "%" in row[5] for row in table.rows)
     assert "result logs" in table.caption
+
+
+@pytest.mark.parametrize("operators", [False, True], ids=["curve", "operators"])
+def test_issue_33_drift_from_256_to_11616_gpus(operators, request):
+    """The issue's range end to end: NVIDIA's smallest submission (256 GPUs, v4.1, NeMo 24.09) against its largest
+    (11,616, v4.0, NeMo 24.04), two releases of one stack on one system. The operator-level model's error moves by
+    1.5 MFU points (within the 2 of the target), the curve's by 7.2 (as measured, November 2026)."""
+    by = {r.label: r for r in runs.MLPERF_RUNS}
+    small = by["GPT-3 175B, 256 H100, MLPerf Training v4.1 (NVIDIA Eos)"]
+    large = by["GPT-3 175B, 11,616 H100, MLPerf Training v4.0 (NVIDIA Eos)"]
+    drift = 100 * (large.points(operators=operators) - small.points(operators=operators))  # MFU points
+    assert drift == pytest.approx(1.54 if operators else 7.16, abs=0.05)
+    if not operators:
+        request.applymarker(pytest.mark.xfail(strict=True, reason="the curve drifts by 7 points"))
+    assert abs(drift) <= 2.0
