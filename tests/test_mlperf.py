@@ -141,7 +141,9 @@ def test_same_work_pairs_and_their_amax_reductions():
 def test_the_table_lists_every_submission():
     table = accuracy.mlperf_table()
     assert len(table.rows) == len(runs.MLPERF_RUNS) == 13
-    assert all(row[0].startswith("MLPerf Training v") and "%" in row[4] and "%" in row[5] for row in table.rows)
+    assert [row[0] for row in table.rows] == ["v3.1"] * 8 + ["v4.0"] * 3 + ["v4.1"] * 2
+    assert all("%" in row[6] and "%" in row[7] and " × " in row[3] for row in table.rows)
+    assert table.rows[7][1] == "Microsoft Azure ND H100 v5" and table.rows[-1][2:5] == ("512", "4 × 8 (6)", "16 × 2")
     assert "result logs" in table.caption
 
 

@@ -525,15 +525,19 @@ def mlperf_table():
     from . import runs
     from .tables import Table
 
-    def layout(p):
-        return f"TP {p.tp}, PP {p.pp} (v = {p.virtual_stages}), DP {p.dp}, micro-batch {p.micro_batch}"
+    def system(r):
+        return r.label.split("(", 1)[1].rstrip(")")
 
-    rows = tuple((r.label.split(", ", 2)[2], f"{r.cluster.num_gpus:,}", layout(r.plan), f"{r.published_seconds:.3f}",
-                  f"{r.step_error():+.1%}", f"{r.step_error(operators=True):+.1%}") for r in runs.MLPERF_RUNS)
-    return Table(("Submission", "GPUs", "Layout", "Published step (s)", "Curve", "Operators"), rows,
-                 caption="GPT-3 175B in FP8 on H100, as submitted to MLPerf Training v3.1, v4.0 and v4.1: the step "
-                         "time from each submission's result logs, and the step-time error of each model (positive: "
-                         "the model is slower than published).")
+    rows = tuple((r.label.split("MLPerf Training ", 1)[1].split(" ")[0], system(r), f"{r.cluster.num_gpus:,}",
+                  f"{r.plan.tp} × {r.plan.pp} ({r.plan.virtual_stages})", f"{r.plan.dp} × {r.plan.micro_batch}",
+                  f"{r.published_seconds:.3f}", f"{r.step_error():+.1%}", f"{r.step_error(operators=True):+.1%}")
+                 for r in runs.MLPERF_RUNS)
+    return Table(("Round", "System", "GPUs", "TP × PP (v)", "DP × micro-batch", "Published step (s)", "Curve",
+                  "Operators"), rows,
+                 caption="GPT-3 175B in FP8 on H100, as submitted to MLPerf Training v3.1, v4.0 and v4.1: each "
+                         "layout (tensor × pipeline parallelism with its virtual stages v, data parallelism × "
+                         "micro-batch), the step time from the submission's result logs, and the step-time error of "
+                         "each model (positive: the model is slower than published).")
 
 
 def operator_table(*, folded: bool = True):
