@@ -539,10 +539,20 @@ tensor and its transpose, both needed by the backward GEMMs; its fused ``cast_tr
 FP8_CAST_KERNELS = MappingProxyType({"delayed": 1, "current": 2, "blockwise": 1, "mxfp8": 1, "torchao-rowwise": 2})
 """Kernels per cast (each pays :data:`KERNEL_GPU_SECONDS`): a separate amax pass is the second."""
 
+
+
+def _cast_passes(recipe: str, gradient_casts: int, input_recasts: int) -> tuple:
+    """One linear layer's casts under ``recipe`` (:data:`FP8_CAST_PASSES`): its input once forward, its output's
+    gradient ``gradient_casts`` times and its input ``input_recasts`` more times backward, each cast costing
+    :data:`FP8_CAST_BYTES` and :data:`FP8_CAST_KERNELS`."""
+    nbytes, n_kernels = FP8_CAST_BYTES[recipe], FP8_CAST_KERNELS[recipe]
+    return ((nbytes, n_kernels), (gradient_casts * nbytes, gradient_casts * n_kernels),
+            (input_recasts * nbytes, input_recasts * n_kernels))
+
+
 FP8_CAST_PASSES = MappingProxyType({
-    **{r: ((FP8_CAST_BYTES[r], FP8_CAST_KERNELS[r]), (FP8_CAST_BYTES[r], FP8_CAST_KERNELS[r]), (0.0, 0))
-       for r in ("delayed", "current", "blockwise", "mxfp8")},
-    "torchao-rowwise": ((5.0, 2), (2 * 5.0, 2 * 2), (5.0, 2)),
+    **{r: _cast_passes(r, 1, 0) for r in ("delayed", "current", "blockwise", "mxfp8")},
+    "torchao-rowwise": _cast_passes("torchao-rowwise", 2, 1),
 })
 """What one FP8 linear layer casts, per recipe: ``((bytes, kernels) per element of its input, forward; (bytes,
 kernels) per element of its output's gradient, backward; (bytes, kernels) per element of its input, backward)``.
@@ -557,7 +567,8 @@ are left out under every recipe."""
 
 
 def fp8_cast_bytes(elements, recipe: str = "delayed"):
-    """HBM bytes to cast ``elements`` BF16 values to FP8 (and its transpose) under ``recipe``. Vectorised."""
+    """HBM bytes of one cast of ``elements`` BF16 values to FP8 under ``recipe`` (with its transpose where the recipe
+    writes one: :data:`FP8_CAST_BYTES`). Vectorised."""
     v.choice("recipe", recipe, FP8_RECIPES)
     elements = v.nonnegative("elements", elements, unit="elements")
     return as_scalar(np.asarray(elements) * FP8_CAST_BYTES[recipe])
