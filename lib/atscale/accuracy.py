@@ -520,24 +520,26 @@ def stack_table():
 
 
 def mlperf_table():
-    """MLPerf Training's GPT-3 175B submissions (:data:`atscale.runs.MLPERF_RUNS`) as a :class:`~atscale.tables.Table`:
-    each with its layout, its published step (from its result logs) and the step-time error of both models."""
+    """NVIDIA's H100 submissions to MLPerf Training's GPT-3 175B and Llama 3.1 405B benchmarks
+    (:data:`atscale.runs.MLPERF_RUNS`) as a :class:`~atscale.tables.Table`: each with its round, model, system and
+    layout (from its record's ``mlperf_round``, ``benchmark`` and ``system``, written by the tool that read the
+    submission), its published step (from its result logs) and the step-time error of both models."""
     from . import runs
     from .tables import Table
 
-    def system(r):
-        return r.label.split("(", 1)[1].rstrip(")")
+    def layout(p):
+        return f"{p.tp} × {p.cp} × {p.pp} ({p.virtual_stages})"
 
-    rows = tuple((r.label.split("MLPerf Training ", 1)[1].split(" ")[0], system(r), f"{r.cluster.num_gpus:,}",
-                  f"{r.plan.tp} × {r.plan.pp} ({r.plan.virtual_stages})", f"{r.plan.dp} × {r.plan.micro_batch}",
-                  f"{r.published_seconds:.3f}", f"{r.step_error():+.1%}", f"{r.step_error(operators=True):+.1%}")
+    rows = tuple((r.details["mlperf_round"], r.details["benchmark"], r.details["system"], f"{r.cluster.num_gpus:,}",
+                  layout(r.plan), f"{r.plan.dp} × {r.plan.micro_batch}", f"{r.published_seconds:.3f}",
+                  f"{r.step_error():+.1%}", f"{r.step_error(operators=True):+.1%}")
                  for r in runs.MLPERF_RUNS)
-    return Table(("Round", "System", "GPUs", "TP × PP (v)", "DP × micro-batch", "Published step (s)", "Curve",
-                  "Operators"), rows,
-                 caption="GPT-3 175B in FP8 on H100, as submitted to MLPerf Training v3.1, v4.0 and v4.1: each "
-                         "layout (tensor × pipeline parallelism with its virtual stages v, data parallelism × "
-                         "micro-batch), the step time from the submission's result logs, and the step-time error of "
-                         "each model (positive: the model is slower than published).")
+    return Table(("Round", "Model", "System", "GPUs", "TP × CP × PP (v)", "DP × micro-batch", "Published step (s)",
+                  "Curve", "Operators"), rows,
+                 caption="FP8 on H100, as submitted to MLPerf Training (GPT-3 175B: v3.1, v4.0 and v4.1; Llama 3.1 "
+                         "405B: v5.0): each layout (tensor × context × pipeline parallelism with its virtual stages "
+                         "v, data parallelism × micro-batch), the step time from the submission's result logs, and "
+                         "the step-time error of each model (positive: the model is slower than published).")
 
 
 def operator_table(*, folded: bool = True):
@@ -909,6 +911,9 @@ SCALE_SERIES = (
                                                        for gpus in counts))
       for rnd, counts in (("3.1", ("512", "768", "4,096", "6,144", "8,192", "10,240", "10,752")),
                           ("4.0", ("512", "10,752", "11,616")), ("4.1", ("256", "512")))),
+    ("Llama 3.1 405B, MLPerf v5.0 (NVIDIA Eos-dfw)",
+     tuple(f"Llama 3.1 405B, {gpus} H100, MLPerf Training v5.0 (NVIDIA Eos-dfw)"
+           for gpus in ("512", "2,048", "2,432", "2,560", "8,192"))),
 )
 """Published runs of one model on one stack at growing GPU counts (labels of :data:`atscale.runs.ALL_RUNS`, in
 order of GPUs): the series :func:`scale_drift` follows. llm-foundry's are the rows of its one large-scale table
@@ -916,7 +921,8 @@ order of GPUs): the series :func:`scale_drift` follows. llm-foundry's are the ro
 November 2026 its series was MPT-7B from 8 to 512 GPUs, two rows from two tables made by different scripts (the
 attention kernel and FSDP's prefetching differ between them, ``data/runs/other-stacks.md``). MLPerf Training's
 GPT-3 175B submissions on NVIDIA's Eos are one series per round (one NeMo release each, the layout retuned for each
-size: :data:`atscale.runs.MLPERF_RUNS`)."""
+size: :data:`atscale.runs.MLPERF_RUNS`), its Llama 3.1 405B submissions of v5.0 one more (one layout, the
+accumulation retuned for each size)."""
 
 
 @dataclass(frozen=True)
@@ -1019,7 +1025,8 @@ def _amax_all_reduces(run) -> tuple[int, float]:
     with Transformer Engine over its tensor x data x context parallel group (:attr:`WeakScaling.syncs` and
     :attr:`WeakScaling.sync_seconds`); ``(0, 0.0)`` for any other run, and for a run whose record says its amaxes
     were reduced inside the tensor-parallel group only (``details["amax_reduction"] == "tensor-parallel"``: Transformer
-    Engine before release 1.6 with ``NVTE_DP_AMAX_REDUCE_INTERVAL=0``, as MLPerf Training v3.1's submissions ran)."""
+    Engine before release 1.6 with ``NVTE_DP_AMAX_REDUCE_INTERVAL=0``, as MLPerf Training v3.1's submissions ran, or
+    Megatron-Core's ``tp_only_amax_red``, as the configurations of v4.1's and v5.0's set it)."""
     from . import collectives, hardware
 
     if not (run.dtype == "fp8" and run.stack_preset == "megatron-core" and run.fp8_recipe == "delayed"):
@@ -1072,8 +1079,9 @@ def weak_scaling() -> tuple[WeakScaling, ...]:
 
 
 def mlperf_weak_scaling() -> tuple[WeakScaling, ...]:
-    """:class:`WeakScaling` for MLPerf Training's GPT-3 175B submissions (:data:`atscale.runs.MLPERF_RUNS`, FP8 only)
-    that ran one layout at two or more sizes with the same work per replica: NVIDIA's v3.1 submissions at 512 and
+    """:class:`WeakScaling` for MLPerf Training's submissions (:data:`atscale.runs.MLPERF_RUNS`, FP8 only) that ran one
+    layout at two or more sizes with the same work per replica (no Llama 3.1 405B pair does: its accumulation
+    changes with every size): NVIDIA's v3.1 submissions at 512 and
     768, 4,096 to 8,192 and 10,240 and 10,752 GPUs (their amaxes reduced inside the tensor-parallel group only), and
     v4.0's at 10,752 and 11,616."""
     from . import runs

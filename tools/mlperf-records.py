@@ -1,0 +1,291 @@
+#!/usr/bin/env python3
+"""Write ``lib/atscale/data/runs/mlperf.json``: NVIDIA's H100 submissions to MLPerf Training's two pretraining
+benchmarks as published-run records, each step time read from the submission's own result logs: GPT-3 175B
+(v3.1, v4.0 and v4.1) and Llama 3.1 405B (v5.0).
+
+Each benchmark trains its model from a checkpoint until it reaches a target log perplexity; each result log
+(``results/<system>/<benchmark>/result_<i>.txt``, MLCommons' ``:::MLLOG`` lines) times the training in blocks
+between evaluations (``block_start`` / ``block_stop``) and states the global batch (``global_batch_size``), the
+sequence (``max_sequence_length``) and the gradient accumulation (``gradient_accumulation_steps``). A block's
+size is in its metadata: GPT-3's logs give ``epoch_count`` tokens; Llama 3.1's give the ``samples_count`` trained
+before the block, so a block holds the samples up to the next block's start (the last one up to ``run_stop``'s
+count). The step time of a run is the median over its blocks, the first dropped (it carries the warm-up), of block
+seconds over the block's steps (its sequences over the global batch); a submission's is the median over its result
+logs. The evaluation between blocks is outside them.
+
+The layouts (tensor, pipeline, context and virtual pipeline sizes, micro-batch) are the submissions' configuration
+files (``benchmarks/<benchmark>/implementations/<impl>/config_DGXH100_*.sh`` with the ``config_common.sh`` and
+``conf/custom.yaml`` they read), written out in :data:`SUBMISSIONS` below; the global batch and the accumulation
+are the logs' own, and each record checks that the two agree (``dp x micro-batch x accumulation = global batch``).
+Run it with local clones of the four MLCommons repositories (nothing is fetched)::
+
+    python3 tools/mlperf-records.py --v3.1 PATH --v4.0 PATH --v4.1 PATH --v5.0 PATH [--out lib/atscale/data/runs/mlperf.json]
+
+It does not import ``atscale``; ``git`` reads the files at each clone's ``HEAD`` (``--rev`` to pin another)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+REPOS = {"3.1": "mlcommons/training_results_v3.1", "4.0": "mlcommons/training_results_v4.0",
+         "4.1": "mlcommons/training_results_v4.1", "5.0": "mlcommons/training_results_v5.0"}
+
+# (benchmark, round, results directory, implementation directory, configuration file, NeMo release, system); the
+# layout is read from the configuration file (:func:`layout`)
+SUBMISSIONS = tuple(
+    (bench, rnd, results, impl, config, release, system)
+    for bench, rnd, impl, release, system, runs in (
+        ("gpt3", "3.1", "NVIDIA/benchmarks/gpt3/implementations/pytorch", "NeMo 23.09", "NVIDIA Eos", (
+            ("eos_n64_ngc23.09_nemo", "64x8x192x4x8_mbs1"), ("eos_n96_ngc23.09_nemo", "96x8x128x4x8_mbs1"),
+            ("eos-dfw_n512_ngc23.09_nemo", "512x8x16x4x8_mbs1"), ("eos-dfw_n768_ngc23.09_nemo", "768x8x16x4x8_mbs1"),
+            ("eos-dfw_n1024_ngc23.09_nemo", "1024x8x16x4x8_mbs1"),
+            ("eos-dfw_n1280_ngc23.09_nemo", "1280x8x8x4x8_mbs1"),
+            ("eos-dfw_n1344_ngc23.09_nemo", "1344x8x8x4x8_mbs1"))),
+        ("gpt3", "3.1", "Azure+NVIDIA/benchmarks/gpt3/implementations/pytorch", "NeMo 23.09",
+         "Microsoft Azure ND H100 v5", (("ND_H100_v5_n1344_pytorch", "1344x8x8x4x8_mbs1"),)),
+        ("gpt3", "4.0", "NVIDIA/benchmarks/gpt3/implementations/nemo", "NeMo 24.04", "NVIDIA Eos", (
+            ("eos_n64_ngc24.04_nemo", "64x8x128x4x8_mbs2"), ("eos-dfw_n1344_ngc24.04_nemo", "1344x8x6x4x6_mbs1_cg"),
+            ("eos-dfw_n1452_ngc24.04_nemo", "1452x8x6x4x6_mbs1_cg"))),
+        ("gpt3", "4.1", "NVIDIA/benchmarks/gpt3/implementations/eos_n32_ngc24.09_nemo", "NeMo 24.09", "NVIDIA Eos",
+         (("eos_n32_ngc24.09_nemo", "32x8x256x4x8_mbs2"),)),
+        ("gpt3", "4.1", "NVIDIA/benchmarks/gpt3/implementations/eos_n64_ngc24.09_nemo", "NeMo 24.09", "NVIDIA Eos",
+         (("eos_n64_ngc24.09_nemo", "64x8x128x4x8_mbs2"),)),
+    ) + tuple(
+        ("llama31_405b", "5.0", f"NVIDIA/benchmarks/llama31_405b/implementations/eos-dfw_n{n}_ngc25.01_nemo",
+         "NeMo 25.01", "NVIDIA Eos-dfw", ((f"eos-dfw_n{n}_ngc25.01_nemo", f"{n}x8x{minibs}xtp8pp8cp2"),))
+        for n, minibs in ((64, 288), (256, 72), (304, 64), (320, 56), (1024, 24)))
+    for results, config in ((f"{impl.split('/')[0]}/results/{d}", f"config_DGXH100_{c}.sh") for d, c in runs))
+
+_SETTINGS = {"nodes": "DGXNNODES", "tp": "TENSOR_MODEL_PARALLEL", "pp": "PIPELINE_MODEL_PARALLEL",
+             "micro_batch": "MICRO_BATCH_SIZE", "virtual_stages": "INTERLEAVED_PIPELINE"}
+# settings a configuration may leave to conf/custom.yaml's default (``${oc.env:NAME,default}``), and the value
+# when neither names them (GPT-3's custom.yaml has none of them)
+_OPTIONAL = {"cp": ("CONTEXT_PARALLEL", "1"), "account_for_embedding": ("ASYM_PP_EMBED", "False"),
+             "account_for_loss": ("ASYM_PP_LOSS", "False"), "tp_only_amax": ("TP_ONLY_AMAX_RED", "False")}
+
+
+def _assigned(config: str, name: str) -> str | None:
+    """The last value a configuration file assigns to ``name`` (``export NAME=4`` or ``export NAME="${X:=4}"``:
+    the default a run takes unless its environment overrides it), or ``None``."""
+    values = [line.split("=", 1)[1].split("#")[0].strip() for line in config.splitlines()
+              if re.match(rf"\s*export {name}=", line)]
+    if not values:
+        return None
+    inner = re.search(r":=([^}]*)}", values[-1])
+    return (inner.group(1) if inner else values[-1]).strip().strip('"')
+
+
+def layout(config: str, custom_yaml: str) -> dict:
+    """The layout a configuration file sets: the last assignment of each setting in it, the virtual pipeline size
+    from ``conf/custom.yaml``'s default where the file sets none (``INTERLEAVED_PIPELINE,12``); the context-parallel
+    size, the pipeline split's embedding and loss slots and the amax reduction inside the tensor-parallel group
+    likewise (``CONTEXT_PARALLEL``, ``ASYM_PP_EMBED``, ``ASYM_PP_LOSS``, ``TP_ONLY_AMAX_RED``), 1 or off where
+    neither file names them."""
+    out = {}
+    for key, name in _SETTINGS.items():
+        value = _assigned(config, name)
+        numbers = re.findall(r"\d+", value or "")
+        if numbers:
+            out[key] = int(numbers[-1])
+    if "virtual_stages" not in out:
+        default = re.search(r"INTERLEAVED_PIPELINE,(\d+)", custom_yaml)
+        out["virtual_stages"] = int(default.group(1))
+    missing = set(_SETTINGS) - set(out)
+    if missing:
+        raise SystemExit(f"the configuration sets no {sorted(missing)}")
+    for key, (name, fallback) in _OPTIONAL.items():
+        default = re.search(rf"oc\.env:{name},(\w+)}}", custom_yaml)
+        value = _assigned(config, name) or (default.group(1) if default else fallback)
+        out[key] = int(value) if key == "cp" else {"True": True, "False": False, "1": True, "0": False}[value]
+    return out
+
+
+ASSUMED_GPT3 = (
+    "the catalog's GPT-3 175B (Brown et al. 2020), the benchmark's model as conf/custom.yaml sets it (96 layers, "
+    "width 12,288, 96 heads, MLP of 4h, 2,048 tokens; its LayerNorm1p modelled as a LayerNorm); FP8 as "
+    "config_fp8.sh sets it (Transformer Engine's hybrid format with delayed scaling, amax history 1,024), the "
+    "attention core in BF16 through Transformer Engine's default backend on H100 (cuDNN's fused attention); "
+    "sequence parallelism, the pipeline's sends overlapped (overlap_p2p_comm) and tensor-parallel communication "
+    "overlapped (TP_COMM_OVERLAP, Transformer Engine's userbuffers) as custom.yaml and the configuration set them; "
+    "no recomputation (activations_checkpoint_granularity null); the distributed optimizer (distributed_fused_adam, "
+    "ZeRO-1) with BF16 gradient reduction (grad_sync_dtype bf16) and overlapped gradient and parameter sync; "
+    "DGX H100 nodes on a non-blocking InfiniBand NDR fabric, 400 Gb/s per GPU (the submission's system description: "
+    "8 ConnectX-7 NDR per node), as the library's other NVIDIA H100 records. Not modelled: the FP8 weights of "
+    "NeMo 24.04 and 24.09 (FP8_PARAMS: the parameter all-gather in FP8), the CUDA graphs of the 10,752- and "
+    "11,616-GPU runs of v4.0 (LAYER_CUDA_GRAPH), SHARP's in-network reductions, and the other kernel and "
+    "communication tuning of the configuration files (atomic GEMM and reduce-scatter overlap, SM margins); "
+    "NeMo 23.09 ran NeMo's own GPT model on Transformer Engine, not Megatron-Core (mcore_gpt is not set in its "
+    "custom.yaml), priced with the same preset")
+
+
+AMAX_TP_ONLY = (
+    "; FP8's amax statistics reduced inside each tensor-parallel group only, not across the data-parallel replicas: "
+    "config_common.sh sets NVTE_DP_AMAX_REDUCE_INTERVAL=0, which the Transformer Engine revision its Dockerfile "
+    "installs (09ba842 and 4ee8e8e) reads as 'AMAX is reduced only in TP domain' (transformer_engine/pytorch/fp8.py); "
+    "Transformer Engine removed the switch in release 1.6, which the v4.0 submission installs (v1.6rc1)")
+
+
+ASSUMED_LLAMA = (
+    "the catalog's Llama 3 405B (Llama Team 2024, Table 3), whose architecture Llama 3.1 405B keeps, as the "
+    "benchmark's conf/custom.yaml sets it (MODEL_SIZE 405b, 126 layers, 8,192 tokens); FP8 as config_common.sh and "
+    "custom.yaml set it (FP8=True, Transformer Engine's delayed scaling, fp8_recipe delayed, amax history 1) with "
+    "the attention core in BF16 through Transformer Engine's default backend on H100 (cuDNN's fused attention; "
+    "the line that would turn it off, NVTE_FUSED_ATTN=0, is commented out); context parallelism 2 as Transformer "
+    "Engine's ring of point-to-point sends (its default; the configuration chooses no other); sequence parallelism "
+    "(custom.yaml's SEQ_PARALLEL default), tensor-parallel communication overlapped (TP_COMM_OVERLAP, "
+    "MC_TP_OVERLAP_AG, MC_TP_OVERLAP_RS) and the pipeline's sends overlapped (OVERLAP_P2P_COMM's default); the "
+    "embedding and the loss each one slot of the pipeline split (ASYM_PP_EMBED, ASYM_PP_LOSS: 126 + 2 = 128 slots = "
+    "8 stages x 8 chunks x 2); no recomputation (ACT_CKPT_GRANULARITY unset); the distributed optimizer "
+    "(USE_DIST_OPTIMIZER, ZeRO-1) with overlapped gradient reduction and parameter gather and BF16 gradients, as "
+    "the GPT-3 records; DGX H100 nodes on a non-blocking InfiniBand NDR fabric, 400 Gb/s per GPU (the system "
+    "description: 8 ConnectX-7 NDR per node), as the library's other NVIDIA H100 records. Not modelled: the FP8 "
+    "weights (FP8_PARAMS: the parameter all-gather in FP8), the deferred embedding weight gradient "
+    "(DEFER_EMBEDDING_WGRAD_COMPUTE), and the kernel and communication tuning of the configuration files (SM margins "
+    "for the norms, NCCL channel and chunk settings)")
+
+AMAX_TP_CP = (
+    "; FP8's amax statistics reduced inside each tensor- and context-parallel group only, not across the "
+    "data-parallel replicas: custom.yaml's tp_only_amax_red defaults to True (TP_ONLY_AMAX_RED, set by no "
+    "configuration), which Megatron-Core reads as the amax reduction group of tensor and context parallelism "
+    "(parallel_state.get_amax_reduction_group)")
+
+# per benchmark: the catalog model, the name in the label, the sequence, the assumptions
+BENCHMARKS = {
+    "gpt3": ("GPT-3 175B", "GPT-3 175B", 2048, ASSUMED_GPT3),
+    "llama31_405b": ("Llama 3 405B", "Llama 3.1 405B", 8192, ASSUMED_LLAMA),
+}
+
+
+def _git(repo: Path, rev: str, path: str) -> str:
+    out = subprocess.run(["git", "-C", str(repo), "show", f"{rev}:{path}"], capture_output=True, text=True)
+    if out.returncode:
+        raise SystemExit(f"{repo}: cannot read {path} at {rev}: {out.stderr.strip()}")
+    return out.stdout
+
+
+def _files(repo: Path, rev: str, folder: str) -> list[str]:
+    out = subprocess.run(["git", "-C", str(repo), "ls-tree", "-r", "--name-only", rev, folder + "/"],
+                         capture_output=True, text=True, check=True).stdout.split()
+    return sorted(f for f in out if f.rsplit("/", 1)[-1].startswith("result_") and f.endswith(".txt"))
+
+
+def read_log(text: str) -> dict:
+    """One result log: its global batch, sequence, accumulation and the median seconds per step over its blocks
+    (the first dropped). A block's sequences are its ``epoch_count`` tokens over the sequence (GPT-3's logs), or
+    the ``samples_count`` from its start to the next block's start, the last to ``run_stop``'s (Llama 3.1's)."""
+    facts, blocks, end = {}, [], None
+    for line in text.splitlines():
+        if not line.startswith(":::MLLOG"):
+            continue
+        entry = json.loads(line[len(":::MLLOG"):])
+        key, meta = entry["key"], entry.get("metadata", {})
+        if key in ("global_batch_size", "max_sequence_length", "gradient_accumulation_steps"):
+            facts[key] = entry["value"]
+        elif key == "block_start":
+            first = meta.get("first_epoch_num", meta.get("samples_count"))
+            blocks.append({"first": first, "start": entry["time_ms"], "tokens": meta.get("epoch_count")})
+        elif key == "block_stop":
+            if not blocks or blocks[-1]["first"] != meta.get("first_epoch_num", meta.get("samples_count")):
+                raise ValueError(f"a block_stop at {entry['time_ms']} ms has no block_start")
+            blocks[-1]["stop"] = entry["time_ms"]
+        elif key == "run_stop":
+            end = meta.get("samples_count")
+    steps = []
+    for i, block in enumerate(blocks):
+        if block["tokens"] is not None:
+            sequences = block["tokens"] / facts["max_sequence_length"]
+        else:  # Llama 3.1: samples from this block's start to the next one's (the last: to the run's end)
+            following = blocks[i + 1]["first"] if i + 1 < len(blocks) else end
+            if following is None:
+                raise ValueError("the log's last block has no end: no run_stop with a samples_count")
+            sequences = following - block["first"]
+        steps.append((block["stop"] - block["start"]) / 1000.0 / (sequences / facts["global_batch_size"]))
+    if len(steps) < 3:
+        raise ValueError(f"{len(steps)} timed blocks: too few to drop the first")
+    return dict(facts, step=statistics.median(steps[1:]), blocks=len(steps) - 1)
+
+
+def record(sub: tuple, repo: Path, rev: str, commit: str) -> dict:
+    bench, rnd, results, impl, config, release, system = sub
+    model, name, seq, assumed = BENCHMARKS[bench]
+    lay = layout(_git(repo, rev, f"{impl}/{config}"), _git(repo, rev, f"{impl}/conf/custom.yaml"))
+    nodes, tp, pp, cp, vp, mbs = (lay[k] for k in ("nodes", "tp", "pp", "cp", "virtual_stages", "micro_batch"))
+    logs = [read_log(_git(repo, rev, f)) for f in _files(repo, rev, f"{results}/{bench}")]
+    gbs = {x["global_batch_size"] for x in logs}
+    acc = {x["gradient_accumulation_steps"] for x in logs}
+    if len(gbs) != 1 or len(acc) != 1 or {x["max_sequence_length"] for x in logs} != {seq}:
+        raise SystemExit(f"{results}: the logs disagree on the batch {gbs}, accumulation {acc} or sequence")
+    gbs, acc = gbs.pop(), int(acc.pop())
+    gpus = nodes * 8
+    dp = gpus // (tp * pp * cp)
+    if dp * tp * pp * cp != gpus or dp * mbs * acc != gbs:
+        raise SystemExit(f"{results}: tp {tp} x pp {pp} x cp {cp} x dp {dp} x micro-batch {mbs} x accumulation "
+                         f"{acc} does not make {gpus} GPUs and the global batch {gbs}")
+    step = statistics.median(x["step"] for x in logs)
+    per_run = ", ".join(f"{x['step']:.4f}" for x in logs)
+    split = {k: True for k in ("account_for_embedding", "account_for_loss") if lay[k]}
+    tp_only = rnd == "3.1" or lay["tp_only_amax"]
+    return {
+        "label": f"{name}, {gpus:,} H100, MLPerf Training v{rnd} ({system})",
+        "group": "MLPerf Training",
+        "benchmark": name,
+        "mlperf_round": f"v{rnd}",
+        "system": system,
+        "stack": f"NVIDIA {release} (Transformer Engine), MLPerf Training v{rnd}, "
+                 f"{results.split('/')[0].replace('+', ' and ')}'s submission",
+        "stack_preset": "megatron-core",
+        "role": "validation",
+        "model": model,
+        "node": "DGX H100",
+        "gpus": gpus,
+        "fabric": "InfiniBand NDR",
+        "plan": {"tp": tp, "pp": pp, "dp": dp, "cp": cp, "micro_batch": mbs, "global_batch": gbs,
+                 "zero_stage": 1, "schedule": "interleaved", "virtual_stages": vp, "recompute": "none",
+                 "sequence_parallel": True, **split, "pp_overlap": True},
+        "seq_length": seq,
+        "dtype": "fp8",
+        "metric": "step_seconds",
+        "published": round(step, 4),
+        "published_as": (f"{step:.4f} s per step: the median over the submission's {len(logs)} result logs of "
+                         f"each log's median seconds per step over its timed blocks (the first dropped; per log: "
+                         f"{per_run} s)"),
+        "url": f"https://github.com/{REPOS[rnd]}/tree/{commit}/{results}/{bench}",
+        "source": (f"MLCommons, MLPerf Training v{rnd} results, closed division, {system} "
+                   f"({gpus:,} H100 SXM in {nodes} DGX H100 nodes, {release}): {results}/{bench}/result_*.txt "
+                   f"(global batch {gbs} sequences of {seq:,} tokens, gradient accumulation {acc}, from the logs) "
+                   f"and {impl}/{config} (TP {tp}, PP {pp}, " + (f"CP {cp}, " if cp > 1 else "")
+                   + f"virtual pipeline {vp}, micro-batch {mbs})"),
+        "assumed": assumed + (AMAX_TP_ONLY if rnd == "3.1" else AMAX_TP_CP if tp_only else ""),
+        "options": {"optimizer_name": "adam-mixed", "dp_overlap": 1.0, "flash_attention": True,
+                    "memory_check": True, "float8_recipe": "delayed",
+                    **({"amax_reduction": "tensor-parallel"} if tp_only else {})},
+    }
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    for rnd in REPOS:
+        p.add_argument(f"--v{rnd}", type=Path, required=True, help=f"a local clone of {REPOS[rnd]}")
+    p.add_argument("--rev", default="HEAD", help="the revision to read in every clone (default HEAD)")
+    p.add_argument("--out", type=Path, default=Path("lib/atscale/data/runs/mlperf.json"))
+    args = p.parse_args(argv)
+    out = []
+    for sub in SUBMISSIONS:
+        repo = getattr(args, f"v{sub[1]}")
+        commit = subprocess.run(["git", "-C", str(repo), "rev-parse", args.rev], capture_output=True, text=True,
+                                check=True).stdout.strip()
+        out.append(record(sub, repo, args.rev, commit))
+        print(f"{out[-1]['label']}: {out[-1]['published']:.4f} s per step", file=sys.stderr)
+    args.out.write_text(json.dumps(out, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
