@@ -115,17 +115,35 @@ def test_validation_errors_as_measured():
     assert statistics.median(nvidia) < 0.06
 
 
-@pytest.mark.xfail(strict=True, reason="issue 31's target is not met yet: median |step-time error| on the "
-                                       "validation, other-stack and MLPerf runs 6.2 % (target 6 %; 6.6 % before the "
-                                       "five Llama 3.1 405B MLPerf submissions, 4.5 % on those; 8.2 % before the "
-                                       "thirteen GPT-3 ones, 5.3 % on those), worst 44 % (46 % before the "
-                                       "rowwise recipe's casts); runs of 32k tokens and more miss by 19 % in median "
-                                       "(|error|), torchtitan's and NeMo's too fast, llm-foundry's too slow")
-def test_issue_31_target_on_every_validation_run():
+def _issue_31_errors():
     validation = [r for r in runs.VALIDATION_RUNS] + list(runs.OTHER_STACK_RUNS) + list(runs.MLPERF_RUNS)
-    assert len(validation) == 135
-    errors = _errors(validation)
-    assert statistics.median(errors) <= 0.06 and max(errors) <= 0.15
+    assert len(validation) == 137
+    return validation, _errors(validation)
+
+
+def test_issue_31_median_target_on_every_validation_run():
+    """Issue 31's median target, median |step-time error| <= 6 % over every validation run of the appendix: met
+    (5.9 %) since the Llama 3.1 405B submissions to MLPerf Training joined them (6.6 % before, 8.2 % before the GPT-3
+    ones). It is met on the set as the appendix counts it, and the set decides it: NVIDIA's tuned stack, on which the
+    model does best, is now 66 of the 137 runs. Without the 20 MLPerf submissions the median is 8.2 %, and on the
+    PyTorch stacks alone it is above 12 % (pinned below, so that the composition shows beside the target)."""
+    validation, errors = _issue_31_errors()
+    assert statistics.median(errors) <= 0.06
+    assert statistics.median(errors) == pytest.approx(0.0587, abs=0.002)
+    rest = _errors([r for r in validation if r.group != "MLPerf Training"])
+    assert statistics.median(rest) == pytest.approx(0.082, abs=0.005) and statistics.median(rest) > 0.06
+    pytorch = _errors([r for r in validation if r.stack_preset.startswith("fsdp2")])
+    assert statistics.median(pytorch) > 0.12
+
+
+@pytest.mark.xfail(strict=True, reason="issue 31's worst-run target is not met: worst |step-time error| on the "
+                                       "validation, other-stack and MLPerf runs 44 % (46 % before the rowwise "
+                                       "recipe's casts; torchtitan's rowwise FP8 rows, then NeMo 24.03's long "
+                                       "sequences at 23 %); runs of 32k tokens and more miss by 19 % in median "
+                                       "(|error|), torchtitan's and NeMo's too fast, llm-foundry's too slow")
+def test_issue_31_worst_target_on_every_validation_run():
+    _, errors = _issue_31_errors()
+    assert max(errors) <= 0.15
 
 
 def test_run_step_error_follows_the_metric():

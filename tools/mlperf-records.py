@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Write ``lib/atscale/data/runs/mlperf.json``: NVIDIA's H100 submissions to MLPerf Training's two pretraining
-benchmarks as published-run records, each step time read from the submission's own result logs: GPT-3 175B
-(v3.1, v4.0 and v4.1) and Llama 3.1 405B (v5.0).
+"""Write ``lib/atscale/data/runs/mlperf.json``: the H100 and H200 submissions on NVIDIA's NeMo to MLPerf Training's two
+pretraining benchmarks as published-run records, each step time read from the submission's own result logs: GPT-3
+175B (v3.1, v4.0 and v4.1) and Llama 3.1 405B (v5.0; NVIDIA's on H100, Nebius's on H200).
 
 Each benchmark trains its model from a checkpoint until it reaches a target log perplexity; each result log
 (``results/<system>/<benchmark>/result_<i>.txt``, MLCommons' ``:::MLLOG`` lines) times the training in blocks
@@ -14,8 +14,8 @@ seconds over the block's steps (its sequences over the global batch); a submissi
 logs. The evaluation between blocks is outside them.
 
 The layouts (tensor, pipeline, context and virtual pipeline sizes, micro-batch) are the submissions' configuration
-files (``benchmarks/<benchmark>/implementations/<impl>/config_DGXH100_*.sh`` with the ``config_common.sh`` and
-``conf/custom.yaml`` they read), written out in :data:`SUBMISSIONS` below; the global batch and the accumulation
+files (``benchmarks/<benchmark>/implementations/<impl>/config_DGXH100_*.sh``, or ``config_DGXH200_*.sh``, with the
+``config_common.sh`` and ``conf/custom.yaml`` they read), written out in :data:`SUBMISSIONS` below; the global batch and the accumulation
 are the logs' own, and each record checks that the two agree (``dp x micro-batch x accumulation = global batch``).
 Run it with local clones of the four MLCommons repositories (nothing is fetched)::
 
@@ -36,31 +36,38 @@ from pathlib import Path
 REPOS = {"3.1": "mlcommons/training_results_v3.1", "4.0": "mlcommons/training_results_v4.0",
          "4.1": "mlcommons/training_results_v4.1", "5.0": "mlcommons/training_results_v5.0"}
 
-# (benchmark, round, results directory, implementation directory, configuration file, NeMo release, system); the
-# layout is read from the configuration file (:func:`layout`)
+# (benchmark, round, results directory, implementation directory, configuration file, NeMo release, system, node);
+# the layout is read from the configuration file (:func:`layout`)
+_DGX = ("DGX H100", "DGXH100")
+_NEBIUS = ("HGX H200", "DGXH200")  # the configuration files keep NVIDIA's DGX prefix
 SUBMISSIONS = tuple(
-    (bench, rnd, results, impl, config, release, system)
-    for bench, rnd, impl, release, system, runs in (
-        ("gpt3", "3.1", "NVIDIA/benchmarks/gpt3/implementations/pytorch", "NeMo 23.09", "NVIDIA Eos", (
+    (bench, rnd, results, impl, config, release, system, node)
+    for bench, rnd, impl, release, system, (node, prefix), runs in (
+        ("gpt3", "3.1", "NVIDIA/benchmarks/gpt3/implementations/pytorch", "NeMo 23.09", "NVIDIA Eos", _DGX, (
             ("eos_n64_ngc23.09_nemo", "64x8x192x4x8_mbs1"), ("eos_n96_ngc23.09_nemo", "96x8x128x4x8_mbs1"),
             ("eos-dfw_n512_ngc23.09_nemo", "512x8x16x4x8_mbs1"), ("eos-dfw_n768_ngc23.09_nemo", "768x8x16x4x8_mbs1"),
             ("eos-dfw_n1024_ngc23.09_nemo", "1024x8x16x4x8_mbs1"),
             ("eos-dfw_n1280_ngc23.09_nemo", "1280x8x8x4x8_mbs1"),
             ("eos-dfw_n1344_ngc23.09_nemo", "1344x8x8x4x8_mbs1"))),
         ("gpt3", "3.1", "Azure+NVIDIA/benchmarks/gpt3/implementations/pytorch", "NeMo 23.09",
-         "Microsoft Azure ND H100 v5", (("ND_H100_v5_n1344_pytorch", "1344x8x8x4x8_mbs1"),)),
-        ("gpt3", "4.0", "NVIDIA/benchmarks/gpt3/implementations/nemo", "NeMo 24.04", "NVIDIA Eos", (
+         "Microsoft Azure ND H100 v5", _DGX, (("ND_H100_v5_n1344_pytorch", "1344x8x8x4x8_mbs1"),)),
+        ("gpt3", "4.0", "NVIDIA/benchmarks/gpt3/implementations/nemo", "NeMo 24.04", "NVIDIA Eos", _DGX, (
             ("eos_n64_ngc24.04_nemo", "64x8x128x4x8_mbs2"), ("eos-dfw_n1344_ngc24.04_nemo", "1344x8x6x4x6_mbs1_cg"),
             ("eos-dfw_n1452_ngc24.04_nemo", "1452x8x6x4x6_mbs1_cg"))),
         ("gpt3", "4.1", "NVIDIA/benchmarks/gpt3/implementations/eos_n32_ngc24.09_nemo", "NeMo 24.09", "NVIDIA Eos",
-         (("eos_n32_ngc24.09_nemo", "32x8x256x4x8_mbs2"),)),
+         _DGX, (("eos_n32_ngc24.09_nemo", "32x8x256x4x8_mbs2"),)),
         ("gpt3", "4.1", "NVIDIA/benchmarks/gpt3/implementations/eos_n64_ngc24.09_nemo", "NeMo 24.09", "NVIDIA Eos",
-         (("eos_n64_ngc24.09_nemo", "64x8x128x4x8_mbs2"),)),
+         _DGX, (("eos_n64_ngc24.09_nemo", "64x8x128x4x8_mbs2"),)),
     ) + tuple(
         ("llama31_405b", "5.0", f"NVIDIA/benchmarks/llama31_405b/implementations/eos-dfw_n{n}_ngc25.01_nemo",
-         "NeMo 25.01", "NVIDIA Eos-dfw", ((f"eos-dfw_n{n}_ngc25.01_nemo", f"{n}x8x{minibs}xtp8pp8cp2"),))
-        for n, minibs in ((64, 288), (256, 72), (304, 64), (320, 56), (1024, 24)))
-    for results, config in ((f"{impl.split('/')[0]}/results/{d}", f"config_DGXH100_{c}.sh") for d, c in runs))
+         "NeMo 25.01", "NVIDIA Eos-dfw", _DGX, ((f"eos-dfw_n{n}_ngc25.01_nemo", f"{n}x8x{minibs}xtp8pp8cp2"),))
+        for n, minibs in ((64, 288), (256, 72), (304, 64), (320, 56), (1024, 24))
+    ) + tuple(
+        ("llama31_405b", "5.0", f"Nebius/benchmarks/llama31_405b/implementations/nebius_soperator_8xH200_n{n}"
+         "_ngc25.01_nemo", "NeMo 25.01", "Nebius", _NEBIUS,
+         ((f"nebius_soperator_8xH200_n{n}_ngc25.01_nemo", f"{n}x8x{minibs}xtp4pp8cp2"),))
+        for n, minibs in ((64, 144), (128, 72)))
+    for results, config in ((f"{impl.split('/')[0]}/results/{d}", f"config_{prefix}_{c}.sh") for d, c in runs))
 
 _SETTINGS = {"nodes": "DGXNNODES", "tp": "TENSOR_MODEL_PARALLEL", "pp": "PIPELINE_MODEL_PARALLEL",
              "micro_batch": "MICRO_BATCH_SIZE", "virtual_stages": "INTERLEAVED_PIPELINE"}
@@ -143,11 +150,19 @@ ASSUMED_LLAMA = (
     "embedding and the loss each one slot of the pipeline split (ASYM_PP_EMBED, ASYM_PP_LOSS: 126 + 2 = 128 slots = "
     "8 stages x 8 chunks x 2); no recomputation (ACT_CKPT_GRANULARITY unset); the distributed optimizer "
     "(USE_DIST_OPTIMIZER, ZeRO-1) with overlapped gradient reduction and parameter gather and BF16 gradients, as "
-    "the GPT-3 records; DGX H100 nodes on a non-blocking InfiniBand NDR fabric, 400 Gb/s per GPU (the system "
-    "description: 8 ConnectX-7 NDR per node), as the library's other NVIDIA H100 records. Not modelled: the FP8 "
+    "the GPT-3 records; {hardware}. Not modelled: the FP8 "
     "weights (FP8_PARAMS: the parameter all-gather in FP8), the deferred embedding weight gradient "
     "(DEFER_EMBEDDING_WGRAD_COMPUTE), and the kernel and communication tuning of the configuration files (SM margins "
     "for the norms, NCCL channel and chunk settings)")
+
+HARDWARE = {
+    "DGX H100": "DGX H100 nodes on a non-blocking InfiniBand NDR fabric, 400 Gb/s per GPU (the system description: 8 "
+                "ConnectX-7 NDR per node), as the library's other NVIDIA H100 records",
+    "HGX H200": "HGX H200 nodes (the system description: 8 H200 SXM 141 GB and 8 ConnectX-7 NDR per node, no topology "
+                "named) on a non-blocking InfiniBand NDR fabric, 400 Gb/s per GPU; the H200 is the H100's die at its "
+                "clocks with more and faster memory, so its kernels are priced as the H100's and its memory-bound "
+                "operators at the H200's own bandwidth",
+}
 
 AMAX_TP_CP = (
     "; FP8's amax statistics reduced inside each tensor- and context-parallel group only, not across the "
@@ -177,13 +192,15 @@ def _files(repo: Path, rev: str, folder: str) -> list[str]:
 
 def read_log(text: str) -> dict:
     """One result log: its global batch, sequence, accumulation and the median seconds per step over its blocks
-    (the first dropped). A block's sequences are its ``epoch_count`` tokens over the sequence (GPT-3's logs), or
+    (the first dropped), from its ``:::MLLOG`` lines (with or without a launcher's rank prefix, ``  0: ``). A block's
+    sequences are its ``epoch_count`` tokens over the sequence (GPT-3's logs), or
     the ``samples_count`` from its start to the next block's start, the last to ``run_stop``'s (Llama 3.1's)."""
     facts, blocks, end = {}, [], None
     for line in text.splitlines():
-        if not line.startswith(":::MLLOG"):
+        found = re.match(r"(?:\s*\d+: )?:::MLLOG(.*)", line)  # some launchers prefix each line with its rank
+        if not found:
             continue
-        entry = json.loads(line[len(":::MLLOG"):])
+        entry = json.loads(found.group(1))
         key, meta = entry["key"], entry.get("metadata", {})
         if key in ("global_batch_size", "max_sequence_length", "gradient_accumulation_steps"):
             facts[key] = entry["value"]
@@ -212,7 +229,8 @@ def read_log(text: str) -> dict:
 
 
 def record(sub: tuple, repo: Path, rev: str, commit: str) -> dict:
-    bench, rnd, results, impl, config, release, system = sub
+    bench, rnd, results, impl, config, release, system, node = sub
+    accelerator = node.split()[-1]
     model, name, seq, assumed = BENCHMARKS[bench]
     lay = layout(_git(repo, rev, f"{impl}/{config}"), _git(repo, rev, f"{impl}/conf/custom.yaml"))
     nodes, tp, pp, cp, vp, mbs = (lay[k] for k in ("nodes", "tp", "pp", "cp", "virtual_stages", "micro_batch"))
@@ -232,7 +250,7 @@ def record(sub: tuple, repo: Path, rev: str, commit: str) -> dict:
     split = {k: True for k in ("account_for_embedding", "account_for_loss") if lay[k]}
     tp_only = rnd == "3.1" or lay["tp_only_amax"]
     return {
-        "label": f"{name}, {gpus:,} H100, MLPerf Training v{rnd} ({system})",
+        "label": f"{name}, {gpus:,} {accelerator}, MLPerf Training v{rnd} ({system})",
         "group": "MLPerf Training",
         "benchmark": name,
         "mlperf_round": f"v{rnd}",
@@ -242,7 +260,7 @@ def record(sub: tuple, repo: Path, rev: str, commit: str) -> dict:
         "stack_preset": "megatron-core",
         "role": "validation",
         "model": model,
-        "node": "DGX H100",
+        "node": node,
         "gpus": gpus,
         "fabric": "InfiniBand NDR",
         "plan": {"tp": tp, "pp": pp, "dp": dp, "cp": cp, "micro_batch": mbs, "global_batch": gbs,
@@ -257,11 +275,12 @@ def record(sub: tuple, repo: Path, rev: str, commit: str) -> dict:
                          f"{per_run} s)"),
         "url": f"https://github.com/{REPOS[rnd]}/tree/{commit}/{results}/{bench}",
         "source": (f"MLCommons, MLPerf Training v{rnd} results, closed division, {system} "
-                   f"({gpus:,} H100 SXM in {nodes} DGX H100 nodes, {release}): {results}/{bench}/result_*.txt "
+                   f"({gpus:,} {accelerator} SXM in {nodes} {node} nodes, {release}): {results}/{bench}/result_*.txt "
                    f"(global batch {gbs} sequences of {seq:,} tokens, gradient accumulation {acc}, from the logs) "
                    f"and {impl}/{config} (TP {tp}, PP {pp}, " + (f"CP {cp}, " if cp > 1 else "")
                    + f"virtual pipeline {vp}, micro-batch {mbs})"),
-        "assumed": assumed + (AMAX_TP_ONLY if rnd == "3.1" else AMAX_TP_CP if tp_only else ""),
+        "assumed": assumed.replace("{hardware}", HARDWARE[node])
+                   + (AMAX_TP_ONLY if rnd == "3.1" else AMAX_TP_CP if tp_only else ""),
         "options": {"optimizer_name": "adam-mixed", "dp_overlap": 1.0, "flash_attention": True,
                     "memory_check": True, "float8_recipe": "delayed",
                     **({"amax_reduction": "tensor-parallel"} if tp_only else {})},

@@ -520,7 +520,7 @@ def stack_table():
 
 
 def mlperf_table():
-    """NVIDIA's H100 submissions to MLPerf Training's GPT-3 175B and Llama 3.1 405B benchmarks
+    """The NeMo submissions to MLPerf Training's GPT-3 175B and Llama 3.1 405B benchmarks on H100 and H200
     (:data:`atscale.runs.MLPERF_RUNS`) as a :class:`~atscale.tables.Table`: each with its round, model, system and
     layout (from its record's ``mlperf_round``, ``benchmark`` and ``system``, written by the tool that read the
     submission), its published step (from its result logs) and the step-time error of both models."""
@@ -536,8 +536,8 @@ def mlperf_table():
                  for r in runs.MLPERF_RUNS)
     return Table(("Round", "Model", "System", "GPUs", "TP × CP × PP (v)", "DP × micro-batch", "Published step (s)",
                   "Curve", "Operators"), rows,
-                 caption="FP8 on H100, as submitted to MLPerf Training (GPT-3 175B: v3.1, v4.0 and v4.1; Llama 3.1 "
-                         "405B: v5.0): each layout (tensor × context × pipeline parallelism with its virtual stages "
+                 caption="FP8 on H100 (H200: Nebius), as submitted to MLPerf Training (GPT-3 175B: v3.1, v4.0 and "
+                         "v4.1; Llama 3.1 405B: v5.0): each layout (tensor × context × pipeline parallelism with its virtual stages "
                          "v, data parallelism × micro-batch), the step time from the submission's result logs, and "
                          "the step-time error of each model (positive: the model is slower than published).")
 
@@ -914,6 +914,8 @@ SCALE_SERIES = (
     ("Llama 3.1 405B, MLPerf v5.0 (NVIDIA Eos-dfw)",
      tuple(f"Llama 3.1 405B, {gpus} H100, MLPerf Training v5.0 (NVIDIA Eos-dfw)"
            for gpus in ("512", "2,048", "2,432", "2,560", "8,192"))),
+    ("Llama 3.1 405B, MLPerf v5.0 (Nebius, H200)",
+     tuple(f"Llama 3.1 405B, {gpus} H200, MLPerf Training v5.0 (Nebius)" for gpus in ("512", "1,024"))),
 )
 """Published runs of one model on one stack at growing GPU counts (labels of :data:`atscale.runs.ALL_RUNS`, in
 order of GPUs): the series :func:`scale_drift` follows. llm-foundry's are the rows of its one large-scale table
@@ -921,8 +923,8 @@ order of GPUs): the series :func:`scale_drift` follows. llm-foundry's are the ro
 November 2026 its series was MPT-7B from 8 to 512 GPUs, two rows from two tables made by different scripts (the
 attention kernel and FSDP's prefetching differ between them, ``data/runs/other-stacks.md``). MLPerf Training's
 GPT-3 175B submissions on NVIDIA's Eos are one series per round (one NeMo release each, the layout retuned for each
-size: :data:`atscale.runs.MLPERF_RUNS`), its Llama 3.1 405B submissions of v5.0 one more (one layout, the
-accumulation retuned for each size)."""
+size: :data:`atscale.runs.MLPERF_RUNS`), its Llama 3.1 405B submissions of v5.0 two more, NVIDIA's on H100 and
+Nebius's on H200 (one layout each, the accumulation retuned for each size)."""
 
 
 @dataclass(frozen=True)

@@ -42,7 +42,7 @@ __all__ = [
     "DTYPES", "BYTES_PER_ELEMENT", "bytes_per_element", "Accelerator", "FabricTier", "Fabric", "Node", "Cluster",
     "H100_SXM",
     "H100_PCIE", "H100_GRAND_TETON", "H800_SXM", "H200_SXM", "A100_SXM_80GB", "A100_SXM_40GB", "B200", "GB200", "MI300X", "ACCELERATORS", "FABRICS",
-    "TIERED_FABRICS", "DGX_H100", "DGX_A100", "GRAND_TETON_H100", "HGX_H800", "HGX_B200", "GB200_NVL72", "NODES", "SCALABLE_UNIT_NODES", "accelerator_arg", "accelerator", "fabric", "node",
+    "TIERED_FABRICS", "DGX_H100", "DGX_A100", "GRAND_TETON_H100", "HGX_H800", "HGX_H200", "HGX_B200", "GB200_NVL72", "NODES", "SCALABLE_UNIT_NODES", "accelerator_arg", "accelerator", "fabric", "node",
     "accelerator_table", "node_table", "fabric_table", "fabric_tier_table", "source_table",
 ]
 
@@ -842,6 +842,14 @@ HGX_H800 = Node("HGX H800", H800_SXM, gpus=8, nics=8, nic_bandwidth=400 * u.Gbps
     "psus": "not published; a DGX H100's 6 supplies assumed",
 })
 
+HGX_H200 = Node("HGX H200", H200_SXM, gpus=8, nics=8, nic_bandwidth=400 * u.Gbps, psus=6, sources={
+    "gpus": "Nebius, MLPerf Training v5.0 system description (systems/nebius_soperator_8xH200_n64_ngc25.01_nemo.json): "
+            "8 x H200-SXM5-141GB per node on NVLink 4 and NVSwitch (an HGX H200 baseboard)",
+    "nics": "the same system description: 8 x ConnectX-7 InfiniBand NDR 400 Gb/s per node (compute); its 200 Gb/s "
+            "Ethernet NIC is not counted",
+    "psus": "not published; a DGX H100's 6 supplies assumed",
+})
+
 GB200_NVL72 = Node("GB200 NVL72", GB200, gpus=72, nics=72, nic_bandwidth=400 * u.Gbps, psus=48, sources={
     "gpus": f"{_NVL72_DS}: 72 Blackwell GPUs and 36 Grace CPUs in one rack, one NVLink domain (a 'node' here is "
             "an NVLink domain: collectives inside it run on NVLink)",
@@ -858,7 +866,7 @@ GRAND_TETON_H100 = Node("Grand Teton H100", H100_GRAND_TETON, gpus=8, nics=8, ni
 })
 
 NODES: Mapping[str, Node] = MappingProxyType({n.name: n for n in (DGX_A100, DGX_H100, GRAND_TETON_H100, HGX_H800,
-                                                                        HGX_B200, GB200_NVL72)})
+                                                                        HGX_H200, HGX_B200, GB200_NVL72)})
 
 SCALABLE_UNIT_NODES = 32
 """Nodes in one scalable unit (SU) of NVIDIA's DGX SuperPOD reference architecture for DGX H100: the 32 nodes

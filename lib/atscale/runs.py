@@ -407,12 +407,13 @@ Megatron-Bridge and NeMo releases not in :data:`H100_RUNS` (FP8, long sequences)
 and what it had to assume (``atscale/data/runs/other-stacks.md`` lists them by source)."""
 
 MLPERF_RUNS: tuple[Run, ...] = _group("MLPerf Training")
-"""NVIDIA's H100 submissions to MLPerf Training's pretraining benchmarks, all FP8 with tuned NeMo releases, all
-validation: GPT-3 175B in v3.1, v4.0 and v4.1 (and Microsoft Azure's of v3.1 with the same software; 256 to 11,616
-GPUs, NeMo 23.09, 24.04, 24.09) and Llama 3.1 405B in v5.0 (512 to 8,192 GPUs, NeMo 25.01, context parallelism 2).
+"""Submissions to MLPerf Training's pretraining benchmarks on NVIDIA's tuned NeMo releases, all FP8, all
+validation: NVIDIA's GPT-3 175B on H100 in v3.1, v4.0 and v4.1 (and Microsoft Azure's of v3.1 with the same
+software; 256 to 11,616 GPUs, NeMo 23.09, 24.04, 24.09) and Llama 3.1 405B in v5.0 (NeMo 25.01, context
+parallelism 2): NVIDIA's on 512 to 8,192 H100, Nebius's on 512 and 1,024 H200.
 Each step time is read from the submission's own result logs and each layout from its configuration files by
 ``tools/mlperf-records.py`` (``atscale/data/runs/mlperf.md`` says how). Added in November 2026, after the model
-they judge: no constant was fitted on them. Four series of one release each at growing GPU counts, the scale drift
+they judge: no constant was fitted on them. Five series of one release each at growing GPU counts, the scale drift
 of issue 33 among them (:data:`atscale.accuracy.SCALE_SERIES`)."""
 
 MOE_RUNS: tuple[Run, ...] = _group("Mixture of experts")
