@@ -238,3 +238,12 @@ def test_issue_33_drift_from_256_to_11616_gpus(operators, request):
     if not operators:
         request.applymarker(pytest.mark.xfail(strict=True, reason="the curve drifts by 7 points"))
     assert abs(drift) <= 2.0
+
+
+def test_amax_all_reduces_of_a_group_inside_one_node():
+    """The count and seconds of the amax all-reduces for a run whose tensor x data x context group is smaller than a
+    node (NeMo 24.03's 8,192-token row: TP 1, DP 4 under PP 2): priced on NVLink, where it had raised a ValueError
+    (a cluster of 4 GPUs is not a whole number of nodes)."""
+    run = next(r for r in runs.ALL_RUNS if r.label.startswith("Llama 2 7B, 8 H100, NeMo 24.03 CP 1, 8,192"))
+    count, seconds = accuracy._amax_all_reduces(run)
+    assert run.plan.tp * run.plan.dp * run.plan.cp == 4 and count > 0 and 0 < seconds < 0.01 * run.published_seconds

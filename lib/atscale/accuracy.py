@@ -1038,8 +1038,11 @@ def _amax_all_reduces(run) -> tuple[int, float]:
     p = run.plan
     v = p.virtual_stages if p.schedule == "interleaved" else 1
     count = 2 * v * p.micro_batches
-    group = hardware.Cluster.of_gpus(run.cluster.node, p.tp * p.dp * p.cp, run.cluster.fabric)
+    ranks = p.tp * p.dp * p.cp
     size = 4.0 * 3 * 4 * run.model.num_layers / (p.pp * v)
+    if ranks < run.cluster.node.gpus:  # a group inside one node: its all-reduce runs on NVLink alone
+        return count, count * float(collectives.tiered_time("all-reduce", size, ranks, run.cluster))
+    group = hardware.Cluster.of_gpus(run.cluster.node, ranks, run.cluster.fabric)
     one = min(float(collectives.hierarchical_time("all-reduce", size, group, inter_algorithm=a))
               for a in ("ring", "tree"))
     return count, count * one
