@@ -843,8 +843,8 @@ HGX_H800 = Node("HGX H800", H800_SXM, gpus=8, nics=8, nic_bandwidth=400 * u.Gbps
 })
 
 HGX_H200 = Node("HGX H200", H200_SXM, gpus=8, nics=8, nic_bandwidth=400 * u.Gbps, psus=6, sources={
-    "gpus": "Nebius, MLPerf Training v5.0 system description (systems/nebius_soperator_8xH200_n64_ngc25.01_nemo.json): "
-            "8 x H200-SXM5-141GB per node on NVLink 4 and NVSwitch (an HGX H200 baseboard)",
+    "gpus": "Nebius, MLPerf Training v5.0 system description (its Soperator cluster of 8-GPU H200 nodes): 8 x H200 SXM "
+            "141 GB per node on NVLink 4 and NVSwitch (an HGX H200 baseboard)",
     "nics": "the same system description: 8 x ConnectX-7 InfiniBand NDR 400 Gb/s per node (compute); its 200 Gb/s "
             "Ethernet NIC is not counted",
     "psus": "not published; a DGX H100's 6 supplies assumed",
