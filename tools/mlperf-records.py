@@ -15,11 +15,12 @@ logs. The evaluation between blocks is outside them.
 
 The layouts (tensor, pipeline, context and virtual pipeline sizes, micro-batch) are the submissions' configuration
 files (``benchmarks/<benchmark>/implementations/<impl>/config_DGXH100_*.sh``, or ``config_DGXH200_*.sh``, with the
-``config_common.sh`` and ``conf/custom.yaml`` they read), written out in :data:`SUBMISSIONS` below; the global batch and the accumulation
-are the logs' own, and each record checks that the two agree (``dp x micro-batch x accumulation = global batch``).
-Run it with local clones of the four MLCommons repositories (nothing is fetched)::
+``config_common.sh`` and ``conf/custom.yaml`` they read), written out in :data:`SUBMISSIONS` below; the global batch
+and the accumulation are the logs' own, and each record checks that the two agree (``dp x micro-batch x
+accumulation = global batch``). Run it with local clones of the four MLCommons repositories (nothing is fetched)::
 
-    python3 tools/mlperf-records.py --v3.1 PATH --v4.0 PATH --v4.1 PATH --v5.0 PATH [--out lib/atscale/data/runs/mlperf.json]
+    python3 tools/mlperf-records.py --v3.1 PATH --v4.0 PATH --v4.1 PATH --v5.0 PATH \
+        [--out lib/atscale/data/runs/mlperf.json]
 
 It does not import ``atscale``; ``git`` reads the files at each clone's ``HEAD`` (``--rev`` to pin another)."""
 
@@ -106,10 +107,13 @@ def layout(config: str, custom_yaml: str) -> dict:
     missing = set(_SETTINGS) - set(out)
     if missing:
         raise SystemExit(f"the configuration sets no {sorted(missing)}")
+    flags = {"True": True, "False": False, "1": True, "0": False}
     for key, (name, fallback) in _OPTIONAL.items():
         default = re.search(rf"oc\.env:{name},(\w+)}}", custom_yaml)
         value = _assigned(config, name) or (default.group(1) if default else fallback)
-        out[key] = int(value) if key == "cp" else {"True": True, "False": False, "1": True, "0": False}[value]
+        if key != "cp" and value not in flags:
+            raise SystemExit(f"{name}={value!r}: not a flag the tool reads (True, False, 1 or 0)")
+        out[key] = int(value) if key == "cp" else flags[value]
     return out
 
 

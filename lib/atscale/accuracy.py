@@ -490,12 +490,24 @@ class StackSummary:
     operators_worst: float
 
 
-def stack_summaries() -> tuple[StackSummary, ...]:
+def stack_summaries(*, leave_out=()) -> tuple[StackSummary, ...]:
     """:class:`StackSummary` per stack preset and role, over every dense published run (the mixtures of experts
-    are judged in their own section), calibration first, then validation, then all validation runs together."""
+    are judged in their own section), calibration first, then validation, then all validation runs together.
+
+    ``leave_out``: published runs (:class:`atscale.runs.Run`, e.g. ``runs.MLPERF_RUNS``) to leave out of every
+    group, to see what they decide; default none. Raises ``ValueError`` naming it for anything else, or if it
+    leaves no validation run."""
     import statistics
 
-    rows = _operator_rows()
+    from . import runs
+
+    if not isinstance(leave_out, (tuple, list)) or not all(isinstance(r, runs.Run) for r in leave_out):
+        raise ValueError(f"leave_out={_v.show(leave_out)} must be a tuple of atscale.runs.Run (e.g. "
+                         "atscale.runs.MLPERF_RUNS)")
+    skip = {r.label for r in leave_out}
+    rows = [row for row in _operator_rows() if row[0].label not in skip]
+    if not any(r.role == "validation" for r, _, _ in rows):
+        raise ValueError(f"leave_out leaves no validation run (it holds {len(skip)} of the published runs)")
     out = []
     keys = sorted({(r.role, r.stack_preset) for r, _, _ in rows}) + [("validation", "all")]
     for role, stack in keys:
@@ -537,8 +549,9 @@ def mlperf_table():
     return Table(("Model, round", "System", "GPUs", "TP × CP × PP (v)", "DP × micro-batch", "Published step (s)",
                   "Curve", "Operators"), rows,
                  caption="FP8 on H100 (H200: Nebius), as submitted to MLPerf Training (GPT-3 175B: v3.1, v4.0 and "
-                         "v4.1; Llama 3.1 405B: v5.0): each layout (tensor × context × pipeline parallelism with its virtual stages "
-                         "v, data parallelism × micro-batch), the step time from the submission's result logs, and "
+                         "v4.1; Llama 3.1 405B: v5.0): each layout (tensor × context × pipeline parallelism with its "
+                         "virtual stages v, data parallelism × micro-batch), the step time from the submission's result "
+                         "logs, and "
                          "the step-time error of each model (positive: the model is slower than published).")
 
 
