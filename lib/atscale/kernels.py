@@ -16,7 +16,8 @@ kernel achieves below that bound, from measurements and published benchmarks:
   FlashAttention in Triton from its published ratio to FlashAttention-2, or the unfused path (two batched GEMMs
   and a softmax at the memory roof); :func:`attention_rates` sets the curves beside the published points.
 * **Memory-bound kernels** (:func:`memory_bound_seconds`) at the measured memory roof, and the FP8 cast kernels
-  per scaling recipe (:data:`FP8_RECIPES`, :func:`fp8_cast_bytes`).
+  per scaling recipe (:data:`FP8_RECIPES`, :func:`fp8_cast_bytes`); torchao's rowwise-scaled FP8 linear layer at
+  torchao's published speedup over BF16 by shape (:func:`rowwise_speedup`).
 * **Fixed costs**: :data:`KERNEL_GPU_SECONDS` per kernel on the GPU, :data:`HOST_SECONDS_PER_OP` per operator
   on the host for an eager framework.
 
@@ -42,7 +43,8 @@ from ._numeric import _ScalarOps, as_scalar
 __all__ = [
     "KERNEL_GPU_SECONDS", "HOST_SECONDS_PER_OP", "SM_COUNT", "TILES", "GemmModel", "gemm_model", "gemm_seconds",
     "gemm_flops_per_s", "GEMM_FIT", "fit_gemm", "published_gemms", "FP8_RECIPES", "FP8_CAST_BYTES",
-    "FP8_CAST_KERNELS", "FP8_CAST_PASSES", "fp8_cast_bytes", "fp8_cast_seconds", "ATTENTION_KERNELS", "ATTENTION_KERNEL_LABELS",
+    "FP8_CAST_KERNELS", "FP8_CAST_PASSES", "fp8_cast_bytes", "fp8_cast_seconds", "published_rowwise_speedups",
+    "rowwise_speedup", "ATTENTION_KERNELS", "ATTENTION_KERNEL_LABELS",
     "FA2_OVER_TRITON", "AttentionModel", "attention_model", "attention_flops", "attention_seconds", "ATTENTION_FIT",
     "ATTENTION_LONGEST", "fit_attention", "FA2_RAMP", "FA2_LONGEST", "fit_attention_ramp", "CUDNN_SEQ",
     "CUDNN_OVER_FA3", "fit_cudnn_ratio",
@@ -516,7 +518,10 @@ and current (per-tensor, this step's amax), DeepSeek-V3's block-wise scaling (1x
 weight blocks; DeepSeek-V3 Technical Report, sec. 3.3.2), MXFP8 (OCP Microscaling: 32-element blocks with an
 E8M0 scale; Blackwell tensor cores; Transformer Engine's ``MXFP8BlockScaling``), and torchao's Float8 training
 with one scale per row (``Float8LinearConfig`` recipe ``"rowwise"``: each GEMM operand cast along the axis its GEMM
-contracts, :data:`FP8_CAST_PASSES`). torchao's per-tensor recipe (``"tensorwise"``) casts as ``"current"`` does."""
+contracts, :data:`FP8_CAST_PASSES`). torchao's per-tensor recipe (``"tensorwise"``) casts as ``"current"`` does.
+Under ``"torchao-rowwise"`` the step-time model times a dense layer's linear layers from torchao's published
+speedups, their casts included (:func:`rowwise_speedup`); the casts priced here then count only for routed
+experts, which that table does not cover."""
 
 FP8_CAST_BYTES = MappingProxyType({"delayed": 4.0, "current": 6.0, "blockwise": 4.0 + 8.0 / 128.0,
                                    "mxfp8": 4.0 + 2.0 / 32.0, "torchao-rowwise": 5.0})
@@ -581,6 +586,61 @@ def fp8_cast_seconds(elements, accelerator, recipe: str = "delayed"):
     nbytes = fp8_cast_bytes(elements, recipe)
     return as_scalar(_memory_seconds(np.asarray(nbytes), memory_bandwidth(accelerator), FP8_CAST_KERNELS[recipe],
                                      KERNEL_GPU_SECONDS))
+
+
+def published_rowwise_speedups() -> dict:
+    """torchao's published speedup of Float8 training with rowwise scaling over BF16 on an H100, by the forward
+    GEMM's shape (``atscale/data/kernels/torchao-rowwise-published.csv``; source in the file's header: the
+    ``torchao.float8`` README's rowwise table of June 2025), as read-only arrays: ``m``, ``k``, ``n`` (elements:
+    the linear layer's input ``[m, k]`` and weight ``[k, n]``), ``speedup`` (BF16 time over float8 time, forward
+    and backward, the casts included)."""
+    if "rowwise" not in _PUBLISHED:
+        rows = _read_csv("torchao-rowwise-published.csv")
+        out = {c: np.array([float(r[c]) for r in rows]) for c in ("m", "k", "n", "speedup")}
+        for a in out.values():
+            a.setflags(write=False)
+        _PUBLISHED["rowwise"] = MappingProxyType(out)
+    return _PUBLISHED["rowwise"]
+
+
+def _rowwise_grid() -> tuple:
+    """The published rowwise speedups as a ``(log2 axis, cube[m, k, n])`` grid (every axis 1,024 ... 32,768)."""
+    if "rowwise grid" not in _PUBLISHED:
+        p = published_rowwise_speedups()
+        axis = np.unique(np.log2(p["m"]))
+        cube = np.empty((axis.size,) * 3)
+        cube[tuple(np.searchsorted(axis, np.log2(p[c])) for c in ("m", "k", "n"))] = p["speedup"]
+        if not (np.array_equal(np.unique(np.log2(p["k"])), axis) and p["speedup"].size == axis.size**3):
+            raise ValueError("torchao-rowwise-published.csv is not a full grid of one axis in m, k and n")
+        _PUBLISHED["rowwise grid"] = (axis, cube)
+    return _PUBLISHED["rowwise grid"]
+
+
+def _rowwise_speedup(m, k, n):
+    """:func:`rowwise_speedup` without validation: trilinear interpolation in ``log2`` of each dimension, each held
+    at the table's edge beyond it. Arrays or floats."""
+    axis, cube = _rowwise_grid()
+    pos = np.broadcast_arrays(*(np.clip(np.log2(np.asarray(x, dtype=float)), axis[0], axis[-1]) for x in (m, k, n)))
+    lo = [np.minimum(np.searchsorted(axis, p, side="right") - 1, axis.size - 2) for p in pos]
+    fr = [(p - axis[i]) / (axis[i + 1] - axis[i]) for p, i in zip(pos, lo)]
+    out = 0.0
+    for corner in range(8):
+        bits = [(corner >> d) & 1 for d in range(3)]
+        weight = np.prod(np.stack([f if b else 1.0 - f for f, b in zip(fr, bits)]), axis=0)
+        out = out + weight * cube[lo[0] + bits[0], lo[1] + bits[1], lo[2] + bits[2]]
+    return as_scalar(out)
+
+
+def rowwise_speedup(m, k, n):
+    """The speedup of a linear layer under torchao's Float8 training with rowwise scaling over the same layer in
+    BF16, forward and backward (its casts included), on an H100, for a forward GEMM of input ``[m, k]`` and weight
+    ``[k, n]`` (elements): torchao's published table (:func:`published_rowwise_speedups`), interpolated linearly in
+    ``log2`` of each dimension and held at the table's edge (1,024 and 32,768) beyond it, as torchtitan issue 1207
+    reads it for an ``m`` past the table. Below 1 the layer is slower in FP8. The table times a LayerNorm, the
+    linear and a sigmoid together; the norm and the sigmoid, the same in both precisions, pull the ratio toward 1,
+    and are not removed (an assumption: the linear alone departs further from 1). Vectorised."""
+    m, k, n = (v.positive(name, x, unit="elements") for name, x in (("m", m), ("k", k), ("n", n)))
+    return _rowwise_speedup(m, k, n)
 
 
 # --------------------------------------------------------------------------------------

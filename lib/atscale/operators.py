@@ -360,6 +360,17 @@ def _gemm3(m, n, k, g, xp, chunks=1.0, together=1.0, dgrad_chunks=None):
             + kernels._gemm_seconds(k, n, m, g, xp))
 
 
+def _rowwise(times, rowwise: bool, m, k, n):
+    """``times``, the ``(forward, backward)`` of :func:`_gemm3` timed in BF16, as torchao's rowwise-scaled FP8
+    linear layer runs them (``rowwise``): both over the published speedup of the whole layer, forward and backward,
+    its casts included (:func:`atscale.kernels.rowwise_speedup`, for a forward GEMM ``[m, k] x [k, n]``; ``m`` the
+    rows of one chunk where the forward is split); otherwise as given."""
+    if not rowwise:
+        return times
+    speedup = kernels._rowwise_speedup(m, k, n)
+    return times[0] / speedup, times[1] / speedup
+
+
 def _expert_gemm3(m, n, k, experts, g, xp, how: str):
     """Forward and backward (input plus weight gradient) seconds of ``experts`` GEMMs ``C[m, n] = A[m, k] W[k, n]``
     of one shape on the :class:`~atscale.kernels.GemmModel` ``g``, run as :data:`EXPERT_GEMMS` ``how`` says: ``j`` of
@@ -435,15 +446,18 @@ def _rows(L, c, xp) -> list:
     cast_f = cast_b = cast_n = 0.0  # FP8: elements cast forward and backward, and the number of FP8 GEMMs
     gemms = _gemms(w, st, tp)
     fused = _fused_inputs(w, gemms)
+    rowwise = c.fp8 and c.recipe == "torchao-rowwise"  # BF16 GEMMs over the published speedup, casts included
+    g = c.gemm16 if rowwise else c.gemm
     if fused:  # one GEMM of their summed width, its time and its kernels shared out by width
         width = sum(n for name, n, _, _ in gemms if name in fused)
-        fused_f, fused_b = _gemm3(tokens, width, w["h"], c.gemm, xp, chunks, together, 1.0)
+        fused_f, fused_b = _rowwise(_gemm3(tokens, width, w["h"], g, xp, chunks, together, 1.0), rowwise,
+                                    tokens / chunks, w["h"], width)
     for name, n, k, mode in gemms:  # the MLP GEMMs at f_gemm (a mixture of experts' routed ones apart)
         share = n / width if name in fused else 1.0
-        f_, b_ = (fused_f * share, fused_b * share) if name in fused else _gemm3(
-            tokens, n, k, c.gemm, xp, chunks, together, chunks if mode == "row" else 1.0)
+        f_, b_ = (fused_f * share, fused_b * share) if name in fused else _rowwise(_gemm3(
+            tokens, n, k, g, xp, chunks, together, chunks if mode == "row" else 1.0), rowwise, tokens / chunks, k, n)
         rows.append((name, "matmul", f_, b_, share, 2.0 * share))
-        if c.fp8:  # a fused GEMM casts its one input once
+        if c.fp8 and not rowwise:  # a fused GEMM casts its one input once
             e_f, e_b = _cast_elements(n, k, mode, sp_div)
             cast_f, cast_b, cast_n = cast_f + e_f * share, cast_b + e_b, cast_n + share
     if c.moe:

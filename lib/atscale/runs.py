@@ -207,7 +207,9 @@ class Run:
     def fp8_recipe(self) -> str:
         """The FP8 scaling recipe of :data:`atscale.kernels.FP8_RECIPES` the run used: torchao's and Transformer
         Engine's tensorwise scaling from the current amax (``"current"``), torchao's rowwise scaling
-        (``"torchao-rowwise"``, its casts per GEMM: :data:`atscale.kernels.FP8_CAST_PASSES`); otherwise Transformer
+        (``"torchao-rowwise"``: a dense layer's linear layers at torchao's published speedup over BF16,
+        :func:`atscale.kernels.rowwise_speedup`; a routed expert's casts per GEMM, :data:`atscale.kernels.
+        FP8_CAST_PASSES`); otherwise Transformer
         Engine's ``"delayed"`` unless the record names another. (Until November 2026 rowwise was priced as
         ``"current"``.)"""
         recipe = self.details.get("float8_recipe") or "delayed"
@@ -482,26 +484,28 @@ def _publisher(stack_name: str) -> str:
 
 
 @functools.cache
-def fp8_pairs(*, moe: bool = False, calibration: Calibration | None = None) -> tuple:
+def fp8_pairs(*, moe: bool = False, calibration: Calibration | None = None, rowwise: bool = False) -> tuple:
     """Every published FP8 run of :data:`atscale.runs.ALL_RUNS` whose BF16 twin is published too, as
     :class:`FP8Pair` records, narrowest model first: the dense models' (``moe`` False, the default), or the mixtures
-    of experts' (``moe`` True: NVIDIA's Grok-1 recipe, BF16 and FP8 on the same layouts).
+    of experts' (``moe`` True: NVIDIA's Grok-1 recipe, BF16 and FP8 on the same layouts); ``rowwise`` True: the
+    rowwise-scaled pairs left out below, alone.
 
     The twin is the run whose label is the FP8 run's with its closing "FP8" (and the recipe after it) replaced
     by "BF16", from the same published table, with the same model, cluster, layout, sequence length and stack
-    preset. Left out: torchtitan's rowwise-scaled FP8 rows,
-    whose source says its vanilla tensor-parallel rowwise baseline is anomalously slow (torchtitan's async-TP
-    benchmark, issue 1207). The published ratio of
+    preset. Left out unless ``rowwise``: torchtitan's rowwise-scaled FP8 rows, whose source says its vanilla
+    tensor-parallel rowwise baseline is anomalously slow (torchtitan's async-TP benchmark, issue 1207); the model
+    prices them from torchao's published rowwise speedups (:func:`atscale.kernels.rowwise_speedup`). The published
+    ratio of
     step times is read from each run's published figure whatever its metric (:attr:`Run.published_seconds`).
     ``calibration`` (default :data:`CALIBRATION`): the constants both models take."""
-    moe = _v.flag("moe", moe)
+    moe, rowwise = _v.flag("moe", moe), _v.flag("rowwise", rowwise)
     cal = CALIBRATION if calibration is None else calibration
     if not isinstance(cal, Calibration):
         raise ValueError(f"calibration={_v.show(calibration)} must be an atscale.calibration.Calibration")
     by_label = {r.label: r for r in ALL_RUNS}
     out = []
     for r in ALL_RUNS:
-        if r.dtype != "fp8" or r.details.get("float8_recipe") == "rowwise" or r.model.is_moe != moe:
+        if r.dtype != "fp8" or (r.details.get("float8_recipe") == "rowwise") != rowwise or r.model.is_moe != moe:
             continue
         twin = by_label.get(re.sub(r"FP8( \w+)?$", "BF16", r.label))
         if twin is None or twin.dtype != "bf16" or (twin.model, twin.cluster, twin.plan, twin.seq_length,
