@@ -66,7 +66,8 @@ def test_async_tp_gains_as_measured():
             for m, d in (("8B, 64 H100", 8), ("70B, 256 H100", 32))]
     assert [round(g.published, 2) for g in bf16] == [1.10, 1.09]
     assert [g.operators for g in bf16] == pytest.approx([1.168, 1.127], abs=0.005)
-    assert [g.all_pipelined for g in bf16] == pytest.approx([1.224, 1.159], abs=0.005)
+    # 1.224 for the 8B pair until torchtitan's preset ran the query, key and value projections apart (November 2026)
+    assert [g.all_pipelined for g in bf16] == pytest.approx([1.219, 1.157], abs=0.005)
     tensorwise = gains["Llama 3.1 70B, 256 H100, torchtitan FSDP 32 TP 8 async TP, FP8 tensorwise"]
     assert tensorwise.operators / tensorwise.published - 1 == pytest.approx(0.013, abs=0.005)
     table = accuracy.async_tp_table()

@@ -126,15 +126,16 @@ def test_issue_31_median_target_on_every_validation_run():
     (5.9 %) since the Llama 3.1 405B submissions to MLPerf Training joined them (6.6 % before, 8.2 % before the GPT-3
     ones). It is met on the set as the appendix counts it, and the set decides it: NVIDIA's tuned stack, on which the
     model does best, is now 66 of the 137 runs. Without the 20 MLPerf submissions the median is 8.0 % (8.2 % before
-    torchtitan's rowwise rows took torchao's published rowwise speedups), and on the PyTorch stacks alone it is above
-    12 % (pinned below, so that the composition shows beside the target)."""
+    torchtitan's rowwise rows took torchao's published rowwise speedups), and on the PyTorch stacks alone it is about
+    12 % (12.6 % until torchtitan's presets ran the query, key and value projections apart; pinned below, so that the
+    composition shows beside the target)."""
     validation, errors = _issue_31_errors()
     assert statistics.median(errors) <= 0.06
     assert statistics.median(errors) == pytest.approx(0.0587, abs=0.002)
     rest = _errors([r for r in validation if r.group != "MLPerf Training"])
     assert statistics.median(rest) == pytest.approx(0.080, abs=0.005) and statistics.median(rest) > 0.06
     pytorch = _errors([r for r in validation if r.stack_preset.startswith("fsdp2")])
-    assert statistics.median(pytorch) > 0.12
+    assert statistics.median(pytorch) == pytest.approx(0.119, abs=0.005) and statistics.median(pytorch) > 0.06
 
 
 @pytest.mark.xfail(strict=True, reason="issue 31's worst-run target is not met: worst |step-time error| on the "
@@ -191,13 +192,14 @@ def test_rowwise_pairs_follow_torchaos_published_table():
     """torchtitan's four rowwise-scaled FP8 pairs (kept out of the pairs above: their source flags its vanilla-TP
     rowwise baseline as anomalously slow): FP8 is slower than BF16 on three of them as published (0.81-1.00). Priced
     from torchao's published rowwise speedups (November 2026) the operator model is within 5 % of every published
-    ratio (+1.5 to +4.6 %) and slower in FP8 on both 8B pairs; before, it priced the rowwise GEMMs at cuBLAS's FP8
-    rate plus the recipe's casts and made FP8 1.15-1.35x faster, +29 to +45 %. The curve's flat factor: 1.20-1.32."""
+    ratio (+1.5 to +4.6 %; -0.5 to +2.9 % since torchtitan's presets run the query, key and value projections
+    apart) and slower in FP8 on both 8B pairs; before, it priced the rowwise GEMMs at cuBLAS's FP8 rate plus the
+    recipe's casts and made FP8 1.15-1.35x faster, +29 to +45 %. The curve's flat factor: 1.20-1.32."""
     pairs = runs.fp8_pairs(rowwise=True)
     assert len(pairs) == 4 and {p.recipe for p in pairs} == {"rowwise"}
     assert sum(p.published < 1.0 for p in pairs) == 3
     errors = sorted(p.operators / p.published - 1 for p in pairs)
-    assert errors == pytest.approx([0.015, 0.024, 0.041, 0.046], abs=0.005)
+    assert errors == pytest.approx([-0.005, 0.009, 0.020, 0.029], abs=0.005)
     assert all(p.operators < 1.0 for p in pairs if p.hidden_size == 4096)
     assert all(p.curve / p.published - 1 > 0.2 for p in pairs)
     assert not set(pairs) & set(runs.fp8_pairs())

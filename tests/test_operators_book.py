@@ -178,3 +178,33 @@ def test_plan_explorer_compute_model_is_step_time_with_the_stack():
         assert e.error is None and e.summary_text.startswith(f"{st.total:.2f} s per step")
     e.update(stack="curve")
     assert e.summary_text == curve
+
+
+def test_torchtitan_runs_its_query_key_and_value_projections_apart():
+    """torchtitan's attention holds wq, wk and wv apart (operators.QKV_APART): three GEMMs of the same FLOPs as one
+    fused QKV GEMM, each reading the whole input and paying its own kernels, so never faster; at TP 8 the key and
+    value GEMMs are 128 columns wide and read the input as often as the query's. llm-foundry's MPT records, which
+    borrow the eager preset, keep their one Wqkv."""
+    import dataclasses
+
+    apart = operators.stack("fsdp2-compile")
+    fused = dataclasses.replace(apart, qkv_apart=False)
+    assert apart.qkv_apart and operators.stack("fsdp2-eager").qkv_apart and not operators.stack("megatron-core").qkv_apart
+    kw = dict(micro_batch=2, seq_length=8192, tp=8, sequence_parallel=True)
+    three = {r.name: r for r in operators.layer_operators(models.LLAMA3_8B, stack=apart, **kw).rows}
+    one = {r.name: r for r in operators.layer_operators(models.LLAMA3_8B, stack=fused, **kw).rows}
+    names = ("query projection", "key projection", "value projection")
+    assert "QKV projection" not in three and set(names) <= set(three) and not set(names) & set(one)
+    assert sum(three[n].forward for n in names) > one["QKV projection"].forward
+    assert sum(three[n].backward for n in names) > one["QKV projection"].backward
+    assert sum(three[n].kernels_forward for n in names) == 3 * one["QKV projection"].kernels_forward
+    # the rest of the layer is the same
+    assert three["MLP down"] == one["MLP down"] and three["attention output"] == one["attention output"]
+    # multi-head latent attention keeps its own projections whatever the stack
+    mla = {r.name for r in operators.layer_operators(models.DEEPSEEK_V3, stack=apart).rows}
+    assert not set(names) & mla
+    mpt = [r for r in runs.ALL_RUNS if r.stack.startswith("MosaicML Composer")]
+    titan = [r for r in runs.ALL_RUNS if "torchtitan" in r.stack]
+    assert mpt and titan and not any(r._stack().qkv_apart for r in mpt) and all(r._stack().qkv_apart for r in titan)
+    with pytest.raises(ValueError, match="qkv_apart"):
+        dataclasses.replace(apart, qkv_apart="yes")

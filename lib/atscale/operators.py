@@ -132,7 +132,9 @@ class Stack:
     (their gradients summed) is reduced in line (:data:`ASYNC_TP_FUSION`). ``expert_gemms``: how a GPU's local
     experts' GEMMs run (:data:`EXPERT_GEMMS`): ``"loop"`` one after another, ``"multi-stream"`` one GEMM per expert
     :data:`EXPERT_STREAMS` at a time (Transformer Engine's ``GroupedLinear``), ``"grouped"`` all in one kernel
-    (``torch._grouped_mm``)."""
+    (``torch._grouped_mm``). ``qkv_apart``: the attention's query, key and value projections as three GEMMs
+    reading the same input (torchtitan's ``wq``, ``wk``, ``wv``: :data:`QKV_APART`) rather than one of their summed
+    width (Megatron's ``linear_qkv``, llm-foundry's ``Wqkv``)."""
 
     name: str
     label: str
@@ -149,6 +151,7 @@ class Stack:
     unit_collectives: bool = False
     tp_overlap_input_grads: bool = True
     expert_gemms: str = "loop"
+    qkv_apart: bool = False
 
     def __post_init__(self):
         _v.choice("attention", self.attention, kernels.ATTENTION_KERNELS)
@@ -159,6 +162,7 @@ class Stack:
         _v.flag("unit_collectives", self.unit_collectives)
         _v.flag("tp_overlap_input_grads", self.tp_overlap_input_grads)
         _v.choice("expert_gemms", self.expert_gemms, EXPERT_GEMMS)
+        _v.flag("qkv_apart", self.qkv_apart)
 
 
 _HOST = kernels.HOST_SECONDS_PER_OP
@@ -244,6 +248,14 @@ for ``T_e`` routed tokens, forward, input and weight gradient):
 
 Tested against the book's measurement of ``torch._grouped_mm`` on an H100 (:func:`atscale.kernels.kernel_check`)."""
 
+QKV_APART = ("pytorch/torchtitan, models/llama3/model.py (torchtitan/models/llama/model.py before 2025): Attention "
+             "holds wq, wk and wv, three nn.Linear layers applied to the same input, and FeedForward w1 and w3 "
+             "apart (Stack.gate_up_apart); Megatron-Core's SelfAttention one linear_qkv; llm-foundry's MPT "
+             "attention one Wqkv (llmfoundry/models/layers/attention.py)")
+"""Where :attr:`Stack.qkv_apart` is read for the presets: torchtitan's two presets run the three projections apart,
+each a GEMM of its own width that reads the whole input (after sequence parallelism's all-gather) and pays its
+own kernels; the records of other stacks that borrow those presets say otherwise (``details["qkv_apart"]``)."""
+
 EXPERT_STREAMS = 4
 """Compute streams on which Transformer Engine runs a grouped linear layer's per-expert GEMMs, round-robin."""
 
@@ -268,14 +280,15 @@ STACKS: Mapping[str, Stack] = MappingProxyType({s.name: s for s in (
           "pytorch/torchtitan (models/llama: nn.RMSNorm, complex-number RoPE, F.silu(w1(x)) * w3(x), "
           "F.scaled_dot_product_attention with the flash backend (FlashAttention-2), cross-entropy on FP32 "
           "logits; the experts' GEMMs grouped, EXPERT_GEMM_SOURCE); torch.distributed.fsdp.fully_shard's "
-          "copy-in/copy-out buffers", unit_collectives=True, tp_overlap_input_grads=False, expert_gemms="grouped"),
+          "copy-in/copy-out buffers; wq, wk and wv apart, QKV_APART", unit_collectives=True,
+          tp_overlap_input_grads=False, expert_gemms="grouped", qkv_apart=True),
     Stack("fsdp2-compile", "PyTorch FSDP2 with torch.compile (torchtitan)", "flash2", True, _HOST / 2, True, False,
           True, COMM_SM_SHARE,
           "pytorch/torchtitan with --compile: TorchInductor fuses each chain of pointwise and reduction operators "
           "into one generated kernel (PyTorch 2, Ansel et al. 2024, sec. 5); its wrapper code issues kernels with "
           "less Python per kernel (an assumption: half of eager's); async TP as PyTorch's micro-pipeline pass "
           "fuses it (ASYNC_TP_FUSION)", unit_collectives=True, tp_overlap_input_grads=False,
-          expert_gemms="grouped"),
+          expert_gemms="grouped", qkv_apart=True),
 )})
 """The stack presets (:class:`Stack`), by name; ``step_time(..., stack=name)``."""
 
@@ -321,7 +334,9 @@ def _model_shapes(model: models.TransformerConfig) -> dict:
                 experts=float(max(model.num_experts, 1)), moe_share=model.moe_layers / l, memory_ops=ops,
                 fp8_dispatch=bool(model.fp8_dispatch), parallel=bool(model.parallel_block) and not model.is_moe,
                 elements=elements, layer_params=float(model.block_params) / l,
-                projections=tuple((name, float(n), float(k), split) for name, n, k, split in model._projections()))
+                projections=tuple((name, float(n), float(k), split) for name, n, k, split in model._projections()),
+                qkv_apart=(float(model.num_heads * model.qk_head_dim), float(model.kv_heads * model.qk_head_dim),
+                           float(model.kv_heads * model.v_head_dim)))
 
 
 def _context(model: models.TransformerConfig, accelerator: hardware.Accelerator, seq_length: float, dtype: str,
@@ -395,13 +410,18 @@ def _gemms(w, st, tp):
     column-parallel ones (``mode`` ``"column"``) split their output ``n`` over ``tp``, the row-parallel ones
     (``"row"``) their inner ``k`` (Shoeybi et al. 2019, sec. 3); the attention's input projections as the model
     defines them (:meth:`atscale.models.TransformerConfig.attention_projections`: one QKV GEMM, or MLA's four, whose
-    down-projections are whole on every rank, ``"duplicated"``)."""
+    down-projections are whole on every rank, ``"duplicated"``), or the QKV projection as three where the stack
+    runs them apart (:attr:`Stack.qkv_apart`)."""
     f = w["f_gemm"]
     up = [("MLP gate", f / tp, w["h"], "column"), ("MLP up", f / tp, w["h"], "column")] \
         if (w["gated"] and st.gate_up_apart) else [("MLP up", f * (2.0 if w["gated"] else 1.0) / tp, w["h"], "column")]
     mlp = [*up, ("MLP down", w["h"], f / tp, "row")] if f > 0 else []
+    projections = w["projections"]
+    if st.qkv_apart and [name for name, *_ in projections] == ["QKV projection"]:
+        projections = tuple((name, n, w["h"], True) for name, n in zip(
+            ("query projection", "key projection", "value projection"), w["qkv_apart"]))
     qkv = [(name, n / tp if split else n, k, "column" if split else "duplicated")
-           for name, n, k, split in w["projections"]]
+           for name, n, k, split in projections]
     return [*qkv, ("attention output", w["h"], w["o"] / tp, "row"), *mlp]
 
 

@@ -497,7 +497,7 @@ def _operator_times(L, c: _Context) -> dict:
                                     for name, cls, f_, _, n_f, _ in rows if name in names)
         if _anywhere(L, "alternate_mm", xp):  # every second matmul (a share of the QKV GEMM: its keys), what feeds them
             up = (1.0 if c.ops.stack.gate_up_apart else 0.5) if k.gated else 0.0  # a fused gate-and-up GEMM: half
-            share = {**_ALTERNATE_MM_OPS, "QKV projection": k.key_share, "MLP up": up,
+            share = {**_ALTERNATE_MM_OPS, "QKV projection": k.key_share, "key projection": 1.0, "MLP up": up,
                      "MLP down": 0.0 if k.gated else 1.0}
             parts["alternate_mm"] = sum(share[name] * (f_ + (n_f * gap if cls == "memory-bound" else 0.0))
                                         for name, cls, f_, _, n_f, _ in rows if name in share)
@@ -522,7 +522,7 @@ runs again, beside the attention core."""
 _ALTERNATE_MM_OPS = MappingProxyType({"attention output": 1.0, "RoPE": 1.0, "residual adds (x2)": 0.5})
 """``"alternate_mm"``'s operators and the share of each it runs again: the attention output projection, the rotary
 embedding and one of the two residual sums; beside them the key projection's share of the QKV GEMM (the model's
-``key_share``) and the MLP's up projection (gated: all of it, or half of a fused gate-and-up GEMM) or its down
+``key_share``, or all of the key projection where the stack runs it apart) and the MLP's up projection (gated: all of it, or half of a fused gate-and-up GEMM) or its down
 projection (not gated)."""
 
 

@@ -38,7 +38,7 @@ __all__ = ["Run", "METRICS", "load", "ALL_RUNS", "MEGATRON_TABLE1_RUNS", "KORTHI
            "FP8Pair", "fp8_pairs", "AblationStep", "ABLATION_TOLERANCE_POINTS", "megascale_ablation",
            "megascale_ablation_baseline", "Reading"]
 
-_STACK_FACTS = ("tp_overlap_input_grads", "expert_gemms")
+_STACK_FACTS = ("tp_overlap_input_grads", "expert_gemms", "qkv_apart")
 """The :class:`~atscale.operators.Stack` fields a record's ``details`` may set outright for its run (:meth:`Run._stack`;
 ``tp_backward_async`` too, read with the Megatron-LM release it depends on)."""
 
@@ -138,7 +138,7 @@ class Run:
         object.__setattr__(self, "details", MappingProxyType(dict(self.details)))
         if "attention_kernel" in self.details:
             _v.choice("attention_kernel", self.details["attention_kernel"], ATTENTION_KERNELS)
-        for flag in ("tp_backward_async", "tp_overlap_input_grads"):
+        for flag in ("tp_backward_async", "tp_overlap_input_grads", "qkv_apart"):
             if flag in self.details:
                 _v.flag(flag, self.details[flag])
         if "expert_gemms" in self.details:
@@ -234,7 +234,8 @@ class Run:
         gradient reduce-scatters or not where the record says so (``details["tp_overlap_input_grads"]``, else the
         preset's :attr:`~atscale.operators.Stack.tp_overlap_input_grads`); with its experts' GEMMs run as the record
         says (``details["expert_gemms"]``, one of :data:`atscale.operators.EXPERT_GEMMS`), else as the preset runs
-        them."""
+        them; with its query, key and value projections apart or as one GEMM where the record says so
+        (``details["qkv_apart"]``, :data:`atscale.operators.QKV_APART`), else as the preset runs them."""
         preset = _operators.stack(self.stack_preset)
         aside = self.details.get("tp_backward_async", self.details.get("stack_preset") != "megatron-lm-2021")
         wanted = {name: self.details[name] for name in _STACK_FACTS if name in self.details}
