@@ -208,3 +208,28 @@ def test_torchtitan_runs_its_query_key_and_value_projections_apart():
     assert mpt and titan and not any(r._stack().qkv_apart for r in mpt) and all(r._stack().qkv_apart for r in titan)
     with pytest.raises(ValueError, match="qkv_apart"):
         dataclasses.replace(apart, qkv_apart="yes")
+
+
+def test_rowwise_layers_are_the_shapes_the_model_reads():
+    """accuracy.rowwise_layers: the seven linear layers of each of torchtitan's four rowwise runs (wq, wk and wv
+    apart; w1 and w3 apart), their forward GEMM per GPU after TP 8, the rows of one chunk under async TP (eight
+    chunks), and torchao's speedup there; every 8B layer is slower in FP8, every 70B MLP layer faster."""
+    from atscale import accuracy
+
+    layers = accuracy.rowwise_layers()
+    assert len({x.run for x in layers}) == 4 and len(layers) == 4 * 7
+    by = {(x.run, x.layer): x for x in layers}
+    for x in layers:
+        assert x.speedup == kernels.rowwise_speedup(x.m, x.k, x.n)
+        if "async TP" in x.run:
+            vanilla = by[(x.run.replace("async TP", "vanilla TP"), x.layer)]
+            assert vanilla.m == 8 * x.m and (vanilla.k, vanilla.n) == (x.k, x.n)
+    d8 = by[("Llama 3.1 8B, 64 H100, torchtitan FSDP 8 TP 8 vanilla TP, FP8 rowwise", "MLP down")]
+    assert (d8.m, d8.k, d8.n) == (12 * 8192, 14336 / 8, 4096)
+    small = [x.speedup for x in layers if x.model == "Llama 3 8B"]
+    mlp_70b = [x.speedup for x in layers if x.model == "Llama 3 70B" and x.layer.startswith("MLP")]
+    assert len(small) == 14 and len(mlp_70b) == 6 and max(small) < 1 < min(mlp_70b)
+    with pytest.raises(ValueError, match="tp_overlap"):
+        operators.linear_shapes(models.LLAMA3_8B, tp_overlap="yes")
+    with pytest.raises(ValueError, match="layers"):
+        plots.rowwise_chart(())

@@ -592,6 +592,8 @@ CALLS = {  # label -> keyword arguments (a function of nothing: built when probe
     "kernels.gemm_model": lambda: dict(accelerator="H100 SXM"),
     "operators.stack": lambda: dict(name="fsdp2-eager"),
     "operators.layer_operators": lambda: dict(model=EX.model, micro_batch=1, seq_length=4096, tp=2),
+    "operators.linear_shapes": lambda: dict(model=EX.model, micro_batch=1, seq_length=4096, tp=2,
+                                            sequence_parallel=True, tp_overlap=True, stack="fsdp2-compile"),
     "operators.llama_shaped": lambda: dict(hidden_size=4096),
     "operators.fp8_layer_speedup": lambda: dict(model=models.LLAMA3_8B, seq_length=4096),
     "plots.parallelism.operator_breakdown_chart": lambda: dict(layers=[operators.layer_operators(models.LLAMA3_8B)]),
@@ -634,6 +636,7 @@ CALLS = {  # label -> keyword arguments (a function of nothing: built when probe
     "plots.accuracy.model_vs_published_chart": lambda: dict(group="Step time"),
     "plots.roofline.attention_rates_chart": lambda: dict(rates=kernels.attention_rates(seq_lengths=(1024, 8192))),
     "plots.accuracy.kernel_check_chart": lambda: dict(checks=accuracy.kernel_check()),
+    "plots.accuracy.rowwise_chart": lambda: dict(layers=accuracy.rowwise_layers()),
     "plots.experts.ep_sweep_chart": lambda: dict(sweep=experts.ep_sweep(**CALLS["experts.ep_sweep"]())),
     "plots.jct.jct_sensitivity_chart": lambda: dict(result=jct.sensitivity(EX.model, 2e12, CLUSTER)),
     "plots.parallelism.search_scatter_chart": lambda: dict(result=parallelism.search(
@@ -664,7 +667,7 @@ RESULTS = {  # public types the library builds as results or as its own data: no
     "accuracy.MoeError", "accuracy.KernelBracket", "accuracy.TritonCheck", "accuracy.BackwardInLine", "accuracy.AsyncTPGain", "accuracy.WeakScaling", "accuracy.FsdpLatency", "accuracy.Fp8Rate",
     "parallelism.RecomputeChoice", "accuracy.ReadingError",
     "kernels.AttentionModel", "kernels.AttentionRates", "kernels.KernelMeasurement", "accuracy.KernelCheck",
-    "accuracy.KernelSummary",
+    "accuracy.KernelSummary", "accuracy.RowwiseLayer",
 }
 PROBE_SLOW = {  # seconds per call or more: probed by `pytest -m slow`
     "parallelism.search", "parallelism.calibrate", "jct.sweep", "jct.crossover", "jct.sync_wall", "jct.sensitivity",

@@ -47,7 +47,7 @@ __all__ = ["Comparison", "Summary", "Gap", "megascale_drops", "megascale_against
            "AMAX_REDUCTION_SOURCE", "mlperf_weak_scaling", "mlperf_table", "FsdpLatency", "fsdp_latency", "fsdp_latency_table", "FP8_RATE_FACTORS",
            "Fp8Rate", "fp8_rate_sensitivity", "fp8_rate_table", "ReadingError", "readings", "readings_table",
            "AsyncTPGain", "async_tp_gains", "async_tp_table", "KernelCheck", "kernel_check", "KernelSummary",
-           "kernel_summaries", "kernel_table", "EXPERT_MODELS"]
+           "kernel_summaries", "kernel_table", "EXPERT_MODELS", "RowwiseLayer", "rowwise_layers"]
 
 GROUPS = ("Hardware", "Memory", "Collectives", "Step time", "Experts", "Reliability")
 """The groups, in the order of the chapters that make the comparisons."""
@@ -673,6 +673,36 @@ def async_tp_table():
                          "pairs (the step without the overlap over the step with it), as published, as the "
                          "operator-level model gives it, as that model gave it while it pipelined every collective, "
                          "and under the efficiency curve.")
+
+
+@dataclass(frozen=True)
+class RowwiseLayer:
+    """One linear layer of a published run with torchao's rowwise-scaled FP8: ``run`` (its label), ``model``,
+    ``layer`` (the weight matrix, as :func:`atscale.operators.linear_shapes` names it), the forward GEMM's ``m``,
+    ``k``, ``n`` on one GPU (elements) and ``speedup``, torchao's published speedup of the layer over BF16 at that
+    shape (:func:`atscale.kernels.rowwise_speedup`; below 1: slower in FP8)."""
+
+    run: str
+    model: str
+    layer: str
+    m: float
+    k: float
+    n: float
+    speedup: float
+
+
+@functools.lru_cache(maxsize=1)
+def rowwise_layers() -> tuple[RowwiseLayer, ...]:
+    """:class:`RowwiseLayer` for every linear layer of every published run with torchao's rowwise recipe (torchtitan's
+    four rows of June 2025), in the runs' order: what the operator-level model reads from torchao's table for them."""
+    from . import kernels, operators
+    from .runs import ALL_RUNS
+
+    return tuple(RowwiseLayer(r.label, r.model.name, name, m, k, n, float(kernels.rowwise_speedup(m, k, n)))
+                 for r in ALL_RUNS if r.fp8_recipe == "torchao-rowwise" and r.dtype == "fp8"
+                 for name, m, k, n in operators.linear_shapes(
+                     r.model, micro_batch=r.plan.micro_batch, seq_length=r.seq_length, tp=r.plan.tp, cp=r.plan.cp,
+                     sequence_parallel=r.plan.sequence_parallel, tp_overlap=r.plan.tp_overlap, stack=r._stack()))
 
 
 def _preset_kernel(run) -> str:

@@ -45,7 +45,7 @@ from ._numeric import _ArrayOps, _ScalarOps
 
 __all__ = ["Stack", "STACKS", "STACK_NAMES", "OPERATOR_CLASSES", "MEMORY_OPS", "COMM_SM_SHARE", "ASYNC_TP_FUSION",
            "TP_OVERLAP_SPLITS", "OperatorRow", "LayerOperators", "layer_operators", "stack", "FSDP_COPY_BYTES",
-           "LOSS_BYTES", "EXPERT_GEMMS", "EXPERT_STREAMS", "EXPERT_GEMM_SOURCE"]
+           "LOSS_BYTES", "EXPERT_GEMMS", "EXPERT_STREAMS", "EXPERT_GEMM_SOURCE", "QKV_APART", "linear_shapes"]
 
 OPERATOR_CLASSES = ("matmul", "attention", "memory-bound", "fixed per kernel")
 """How :func:`layer_operators` groups a layer's time (the chapter's figure of where a step's time goes)."""
@@ -359,6 +359,30 @@ def _context(model: models.TransformerConfig, accelerator: hardware.Accelerator,
                                  causal=True, moe=model.is_moe, columns=columns)
 
 
+def _tp_chunks(tp_overlap, sequence_parallel, tp, xp):
+    """How many chunks tensor-parallel overlap splits a forward GEMM into (:data:`TP_OVERLAP_SPLITS`): ``tp`` where
+    the overlap runs with sequence parallelism on more than one GPU, else 1."""
+    return xp.where(tp_overlap & sequence_parallel & (tp > 1), tp, 1.0)
+
+
+def linear_shapes(model, *, micro_batch=1, seq_length=None, tp=1, cp=1, sequence_parallel: bool = False,
+                  tp_overlap: bool = False, stack: str | Stack = "megatron-core") -> tuple:
+    """The forward GEMM of each weight matrix of one dense layer of ``model`` on one GPU, as :func:`layer_operators`
+    runs it: ``(name, m, k, n)`` for ``C[m, n] = A[m, k] W[k, n]`` (elements), ``m`` the micro-batch's tokens on
+    a context-parallel rank (``micro_batch`` sequences of ``seq_length`` tokens over ``cp``; gathered by sequence
+    parallelism), divided into the ``tp`` chunks that overlapped tensor parallelism (``tp_overlap``, with
+    ``sequence_parallel``) runs one at a time (:data:`TP_OVERLAP_SPLITS`); ``k`` and ``n`` after tensor
+    parallelism (Shoeybi et al. 2019, sec. 3); the projections as ``stack`` runs them (:attr:`Stack.qkv_apart`,
+    :attr:`Stack.gate_up_apart`). A mixture of experts' routed experts are not among them."""
+    model = models.model_arg("model", model)
+    st = _stack_arg("stack", stack)
+    s = model.seq_length if seq_length is None else _v.count("seq_length", seq_length, scalar=True)
+    b, tp, cp = (_v.count(n, x, scalar=True) for n, x in (("micro_batch", micro_batch), ("tp", tp), ("cp", cp)))
+    sp, overlap = _v.flag("sequence_parallel", sequence_parallel), _v.flag("tp_overlap", tp_overlap)
+    m = b * float(s) / cp / _tp_chunks(overlap, sp, tp, _ScalarOps)
+    return tuple((name, m, k, n) for name, n, k, _ in _gemms(_model_shapes(model), st, float(tp)))
+
+
 def _gemm3(m, n, k, g, xp, chunks=1.0, together=1.0, dgrad_chunks=None):
     """Forward, input-gradient and weight-gradient seconds of ``C[m, n] = A[m, k] B[k, n]``; ``chunks``: the forward
     GEMM runs as that many GEMMs of ``m / chunks`` rows each (tensor-parallel communication overlapped by
@@ -460,7 +484,7 @@ def _rows(L, c, xp) -> list:
     tokens = b * s / cp  # the micro-batch's tokens on one context-parallel rank (all of them after SP's gather)
     rows = []
     # overlapped TP: the GEMMs split in tp chunks, but a column-parallel input gradient runs whole (TP_OVERLAP_SPLITS)
-    chunks = xp.where(L.tp_overlap & sp & (tp > 1), tp, 1.0)
+    chunks = _tp_chunks(L.tp_overlap, sp, tp, xp)
     together = xp.minimum(st.overlap_streams, chunks)  # as many at once as the stack has streams for them
     sp_div = xp.where(sp, tp, 1.0)
     cast_f = cast_b = cast_n = 0.0  # FP8: elements cast forward and backward, and the number of FP8 GEMMs

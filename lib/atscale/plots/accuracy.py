@@ -8,7 +8,8 @@ import numpy as np
 from .. import accuracy as A
 from ._base import INK, MUTED, PALETTE, STYLE, house_style, log_axes, new_axes
 
-__all__ = ["accuracy_error_chart", "bound_headroom_chart", "model_vs_published_chart", "kernel_check_chart"]
+__all__ = ["accuracy_error_chart", "bound_headroom_chart", "model_vs_published_chart", "kernel_check_chart",
+           "rowwise_chart"]
 
 _GROUP_COLOUR = {g: PALETTE[i] for i, g in enumerate(A.GROUPS)}
 _MISS = PALETTE[6]
@@ -173,3 +174,35 @@ def kernel_check_chart(checks):
     right.legend(loc="upper center", bbox_to_anchor=(0.5, -0.19), ncol=1, fontsize=7)
     fig.suptitle("The kernel model against the book's kernel measurement", fontsize=11, y=0.98)
     return fig
+
+
+@house_style
+def rowwise_chart(layers, *, ax=None):
+    """torchao's published speedup of a rowwise-scaled FP8 linear layer over BF16 at each linear layer's shape in
+    each run that used it (``layers``: :class:`~atscale.accuracy.RowwiseLayer`, as :func:`atscale.accuracy.
+    rowwise_layers` returns them): one row per weight matrix, one marker per run; left of the line at 1 the layer
+    is slower in FP8 than in BF16."""
+    if not isinstance(layers, tuple) or not layers or not all(isinstance(x, A.RowwiseLayer) for x in layers):
+        raise ValueError("layers must be a non-empty tuple of atscale.accuracy.RowwiseLayer (as "
+                         "accuracy.rowwise_layers returns)")
+    names = list(dict.fromkeys(x.layer for x in layers))
+    runs = list(dict.fromkeys(x.run for x in layers))
+    ax, y = _row_axes(ax, len(names), 0.36, top=0.9)
+    ax.figure.subplots_adjust(left=0.25, bottom=0.33)
+    row = dict(zip(names, y))
+    offsets = np.linspace(-0.24, 0.24, len(runs))
+    for i, (run, dy) in enumerate(zip(runs, offsets)):
+        mine = [x for x in layers if x.run == run]
+        model, _, what = mine[0].run.split(", ")[:3]
+        ax.scatter([x.speedup for x in mine], [row[x.layer] + dy for x in mine], s=30, marker="osD^v"[i % 5],
+                   color=PALETTE[i % len(PALETTE)], zorder=3,
+                   label=f"{model}: {what.replace('torchtitan ', '')}, {mine[0].m:,.0f} rows per GEMM")
+    ax.axvline(1.0, color=INK, lw=1.2)
+    ax.text(1.01, len(names) - 0.55, "as fast as BF16", fontsize=7.5, color=INK, va="top")
+    ax.set_yticks(y, names, fontsize=8)
+    ax.set_ylim(-0.6, len(names) - 0.4)
+    ax.grid(axis="y", visible=False)
+    ax.set_xlabel("Rowwise FP8 speedup over BF16, forward and backward (×)")
+    ax.set_title("Rowwise FP8 at each layer's shape (torchao, H100)")
+    ax.legend(loc="upper center", bbox_to_anchor=(0.42, -0.2), ncol=1, fontsize=7.5)
+    return ax.figure
