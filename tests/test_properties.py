@@ -667,7 +667,7 @@ RESULTS = {  # public types the library builds as results or as its own data: no
     "accuracy.MoeError", "accuracy.KernelBracket", "accuracy.TritonCheck", "accuracy.BackwardInLine", "accuracy.AsyncTPGain", "accuracy.WeakScaling", "accuracy.FsdpLatency", "accuracy.Fp8Rate",
     "parallelism.RecomputeChoice", "accuracy.ReadingError",
     "kernels.AttentionModel", "kernels.AttentionRates", "kernels.KernelMeasurement", "accuracy.KernelCheck",
-    "accuracy.KernelSummary", "accuracy.RowwiseLayer",
+    "accuracy.KernelSummary", "accuracy.RowwiseLayer", "accuracy.RowwiseReading",
 }
 PROBE_SLOW = {  # seconds per call or more: probed by `pytest -m slow`
     "parallelism.search", "parallelism.calibrate", "jct.sweep", "jct.crossover", "jct.sync_wall", "jct.sensitivity",

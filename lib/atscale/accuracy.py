@@ -47,7 +47,8 @@ __all__ = ["Comparison", "Summary", "Gap", "megascale_drops", "megascale_against
            "AMAX_REDUCTION_SOURCE", "mlperf_weak_scaling", "mlperf_table", "FsdpLatency", "fsdp_latency", "fsdp_latency_table", "FP8_RATE_FACTORS",
            "Fp8Rate", "fp8_rate_sensitivity", "fp8_rate_table", "ReadingError", "readings", "readings_table",
            "AsyncTPGain", "async_tp_gains", "async_tp_table", "KernelCheck", "kernel_check", "KernelSummary",
-           "kernel_summaries", "kernel_table", "EXPERT_MODELS", "RowwiseLayer", "rowwise_layers"]
+           "kernel_summaries", "kernel_table", "EXPERT_MODELS", "RowwiseLayer", "rowwise_layers",
+           "RowwiseReading", "rowwise_sensitivity"]
 
 GROUPS = ("Hardware", "Memory", "Collectives", "Step time", "Experts", "Reliability")
 """The groups, in the order of the chapters that make the comparisons."""
@@ -703,6 +704,37 @@ def rowwise_layers() -> tuple[RowwiseLayer, ...]:
                  for name, m, k, n in operators.linear_shapes(
                      r.model, micro_batch=r.plan.micro_batch, seq_length=r.seq_length, tp=r.plan.tp, cp=r.plan.cp,
                      sequence_parallel=r.plan.sequence_parallel, tp_overlap=r.plan.tp_overlap, stack=r._stack()))
+
+
+@dataclass(frozen=True)
+class RowwiseReading:
+    """One of torchtitan's rowwise FP8 runs under the two readings of torchao's table (:attr:`atscale.calibration.
+    Calibration.rowwise_linear_only`): its FP8/BF16 step ratio ``published``, ``as_read`` (the table's LayerNorm
+    and sigmoid left in, as the book reads it) and ``linear_only`` (taken out); its step-time error under each,
+    ``step_as_read`` and ``step_linear_only`` (model / published − 1)."""
+
+    run: str
+    published: float
+    as_read: float
+    linear_only: float
+    step_as_read: float
+    step_linear_only: float
+
+
+@functools.lru_cache(maxsize=1)
+def rowwise_sensitivity() -> tuple[RowwiseReading, ...]:
+    """:class:`RowwiseReading` for each rowwise pair (:func:`atscale.runs.fp8_pairs` with ``rowwise``): how the
+    rowwise runs move when the norm and the sigmoid that torchao's table times with each linear layer are taken out
+    (:func:`atscale.kernels.rowwise_speedup`, ``linear_only``)."""
+    from .calibration import CALIBRATION
+    from .runs import ALL_RUNS, fp8_pairs
+
+    removed = dataclasses.replace(CALIBRATION, rowwise_linear_only=True)
+    by_label = {r.label: r for r in ALL_RUNS}
+    return tuple(RowwiseReading(a.label, a.published, a.operators, b.operators,
+                                by_label[a.label].step_error(operators=True),
+                                by_label[a.label].step_error(removed, operators=True))
+                 for a, b in zip(fp8_pairs(rowwise=True), fp8_pairs(rowwise=True, calibration=removed)))
 
 
 def _preset_kernel(run) -> str:

@@ -64,6 +64,11 @@ class Calibration:
     assumption that FP8's tensor cores lose the same share of their clock at the 700 W limit. Not fitted; other
     values are "what ifs" (:func:`atscale.accuracy.fp8_rate_sensitivity` shows how the verdicts move with it).
     Not read by the curve, whose FP8 gain is :attr:`fp8_matmul_speedup`.
+
+    ``rowwise_linear_only``: how the operator-level compute reads torchao's published rowwise FP8 speedups
+    (:func:`atscale.kernels.rowwise_speedup`): False (:data:`CALIBRATION`), as published, the LayerNorm and sigmoid
+    timed with each linear layer left in; True, removed (a "what if": :func:`atscale.accuracy.rowwise_sensitivity`).
+    Not fitted.
     """
 
     efficiency_max: float = 0.88
@@ -74,6 +79,7 @@ class Calibration:
     kernel_efficiency: float = 1.0
     kernel_efficiency_h100: float = 1.0
     fp8_rate_factor: float = 1.0
+    rowwise_linear_only: bool = False
 
     def __post_init__(self):
         for name in ("efficiency_max", "efficiency_max_h100"):
@@ -85,6 +91,7 @@ class Calibration:
                                                      scalar=True))
         for name in ("half_width", "half_hidden"):
             object.__setattr__(self, name, _v.nonnegative(name, getattr(self, name), scalar=True))
+        _v.flag("rowwise_linear_only", self.rowwise_linear_only)
         object.__setattr__(self, "fp8_matmul_speedup",
                            _v.number("fp8_matmul_speedup", self.fp8_matmul_speedup, low=1, high=2, scalar=True))
 

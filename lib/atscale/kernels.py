@@ -44,7 +44,7 @@ __all__ = [
     "KERNEL_GPU_SECONDS", "HOST_SECONDS_PER_OP", "SM_COUNT", "TILES", "GemmModel", "gemm_model", "gemm_seconds",
     "gemm_flops_per_s", "GEMM_FIT", "fit_gemm", "published_gemms", "FP8_RECIPES", "FP8_CAST_BYTES",
     "FP8_CAST_KERNELS", "FP8_CAST_PASSES", "fp8_cast_bytes", "fp8_cast_seconds", "published_rowwise_speedups",
-    "rowwise_speedup", "ATTENTION_KERNELS", "ATTENTION_KERNEL_LABELS",
+    "rowwise_speedup", "ROWWISE_OTHER_BYTES", "ATTENTION_KERNELS", "ATTENTION_KERNEL_LABELS",
     "FA2_OVER_TRITON", "AttentionModel", "attention_model", "attention_flops", "attention_seconds", "ATTENTION_FIT",
     "ATTENTION_LONGEST", "fit_attention", "FA2_RAMP", "FA2_LONGEST", "fit_attention_ramp", "CUDNN_SEQ",
     "CUDNN_OVER_FA3", "fit_cudnn_ratio",
@@ -616,11 +616,31 @@ def _rowwise_grid() -> tuple:
     return _PUBLISHED["rowwise grid"]
 
 
-def _rowwise_speedup(m, k, n):
+ROWWISE_OTHER_BYTES = 10.0
+"""HBM bytes per element of the LayerNorm's input and of the sigmoid's output that torchao's rowwise benchmark times
+beside each linear layer (:func:`rowwise_speedup` with ``linear_only``), forward and backward, compiled: forward,
+each reads its input and writes its output in BF16 (4); backward, each reads its saved tensor and the output's
+gradient and writes the input's gradient (6). The norm's statistics and the float8 cast that a compiler fuses into
+the norm are not counted."""
+
+
+def _rowwise_speedup(m, k, n, linear_only: bool = False):
     """:func:`rowwise_speedup` without validation: trilinear interpolation in ``log2`` of each dimension, each held
     at the table's edge beyond it. Arrays or floats."""
     axis, cube = _rowwise_grid()
     pos = np.broadcast_arrays(*(np.clip(np.log2(np.asarray(x, dtype=float)), axis[0], axis[-1]) for x in (m, k, n)))
+    speedup = _interpolated(axis, cube, pos)
+    if linear_only:  # the table's norm and sigmoid, at its own shape, priced at the memory roof and taken out
+        tm, tk, tn = (2.0 ** p for p in pos)
+        g = gemm_model("H100 SXM", "bf16", sustained=False)
+        gemms = (_gemm_seconds(tm, tn, tk, g, np) + _gemm_seconds(tm, tk, tn, g, np) + _gemm_seconds(tk, tn, tm, g, np))
+        other = ROWWISE_OTHER_BYTES * tm * (tk + tn) / memory_bandwidth("H100 SXM")
+        speedup = gemms / np.maximum((other + gemms) / speedup - other, 1e-3 * gemms)
+    return as_scalar(speedup)
+
+
+def _interpolated(axis, cube, pos):
+    """Trilinear interpolation of ``cube`` (on ``axis`` in each dimension) at the points ``pos`` (three arrays)."""
     lo = [np.minimum(np.searchsorted(axis, p, side="right") - 1, axis.size - 2) for p in pos]
     fr = [(p - axis[i]) / (axis[i + 1] - axis[i]) for p, i in zip(pos, lo)]
     out = 0.0
@@ -628,19 +648,22 @@ def _rowwise_speedup(m, k, n):
         bits = [(corner >> d) & 1 for d in range(3)]
         weight = np.prod(np.stack([f if b else 1.0 - f for f, b in zip(fr, bits)]), axis=0)
         out = out + weight * cube[lo[0] + bits[0], lo[1] + bits[1], lo[2] + bits[2]]
-    return as_scalar(out)
+    return out
 
 
-def rowwise_speedup(m, k, n):
+def rowwise_speedup(m, k, n, *, linear_only: bool = False):
     """The speedup of a linear layer under torchao's Float8 training with rowwise scaling over the same layer in
     BF16, forward and backward (its casts included), on an H100, for a forward GEMM of input ``[m, k]`` and weight
     ``[k, n]`` (elements): torchao's published table (:func:`published_rowwise_speedups`), interpolated linearly in
     ``log2`` of each dimension and held at the table's edge (1,024 and 32,768) beyond it, as torchtitan issue 1207
     reads it for an ``m`` past the table. Below 1 the layer is slower in FP8. The table times a LayerNorm, the
     linear and a sigmoid together; the norm and the sigmoid, the same in both precisions, pull the ratio toward 1,
-    and are not removed (an assumption: the linear alone departs further from 1). Vectorised."""
+    and are not removed (an assumption: the linear alone departs further from 1). ``linear_only`` True removes them:
+    at the table's shape, the norm and the sigmoid priced at the memory roof (:data:`ROWWISE_OTHER_BYTES` per element
+    of ``[m, k]`` and ``[m, n]``) and the BF16 GEMMs at the kernel model's short-benchmark rate, the speedup of the
+    rest, ``G / ((O + G) / s - O)``. Vectorised."""
     m, k, n = (v.positive(name, x, unit="elements") for name, x in (("m", m), ("k", k), ("n", n)))
-    return _rowwise_speedup(m, k, n)
+    return _rowwise_speedup(m, k, n, v.flag("linear_only", linear_only))
 
 
 # --------------------------------------------------------------------------------------

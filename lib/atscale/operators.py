@@ -340,12 +340,14 @@ def _model_shapes(model: models.TransformerConfig) -> dict:
 
 
 def _context(model: models.TransformerConfig, accelerator: hardware.Accelerator, seq_length: float, dtype: str,
-             stack_: Stack, fp8_recipe: str, flash: bool, efficiency: float, fp8_factor: float = 1.0):
+             stack_: Stack, fp8_recipe: str, flash: bool, efficiency: float, fp8_factor: float = 1.0,
+             rowwise_linear_only: bool = False):
     """What the operator terms read for one model, accelerator, dtype and stack (checked by the caller):
     the GEMM and attention kernel models with their rates times ``efficiency`` (the calibrated share of a
     benchmark's rate that kernels keep in a training step, :attr:`atscale.calibration.Calibration.kernel_efficiency`);
     in FP8, the FP8 GEMMs' rate also times ``fp8_factor``
-    (:attr:`atscale.calibration.Calibration.fp8_rate_factor`)."""
+    (:attr:`atscale.calibration.Calibration.fp8_rate_factor`); ``rowwise_linear_only``: how torchao's rowwise
+    speedups are read (:attr:`atscale.calibration.Calibration.rowwise_linear_only`)."""
     gemm = kernels.gemm_model(accelerator, dtype)
     gemm16 = kernels.gemm_model(accelerator, "bf16")
     attn = kernels.attention_model(accelerator, stack_.attention if flash else "unfused")
@@ -356,7 +358,7 @@ def _context(model: models.TransformerConfig, accelerator: hardware.Accelerator,
     columns = frozenset(name for name, _, _, mode in _gemms(w, stack_, 1.0) if mode == "column")
     return types.SimpleNamespace(w=w, s=float(seq_length), stack=stack_, gemm=gemm, gemm16=gemm16, attn=attn,
                                  hbm=kernels.memory_bandwidth(accelerator), fp8=dtype == "fp8", recipe=fp8_recipe,
-                                 causal=True, moe=model.is_moe, columns=columns)
+                                 causal=True, moe=model.is_moe, columns=columns, rowwise_linear=rowwise_linear_only)
 
 
 def _tp_chunks(tp_overlap, sequence_parallel, tp, xp):
@@ -399,14 +401,15 @@ def _gemm3(m, n, k, g, xp, chunks=1.0, together=1.0, dgrad_chunks=None):
             + kernels._gemm_seconds(k, n, m, g, xp))
 
 
-def _rowwise(times, rowwise: bool, m, k, n):
+def _rowwise(times, rowwise: bool, m, k, n, linear_only: bool = False):
     """``times``, the ``(forward, backward)`` of :func:`_gemm3` timed in BF16, as torchao's rowwise-scaled FP8
     linear layer runs them (``rowwise``): both over the published speedup of the whole layer, forward and backward,
     its casts included (:func:`atscale.kernels.rowwise_speedup`, for a forward GEMM ``[m, k] x [k, n]``; ``m`` the
-    rows of one chunk where the forward is split); otherwise as given."""
+    rows of one chunk where the forward is split; ``linear_only``: the table's norm and sigmoid taken out);
+    otherwise as given."""
     if not rowwise:
         return times
-    speedup = kernels._rowwise_speedup(m, k, n)
+    speedup = kernels._rowwise_speedup(m, k, n, linear_only)
     return times[0] / speedup, times[1] / speedup
 
 
@@ -495,11 +498,12 @@ def _rows(L, c, xp) -> list:
     if fused:  # one GEMM of their summed width, its time and its kernels shared out by width
         width = sum(n for name, n, _, _ in gemms if name in fused)
         fused_f, fused_b = _rowwise(_gemm3(tokens, width, w["h"], g, xp, chunks, together, 1.0), rowwise,
-                                    tokens / chunks, w["h"], width)
+                                    tokens / chunks, w["h"], width, c.rowwise_linear)
     for name, n, k, mode in gemms:  # the MLP GEMMs at f_gemm (a mixture of experts' routed ones apart)
         share = n / width if name in fused else 1.0
         f_, b_ = (fused_f * share, fused_b * share) if name in fused else _rowwise(_gemm3(
-            tokens, n, k, g, xp, chunks, together, chunks if mode == "row" else 1.0), rowwise, tokens / chunks, k, n)
+            tokens, n, k, g, xp, chunks, together, chunks if mode == "row" else 1.0), rowwise, tokens / chunks, k, n,
+            c.rowwise_linear)
         rows.append((name, "matmul", f_, b_, share, 2.0 * share))
         if c.fp8 and not rowwise:  # a fused GEMM casts its one input once
             e_f, e_b = _cast_elements(n, k, mode, sp_div)
@@ -764,7 +768,7 @@ def layer_operators(model, accelerator="H100 SXM", *, micro_batch=1, seq_length=
     sp = _v.flag("sequence_parallel", sequence_parallel)
     zero_stage = _v.count("zero_stage", zero_stage, low=0, high=3, scalar=True)
     c = _context(model, acc, float(s), dtype, st, fp8_recipe, _v.flag("flash_attention", flash_attention),
-                 cal.kernel_efficiency_for(acc), cal.fp8_rate_factor)
+                 cal.kernel_efficiency_for(acc), cal.fp8_rate_factor, cal.rowwise_linear_only)
     ep, etp, load = _expert_args(model, ep, tp if expert_tp is None else expert_tp, expert_imbalance)
     L = types.SimpleNamespace(b=float(b), tp=float(tp), cp=float(cp), sp=sp, ep=ep, etp=etp, load=load,
                               zs=float(zero_stage), reshard=True, tp_overlap=False)
