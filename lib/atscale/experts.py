@@ -27,18 +27,20 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass
+from types import MappingProxyType
 
 import numpy as np
 
 from .tables import readable
 from . import _validate as _v
-from . import collectives, hardware, memory, models, parallelism, runs
+from . import collectives, hardware, kernels, memory, models, parallelism, runs
 from ._numeric import as_scalar
 from .plan import Plan
 
 __all__ = [
     "DEEPSEEK_V3_RUN", "MoeSummary", "moe_summary", "dense_twin", "PublishedCount", "published_count", "AllToAllComparison",
-    "all_to_all_vs_all_reduce", "cross_node_copies", "in_node_copies", "routing_imbalance", "dropped_fraction",
+    "all_to_all_vs_all_reduce", "cross_node_copies", "in_node_copies", "DEEPEP_SETTING", "DEEPEP_STATED", "DEEPEP_NODE",
+    "DEEPEP_DRAWS", "DispatchBenchmark", "deepep_comparison", "routing_imbalance", "dropped_fraction",
     "EpSweep", "ep_sweep",
     "A2ARatio", "a2a_compute_ratio", "DEEPSEEK_V3_CLUSTER", "DEEPSEEK_V3_PLAN", "DEEPSEEK_V3_GPU_HOURS_PER_TRILLION",
     "DEEPSEEK_V3_PRETRAINING", "gpu_seconds_per_trillion", "DeepSeekEstimate", "deepseek_v3_estimate",
@@ -321,6 +323,151 @@ def in_node_copies(experts_per_token, gpus_per_node, *, num_experts, ep=None, de
                          f"{_v.show(gpus_per_node)} at most ep (experts spread evenly over the group)")
     missing = _holds_none(k, e, group)
     return as_scalar(parallelism._local_copies(k, e, g, group, dedup, np, missing))  # the step-time model's count
+
+
+# --------------------------------------------------------------------------------------
+# The dispatch against a published benchmark: DeepEP's normal kernels
+# --------------------------------------------------------------------------------------
+DEEPEP_SETTING = MappingProxyType({"tokens": 4096, "hidden": 7168, "num_experts": 256, "top_k": 8, "max_nodes": 4})
+"""The setting of DeepEP's published normal-kernel benchmark (deepseek-ai/DeepEP README, "Normal kernels with
+NVLink and RDMA forwarding", corrected 2025-04-22, commit 3b1045d; ``tests/test_intranode.py`` and
+``tests/test_internode.py`` at that commit): tokens per GPU, hidden width, experts (256 for every group size it
+publishes), experts per token, and the nodes a token may pick (``min(nodes, 4)`` across nodes, none inside one)."""
+
+DEEPEP_STATED = MappingProxyType({"nvlink": 160e9, "nic": 50e9, "sms": 24})
+"""What DeepEP's README states about its benchmark machine and kernels: "~160 GB/s NVLink maximum bandwidth" per H800
+and "~50 GB/s maximum bandwidth" per 400 Gb/s NIC (bytes/s), and the SMs its example gives the normal kernels
+(``Buffer.set_num_sms(24)``; deepseek-ai/DeepEP README at commit 3b1045d). For the book's comparisons; the model
+prices the links at the catalog's rates (:data:`DEEPEP_NODE`)."""
+
+DEEPEP_NODE = "HGX H800"
+"""The catalog node of DeepEP's benchmark: H800 SXM with one ConnectX-7 400 Gb/s InfiniBand NIC per GPU (the README:
+"~160 GB/s NVLink maximum bandwidth", "~50 GB/s maximum bandwidth" per NIC), on the catalog's InfiniBand NDR."""
+
+
+@dataclass(frozen=True)
+class DispatchBenchmark:
+    """One row of DeepEP's published normal-kernel table beside the model (:func:`deepep_comparison`).
+
+    ``exchange``: ``"dispatch"`` (FP8) or ``"combine"`` (BF16); ``ep``: GPUs in the expert group, ``nodes`` of
+    ``gpus_per_node``; ``link``: where DeepEP counts the bandwidth (``"NVLink"`` inside one node, ``"RDMA"`` across nodes);
+    ``published``: DeepEP's bottleneck bandwidth, bytes/s, counted as its scripts count it (every copy a GPU receives,
+    its own included, inside a node; one copy per token and destination node, its own included, across nodes);
+    ``model``: the same bytes over the model's time; ``own_node_only``: the same with NVLink carrying only the copies
+    for the token's own node (no forwarding of what arrives over RDMA), bytes/s; ``nvlink_seconds``,
+    ``rdma_seconds``: the model's time of each stage (they run concurrently, the slower sets the time), s;
+    ``nvlink_rate``, ``network_rate``: the rates the model gives a GPU's NVLink and its NIC (the collectives
+    chapter's link model, calibrated on all-reduces), bytes/s."""
+
+    exchange: str
+    ep: int
+    nodes: int
+    gpus_per_node: int
+    link: str
+    published: float
+    model: float
+    own_node_only: float
+    nvlink_seconds: float
+    rdma_seconds: float
+    nvlink_rate: float
+    network_rate: float
+
+    @property
+    def error(self) -> float:
+        """The model's bandwidth over the published one, minus one (positive: the model is faster)."""
+        return self.model / self.published - 1.0
+
+    @property
+    def bound(self) -> str:
+        """The model's slower stage: ``"NVLink"`` or ``"RDMA"``."""
+        return "NVLink" if self.nvlink_seconds >= self.rdma_seconds else "RDMA"
+
+    @property
+    def published_on_the_wire(self) -> float:
+        """The published bandwidth without what DeepEP counts but no link carries, bytes/s: inside a node the copies a
+        GPU sends itself, ``(g - 1)/g`` of what it receives; across nodes the copies for the token's own node,
+        ``(N - 1)/N`` of its destination nodes (every GPU and every node equally likely)."""
+        share = (self.gpus_per_node - 1) / self.gpus_per_node if self.nodes == 1 else (self.nodes - 1) / self.nodes
+        return self.published * share
+
+
+DEEPEP_DRAWS = 8192
+"""Tokens drawn (seeded) to count the destinations of :func:`deepep_comparison`'s routing: two GPUs' batches of the
+benchmark; the counts move by about 0.3 % from one seed to another."""
+
+
+def _deepep_counts(ep: int, g: int, tokens: int = DEEPEP_DRAWS, seed: int = 0) -> tuple[float, float]:
+    """``(nodes, GPUs)``: the mean destination nodes (its own included) and destination GPUs of one token in DeepEP's
+    benchmark over ``ep`` GPUs, ``g`` per node, its routing drawn as the benchmark's scripts draw it (``tokens``
+    tokens, seeded): random scores ``|N(0, 1)| + 1`` for each of the ``E`` experts; across ``N > 1`` nodes the
+    ``min(N, 4)`` nodes whose best expert scores highest, then the ``k`` best experts among theirs (the best expert of
+    a picked node is nearly always among them, so a token reaches nearly all the nodes it picked); in one node the
+    ``k`` best of all. Drawn, not summed in closed form: the picked nodes are the ones with the highest maxima, not a
+    uniform draw. Dimensionless."""
+    key = (ep, g, tokens, seed)
+    if key in _DEEPEP_COUNTS:
+        return _DEEPEP_COUNTS[key]
+    s = DEEPEP_SETTING
+    e, k, nodes = s["num_experts"], s["top_k"], ep // g
+    scores = np.abs(np.random.default_rng(seed).standard_normal((tokens, e), dtype=np.float32)) + 1.0
+    if nodes > 1:
+        best = scores.reshape(tokens, nodes, e // nodes).max(axis=2)
+        keep = np.zeros_like(best, dtype=bool)
+        np.put_along_axis(keep, np.argpartition(-best, min(nodes, s["max_nodes"]) - 1, axis=1)[:, :s["max_nodes"]],
+                          True, axis=1)
+        scores = np.where(np.repeat(keep, e // nodes, axis=1), scores, -np.inf)
+    top = np.argpartition(-scores, k - 1, axis=1)[:, :k]
+
+    def distinct(owner):  # destinations per token: owners of its k experts, each counted once
+        held = np.sort(top // owner, axis=1)
+        return float(1.0 + np.count_nonzero(np.diff(held, axis=1), axis=1).mean())
+
+    _DEEPEP_COUNTS[key] = distinct(e // nodes), distinct(e // ep)
+    return _DEEPEP_COUNTS[key]
+
+
+_DEEPEP_COUNTS: dict = {}
+
+
+def deepep_comparison() -> tuple[DispatchBenchmark, ...]:
+    """DeepEP's published normal-kernel bandwidths (``atscale/data/kernels/deepep-normal-published.csv``: H800, 8 to
+    64 GPUs) beside the model's all-to-all priced as its kernels move the bytes (:class:`DispatchBenchmark`).
+
+    DeepEP sends a token over RDMA once to each destination node, to the GPU of the same local rank there, which
+    forwards it over NVLink to the GPUs of that node holding its experts (DeepSeek-AI 2024, sec. 3.2.2): per GPU,
+    ``T n B (N - 1)/N`` bytes through its NIC and ``T X B (g - 1)/g`` over NVLink, for ``n`` destination nodes and
+    ``X`` destination GPUs per token (:func:`_deepep_counts`, the benchmark's routing drawn), ``T`` tokens, ``B`` bytes per token (FP8 with a scale
+    per 128 values for the dispatch, BF16 for the combine). The two stages overlap (the kernels pipeline chunks), so
+    the slower sets the time, each priced by the step-time model's all-to-all (link rate and per-peer latency;
+    :func:`atscale.collectives.all_to_all_time`). Assumed before any error was computed: the catalog's HGX H800 on
+    InfiniBand NDR (:data:`DEEPEP_NODE`), copies to a GPU itself free, routing as the benchmark's scripts draw it.
+    Rates in bytes/s, times in seconds."""
+    rows = _deepep_rows()
+    node = hardware.node(DEEPEP_NODE)
+    g, s = node.gpus, DEEPEP_SETTING
+    cluster = hardware.Cluster.of_gpus(node, max(r["ep"] for r in rows), hardware.fabric("InfiniBand NDR"))
+    up = collectives._link_cost(collectives._scale_up(node), "ring")
+    rail = collectives._link_cost(collectives._rail(cluster), "ring")
+    out = []
+    for r in rows:
+        ep, nodes = r["ep"], r["ep"] // g
+        dest_nodes, dest_gpus = _deepep_counts(ep, g)
+        per_token = s["hidden"] * ((1 + 4 / 128) if r["exchange"] == "dispatch" else 2.0)
+        t_up = float(collectives._all_to_all(s["tokens"] * dest_gpus * (g - 1) / g * per_token, 0.0, float(g), 1.0,
+                                             up, rail))
+        t_out = float(collectives._all_to_all(0.0, s["tokens"] * dest_nodes * (nodes - 1) / nodes * per_token, 1.0,
+                                              float(nodes), up, rail))
+        counted = s["tokens"] * (dest_gpus if nodes == 1 else dest_nodes) * per_token
+        own_only = max(float(collectives._all_to_all(s["tokens"] * dest_gpus / nodes * (g - 1) / g * per_token, 0.0,
+                                                     float(g), 1.0, up, rail)), t_out)
+        out.append(DispatchBenchmark(r["exchange"], ep, nodes, g, r["link"], r["gbps"] * 1e9,
+                                     counted / max(t_up, t_out), counted / own_only, t_up, t_out, up.rate, rail.rate))
+    return tuple(out)
+
+
+def _deepep_rows() -> list[dict]:
+    rows = kernels._read_csv("deepep-normal-published.csv")
+    return [{"exchange": r["exchange"], "ep": int(r["ep"]), "link": r["link"], "gbps": float(r["gbps"])} for r in rows]
 
 
 # --------------------------------------------------------------------------------------

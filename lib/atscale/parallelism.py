@@ -861,7 +861,11 @@ def _ep_comm(L, c: _Context, layer: dict):
     the busiest GPU ``expert_load`` times the mean. The ``ep`` group strides by ``expert_tp``: copies for experts
     in the node go over NVLink, the rest over the GPU's NIC, concurrently (:func:`atscale.collectives.
     all_to_all_time`). A deduplicating dispatch (``node_dedup``, DeepEP's) sends a token across the network once per
-    destination node and over NVLink once per destination GPU (:func:`_local_copies`), and node-limited routing
+    destination node, to the GPU of the same local rank there, which forwards it over NVLink once to each GPU of its
+    node that holds any of the token's experts (DeepSeek-AI 2024, sec. 3.2.2; DeepEP's internode kernels): over
+    NVLink each GPU sends its own node's copies (:func:`_local_copies`) and forwards those of the other nodes, ``N``
+    times the first on average (checked against DeepEP's published bandwidths: :func:`atscale.experts.
+    deepep_comparison`); node-limited routing
     (``max_routed_nodes`` ``M``; DeepSeek-AI 2024, sec. 2.1.2) caps those nodes at ``M`` (:func:`_remote_copies`); ``fp8_dispatch`` in FP8 training sends the dispatch in FP8
     (:data:`FP8_DISPATCH_BYTES`). With ``a2a_overlap`` the all-to-all
     of one micro-batch runs behind another's computation (DualPipe, sec. 3.2.1): only what the layer's compute
@@ -873,6 +877,8 @@ def _ep_comm(L, c: _Context, layer: dict):
     nodes = xp.maximum(span / g, 1.0)
     remote = _remote_copies(k.top_k, nodes, k.max_nodes, xp, dedup=k.dedup)
     local = _local_copies(k.top_k, k.experts, inside, L.ep, k.dedup, xp)
+    if k.dedup:  # DeepEP forwards what arrives over RDMA to its node's GPUs: every node's share, not only its own
+        local = local * nodes
     value_bytes = FP8_DISPATCH_BYTES if (c.fp8 and k.fp8_dispatch) else ACTIVATION_BYTES
     per_copy = layer["tokens"] / L.tp * k.h * value_bytes * L.load  # bytes of one copy of the tokens
     one = collectives._all_to_all(per_copy * local, per_copy * remote, inside, nodes, c.up, c.rail, xp)

@@ -14,7 +14,7 @@ from .. import runs as R
 from ._base import INK, MUTED, PALETTE, STYLE, LiveFigure, house_style, log_axes, new_axes
 from .parallelism import _PART_COLOURS, stack_parts
 
-__all__ = ["moe_params_chart", "all_to_all_chart", "cross_node_chart", "routing_chart", "ep_sweep_chart",
+__all__ = ["moe_params_chart", "all_to_all_chart", "cross_node_chart", "deepep_chart", "routing_chart", "ep_sweep_chart",
            "deepseek_chart", "moe_validation_chart", "moe_operator_chart", "ExpertStepFigure"]
 
 _RED = "#b00020"
@@ -80,6 +80,45 @@ def all_to_all_chart(comparison: X.AllToAllComparison):
     left.legend(loc="upper left", bbox_to_anchor=(0.0, 0.9), fontsize=8)
     fig.suptitle(f"One all-to-all and one all-reduce of {size / 1e6:,.0f} MB per GPU", fontsize=11,
                  weight="bold")
+    return fig
+
+
+@house_style
+def deepep_chart(rows=None):
+    """DeepEP's published dispatch and combine bandwidths on H800 against the model's, by group size
+    (:func:`atscale.experts.deepep_comparison`; ``rows`` its result, computed when ``None``), each counted as DeepEP
+    counts it (GB/s): the model with the NVLink stage forwarding what arrives over the network, and without it."""
+    import matplotlib.pyplot as plt
+
+    rows = X.deepep_comparison() if rows is None else rows
+    if (not isinstance(rows, (tuple, list)) or not rows
+            or not all(isinstance(r, X.DispatchBenchmark) for r in rows)):
+        raise ValueError("rows must be the DispatchBenchmark rows of atscale.experts.deepep_comparison()")
+    with mpl.rc_context(STYLE):
+        fig, axes = plt.subplots(1, 2, figsize=(8.4, 3.8), sharey=True)
+    plt.close(fig)
+    fig.subplots_adjust(left=0.08, right=0.98, bottom=0.2, top=0.76, wspace=0.08)
+    for ax, exchange in zip(axes, ("dispatch", "combine")):
+        mine = sorted((r for r in rows if r.exchange == exchange), key=lambda r: r.ep)
+        x = np.arange(len(mine))
+        ax.scatter(x, [r.published / 1e9 for r in mine], marker="s", s=46, color=INK, label="published", zorder=3)
+        ax.scatter(x, [r.model / 1e9 for r in mine], marker="o", s=46, color=PALETTE[3], zorder=3,
+                   label="model (RDMA, then NVLink forwarding)")
+        apart = [i for i, r in enumerate(mine) if abs(r.own_node_only / r.model - 1) > 0.01]
+        ax.scatter(x[apart], [mine[i].own_node_only / 1e9 for i in apart], marker="o", s=46, facecolors="none",
+                   edgecolors=PALETTE[3], zorder=3, label="model, NVLink without forwarding")
+        for i, r in enumerate(mine):
+            ax.annotate(f"{r.error:+.0%}", (i, r.model / 1e9), textcoords="offset points", xytext=(9, -3),
+                        fontsize=8, color=PALETTE[3])
+        ax.set_xticks(x, [f"{r.ep}\n({r.link})" for r in mine], fontsize=8)
+        ax.set_xlim(-0.5, len(mine) - 0.5)
+        ax.set_xlabel("GPUs in the expert group (where DeepEP counts it)")
+        ax.set_title(f"{exchange} ({'FP8' if exchange == 'dispatch' else 'BF16'})", fontsize=10)
+        ax.set_ylim(0, 200)
+    axes[0].set_ylabel("Bandwidth as DeepEP counts it (GB/s)")
+    fig.legend(*axes[0].get_legend_handles_labels(), loc="upper center", bbox_to_anchor=(0.5, 0.93), ncol=3,
+               fontsize=8, frameon=False)
+    fig.suptitle("DeepEP's all-to-all kernels on H800: published and modelled", fontsize=11, weight="bold")
     return fig
 
 
