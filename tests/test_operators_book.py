@@ -231,6 +231,13 @@ def test_rowwise_layers_are_the_shapes_the_model_reads():
     assert len(small) == 14 and len(mlp_70b) == 6 and max(small) < 1 < min(mlp_70b)
     with pytest.raises(ValueError, match="tp_overlap"):
         operators.linear_shapes(models.LLAMA3_8B, tp_overlap="yes")
+    # a head is not split: tp must divide the 32 query and 8 key-value heads, as layer_operators requires (until
+    # November 2026 linear_shapes gave tp = 3 fractional widths, 4,096 / 3 = 1,365.3)
+    for tp in (3, 16):
+        for fn in (operators.linear_shapes, operators.layer_operators):
+            with pytest.raises(ValueError, match=f"tp={tp} must divide num_heads=32 and num_kv_heads=8"):
+                fn(models.LLAMA3_8B, tp=tp)
+    assert operators.linear_shapes(models.LLAMA3_8B, tp=8)[0][3] == (4096 + 2 * 1024) / 8
     with pytest.raises(ValueError, match="layers"):
         plots.rowwise_chart(())
 

@@ -367,6 +367,18 @@ def _tp_chunks(tp_overlap, sequence_parallel, tp, xp):
     return xp.where(tp_overlap & sequence_parallel & (tp > 1), tp, 1.0)
 
 
+def _layer_args(model, micro_batch, seq_length, tp, cp, sequence_parallel) -> tuple:
+    """``(model, seq_length, micro_batch, tp, cp, sequence_parallel)`` checked as :func:`layer_operators` and
+    :func:`linear_shapes` take them: ``seq_length`` ``None`` is the model's; ``tp`` must divide the query and the
+    key-value heads (Megatron's rule: a head is not split), else the widths after sharding are not whole."""
+    model = models.model_arg("model", model)
+    s = model.seq_length if seq_length is None else _v.count("seq_length", seq_length, scalar=True)
+    b, tp, cp = (_v.count(n, x, scalar=True) for n, x in (("micro_batch", micro_batch), ("tp", tp), ("cp", cp)))
+    if model.num_heads % tp or model.kv_heads % tp:
+        raise ValueError(f"tp={tp} must divide num_heads={model.num_heads} and num_kv_heads={model.kv_heads}")
+    return model, s, b, tp, cp, _v.flag("sequence_parallel", sequence_parallel)
+
+
 def linear_shapes(model, *, micro_batch=1, seq_length=None, tp=1, cp=1, sequence_parallel: bool = False,
                   tp_overlap: bool = False, stack: str | Stack = "megatron-core") -> tuple:
     """The forward GEMM of each weight matrix of one dense layer of ``model`` on one GPU, as :func:`layer_operators`
@@ -376,11 +388,9 @@ def linear_shapes(model, *, micro_batch=1, seq_length=None, tp=1, cp=1, sequence
     ``sequence_parallel``) runs one at a time (:data:`TP_OVERLAP_SPLITS`); ``k`` and ``n`` after tensor
     parallelism (Shoeybi et al. 2019, sec. 3); the projections as ``stack`` runs them (:attr:`Stack.qkv_apart`,
     :attr:`Stack.gate_up_apart`). A mixture of experts' routed experts are not among them."""
-    model = models.model_arg("model", model)
+    model, s, b, tp, cp, sp = _layer_args(model, micro_batch, seq_length, tp, cp, sequence_parallel)
     st = _stack_arg("stack", stack)
-    s = model.seq_length if seq_length is None else _v.count("seq_length", seq_length, scalar=True)
-    b, tp, cp = (_v.count(n, x, scalar=True) for n, x in (("micro_batch", micro_batch), ("tp", tp), ("cp", cp)))
-    sp, overlap = _v.flag("sequence_parallel", sequence_parallel), _v.flag("tp_overlap", tp_overlap)
+    overlap = _v.flag("tp_overlap", tp_overlap)
     m = b * float(s) / cp / _tp_chunks(overlap, sp, tp, _ScalarOps)
     return tuple((name, m, k, n) for name, n, k, _ in _gemms(_model_shapes(model), st, float(tp)))
 
@@ -753,7 +763,7 @@ def layer_operators(model, accelerator="H100 SXM", *, micro_batch=1, seq_length=
     A mixture of experts' layer (averaged over the layers, as :func:`_experts` says) takes ``ep``, ``expert_tp``
     (``None``: ``tp``) and ``expert_imbalance`` (the busiest expert's load over the mean) as
     :class:`~atscale.plan.Plan` does; the all-to-all is communication, not an operator, and is not here."""
-    model = models.model_arg("model", model)
+    model, s, b, tp, cp, sp = _layer_args(model, micro_batch, seq_length, tp, cp, sequence_parallel)
     acc = hardware.accelerator_arg("accelerator", accelerator)
     acc.peak(dtype)
     st = _stack_arg("stack", stack)
@@ -761,11 +771,6 @@ def layer_operators(model, accelerator="H100 SXM", *, micro_batch=1, seq_length=
     cal = CALIBRATION if calibration is None else calibration
     if not isinstance(cal, Calibration):
         raise ValueError(f"calibration={_v.show(calibration)} must be an atscale.calibration.Calibration")
-    s = model.seq_length if seq_length is None else _v.count("seq_length", seq_length, scalar=True)
-    b, tp, cp = (_v.count(n, x, scalar=True) for n, x in (("micro_batch", micro_batch), ("tp", tp), ("cp", cp)))
-    if model.num_heads % tp or model.kv_heads % tp:
-        raise ValueError(f"tp={tp} must divide num_heads={model.num_heads} and num_kv_heads={model.kv_heads}")
-    sp = _v.flag("sequence_parallel", sequence_parallel)
     zero_stage = _v.count("zero_stage", zero_stage, low=0, high=3, scalar=True)
     c = _context(model, acc, float(s), dtype, st, fp8_recipe, _v.flag("flash_attention", flash_attention),
                  cal.kernel_efficiency_for(acc), cal.fp8_rate_factor, cal.rowwise_linear_only)
