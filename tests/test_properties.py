@@ -654,7 +654,7 @@ RESULTS = {  # public types the library builds as results or as its own data: no
     "accuracy.Comparison", "accuracy.Summary", "accuracy.Gap", "check.Feedback", "collectives.LinkModel",
     "collectives.LinkCost", "collectives.Hierarchical", "collectives.Measurement", "collectives.RingStep",
     "collectives.CostCurve", "collectives.GradientSync", "collectives.TieredCollective", "collectives.DimensionTiers", "collectives.TierSweep", "experts.MoeSummary", "experts.PublishedCount",
-    "experts.AllToAllComparison", "experts.EpSweep", "experts.A2ARatio", "experts.DeepSeekEstimate", "experts.BatchRamp", "experts.DispatchBenchmark",
+    "experts.AllToAllComparison", "experts.EpSweep", "experts.A2ARatio", "experts.DeepSeekEstimate", "experts.BatchRamp", "experts.DispatchBenchmark", "accuracy.A2ARate",
     "jct.Estimate",
     "jct.Sweep", "jct.NoFeasibleLayout", "jct.Sensitivity", "memory.ModelState", "memory.MaxModelMeasurement",
     "memory.ActivationTerms", "memory.Breakdown", "parallelism.StageLayers", "parallelism.StepTime",

@@ -48,7 +48,7 @@ __all__ = ["Comparison", "Summary", "Gap", "megascale_drops", "megascale_against
            "Fp8Rate", "fp8_rate_sensitivity", "fp8_rate_table", "ReadingError", "readings", "readings_table",
            "AsyncTPGain", "async_tp_gains", "async_tp_table", "KernelCheck", "kernel_check", "KernelSummary",
            "kernel_summaries", "kernel_table", "EXPERT_MODELS", "RowwiseLayer", "rowwise_layers",
-           "RowwiseReading", "rowwise_sensitivity"]
+           "RowwiseReading", "rowwise_sensitivity", "A2ARate", "a2a_rate_sensitivity"]
 
 GROUPS = ("Hardware", "Memory", "Collectives", "Step time", "Experts", "Reliability")
 """The groups, in the order of the chapters that make the comparisons."""
@@ -1273,6 +1273,45 @@ def drift_table():
                          "stack as the GPU count grows. Curve: the calibrated curve; Stragglers: the curve with the "
                          "wait for the slowest GPU; Ops: the operator-level compute. Drift: the error at the largest "
                          "count minus that at the smallest.")
+
+
+@dataclass(frozen=True)
+class A2ARate:
+    """How the published mixture-of-experts runs move when expert parallelism's all-to-alls run at the share of the
+    link rates that DeepEP's published kernels reach (:func:`a2a_rate_sensitivity`). ``nvlink_share``,
+    ``network_share``: those shares (:func:`atscale.experts.deepep_link_shares`); over the ``runs`` runs of
+    :func:`moe_errors`, the operator-level compute's median and worst |step-time error| at the book's link rates
+    (``median``, ``worst``) and at the shares (``median_at_shares``, ``worst_at_shares``); ``largest_move``: the
+    largest change of one run's error, in fractions of its published step, and ``moved``: that run's label."""
+
+    nvlink_share: float
+    network_share: float
+    runs: int
+    median: float
+    median_at_shares: float
+    worst: float
+    worst_at_shares: float
+    largest_move: float
+    moved: str
+
+
+def a2a_rate_sensitivity() -> A2ARate:
+    """The mixture-of-experts runs' operator-level step-time errors at the book's link rates and with the expert
+    all-to-alls at DeepEP's measured share of them (:attr:`atscale.calibration.Calibration.a2a_nvlink_share`,
+    ``a2a_network_share``): how much of the experts' miss the all-to-all's rate could explain. A "what if", not a
+    fit: the runs' dispatchers are not all DeepEP's (:class:`A2ARate`)."""
+    from . import calibration, experts, runs
+
+    nvlink, network = experts.deepep_link_shares()
+    cal = dataclasses.replace(calibration.CALIBRATION, a2a_nvlink_share=nvlink, a2a_network_share=network)
+    moe = runs.MOE_RUNS + runs.MOE_FURTHER_RUNS
+    book = [r.step_error(operators=True) for r in moe]
+    slower = [r.step_error(cal, operators=True) for r in moe]
+    moves = [b - a for a, b in zip(book, slower)]
+    i = max(range(len(moe)), key=lambda j: abs(moves[j]))
+    return A2ARate(nvlink, network, len(moe), statistics.median(abs(e) for e in book),
+                   statistics.median(abs(e) for e in slower), max(abs(e) for e in book), max(abs(e) for e in slower),
+                   moves[i], moe[i].label)
 
 
 FP8_RATE_FACTORS = (1.0, 0.95, 0.90)

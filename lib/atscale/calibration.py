@@ -69,6 +69,12 @@ class Calibration:
     (:func:`atscale.kernels.rowwise_speedup`): False (:data:`CALIBRATION`), as published, the LayerNorm and sigmoid
     timed with each linear layer left in; True, removed (a "what if": :func:`atscale.accuracy.rowwise_sensitivity`).
     Not fitted.
+
+    ``a2a_nvlink_share``, ``a2a_network_share``: the share of the link model's NVLink rate and of its NIC rate
+    (:func:`atscale.collectives.link_cost`, calibrated on all-reduces) that expert parallelism's all-to-alls
+    achieve, in both models (dimensionless; 1 in :data:`CALIBRATION`). Not fitted: DeepEP's published kernels reach
+    less (:func:`atscale.experts.deepep_link_shares`), NCCL's all-to-all, which Megatron-Core's dispatcher runs, has
+    no comparable published benchmark; other values are "what ifs" (:func:`atscale.accuracy.a2a_rate_sensitivity`).
     """
 
     efficiency_max: float = 0.88
@@ -80,13 +86,16 @@ class Calibration:
     kernel_efficiency_h100: float = 1.0
     fp8_rate_factor: float = 1.0
     rowwise_linear_only: bool = False
+    a2a_nvlink_share: float = 1.0
+    a2a_network_share: float = 1.0
 
     def __post_init__(self):
         for name in ("efficiency_max", "efficiency_max_h100"):
             object.__setattr__(self, name, _v.number(name, getattr(self, name), low=0, low_open=True, high=1,
                                                      scalar=True))
         # shares of the kernel model's rates (above 1: the kernel model is too slow)
-        for name in ("kernel_efficiency", "kernel_efficiency_h100", "fp8_rate_factor"):
+        for name in ("kernel_efficiency", "kernel_efficiency_h100", "fp8_rate_factor", "a2a_nvlink_share",
+                     "a2a_network_share"):
             object.__setattr__(self, name, _v.number(name, getattr(self, name), low=0, low_open=True, high=1.5,
                                                      scalar=True))
         for name in ("half_width", "half_hidden"):

@@ -40,7 +40,7 @@ from .plan import Plan
 __all__ = [
     "DEEPSEEK_V3_RUN", "MoeSummary", "moe_summary", "dense_twin", "PublishedCount", "published_count", "AllToAllComparison",
     "all_to_all_vs_all_reduce", "cross_node_copies", "in_node_copies", "DEEPEP_SETTING", "DEEPEP_STATED", "DEEPEP_NODE",
-    "DEEPEP_DRAWS", "DispatchBenchmark", "deepep_comparison", "routing_imbalance", "dropped_fraction",
+    "DEEPEP_DRAWS", "DispatchBenchmark", "deepep_comparison", "deepep_link_shares", "routing_imbalance", "dropped_fraction",
     "EpSweep", "ep_sweep",
     "A2ARatio", "a2a_compute_ratio", "DEEPSEEK_V3_CLUSTER", "DEEPSEEK_V3_PLAN", "DEEPSEEK_V3_GPU_HOURS_PER_TRILLION",
     "DEEPSEEK_V3_PRETRAINING", "gpu_seconds_per_trillion", "DeepSeekEstimate", "deepseek_v3_estimate",
@@ -463,6 +463,18 @@ def deepep_comparison() -> tuple[DispatchBenchmark, ...]:
         out.append(DispatchBenchmark(r["exchange"], ep, nodes, g, r["link"], r["gbps"] * 1e9,
                                      counted / max(t_up, t_out), counted / own_only, t_up, t_out, up.rate, rail.rate))
     return tuple(out)
+
+
+def deepep_link_shares() -> tuple[float, float]:
+    """``(nvlink, network)``: the share of the model's NVLink rate and of its NIC rate that DeepEP's published
+    kernels move on the wire (:attr:`DispatchBenchmark.published_on_the_wire` over :attr:`DispatchBenchmark.
+    nvlink_rate` or :attr:`~DispatchBenchmark.network_rate`), the mean over the rows where that link sets the time:
+    inside one node for NVLink, the rows the model finds bound by the NIC for the network (dimensionless). For
+    :attr:`atscale.calibration.Calibration.a2a_nvlink_share` and ``a2a_network_share`` as a "what if"."""
+    rows = deepep_comparison()
+    nvlink = [r.published_on_the_wire / r.nvlink_rate for r in rows if r.nodes == 1]
+    network = [r.published_on_the_wire / r.network_rate for r in rows if r.nodes > 1 and r.bound == "RDMA"]
+    return float(np.mean(nvlink)), float(np.mean(network))
 
 
 def _deepep_rows() -> list[dict]:

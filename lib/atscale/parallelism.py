@@ -867,9 +867,10 @@ def _ep_comm(L, c: _Context, layer: dict):
     times the first on average (checked against DeepEP's published bandwidths: :func:`atscale.experts.
     deepep_comparison`); node-limited routing
     (``max_routed_nodes`` ``M``; DeepSeek-AI 2024, sec. 2.1.2) caps those nodes at ``M`` (:func:`_remote_copies`); ``fp8_dispatch`` in FP8 training sends the dispatch in FP8
-    (:data:`FP8_DISPATCH_BYTES`). With ``a2a_overlap`` the all-to-all
-    of one micro-batch runs behind another's computation (DualPipe, sec. 3.2.1): only what the layer's compute
-    cannot cover is exposed."""
+    (:data:`FP8_DISPATCH_BYTES`). Each link runs at the calibration's share of its rate
+    (:attr:`Calibration.a2a_nvlink_share`, :attr:`Calibration.a2a_network_share`; 1 by default). With ``a2a_overlap``
+    the all-to-all of one micro-batch runs behind another's computation (DualPipe, sec. 3.2.1): only what the
+    layer's compute cannot cover is exposed."""
     xp, k = c.xp, c.k
     g = float(c.gpus_per_node)
     span = L.ep * L.etp
@@ -881,9 +882,10 @@ def _ep_comm(L, c: _Context, layer: dict):
         local = local * nodes
     value_bytes = FP8_DISPATCH_BYTES if (c.fp8 and k.fp8_dispatch) else ACTIVATION_BYTES
     per_copy = layer["tokens"] / L.tp * k.h * value_bytes * L.load  # bytes of one copy of the tokens
-    one = collectives._all_to_all(per_copy * local, per_copy * remote, inside, nodes, c.up, c.rail, xp)
+    on, off = per_copy * local / c.calibration.a2a_nvlink_share, per_copy * remote / c.calibration.a2a_network_share
+    one = collectives._all_to_all(on, off, inside, nodes, c.up, c.rail, xp)
     if c.tiers:  # the copies bound outside a pod (or rack) cross its tapered tier
-        one = xp.maximum(one, collectives._all_to_all_tiers(per_copy * remote, nodes, span, g, c.tiers, xp))
+        one = xp.maximum(one, collectives._all_to_all_tiers(off, nodes, span, g, c.tiers, xp))
     t = xp.where(L.ep > 1, (4.0 + 2.0 * layer["full"]) * one * k.moe_share, 0.0)
     cover = layer["gemm"] + layer["attention"]
     return xp.where(L.a2a, xp.maximum(0.0, t - cover), t)
