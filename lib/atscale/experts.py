@@ -39,8 +39,9 @@ from .plan import Plan
 
 __all__ = [
     "DEEPSEEK_V3_RUN", "MoeSummary", "moe_summary", "dense_twin", "PublishedCount", "published_count", "AllToAllComparison",
-    "all_to_all_vs_all_reduce", "cross_node_copies", "in_node_copies", "DEEPEP_SETTING", "DEEPEP_STATED", "DEEPEP_NODE",
-    "DEEPEP_DRAWS", "DispatchBenchmark", "deepep_comparison", "deepep_link_shares", "routing_imbalance", "dropped_fraction",
+    "all_to_all_vs_all_reduce", "cross_node_copies", "in_node_copies", "DEEPEP_SETTING", "DEEPEP_STATED",
+    "DEEPEP_NODE", "DEEPEP_DRAWS", "DispatchBenchmark", "deepep_comparison", "deepep_link_shares",
+    "routing_imbalance", "dropped_fraction",
     "EpSweep", "ep_sweep",
     "A2ARatio", "a2a_compute_ratio", "DEEPSEEK_V3_CLUSTER", "DEEPSEEK_V3_PLAN", "DEEPSEEK_V3_GPU_HOURS_PER_TRILLION",
     "DEEPSEEK_V3_PRETRAINING", "gpu_seconds_per_trillion", "DeepSeekEstimate", "deepseek_v3_estimate",
@@ -350,11 +351,11 @@ class DispatchBenchmark:
     """One row of DeepEP's published normal-kernel table beside the model (:func:`deepep_comparison`).
 
     ``exchange``: ``"dispatch"`` (FP8) or ``"combine"`` (BF16); ``ep``: GPUs in the expert group, ``nodes`` of
-    ``gpus_per_node``; ``link``: where DeepEP counts the bandwidth (``"NVLink"`` inside one node, ``"RDMA"`` across nodes);
-    ``published``: DeepEP's bottleneck bandwidth, bytes/s, counted as its scripts count it (every copy a GPU receives,
-    its own included, inside a node; one copy per token and destination node, its own included, across nodes);
-    ``model``: the same bytes over the model's time; ``own_node_only``: the same with NVLink carrying only the copies
-    for the token's own node (no forwarding of what arrives over RDMA), bytes/s; ``nvlink_seconds``,
+    ``gpus_per_node``; ``link``: where DeepEP counts the bandwidth (``"NVLink"`` inside one node, ``"RDMA"`` across
+    nodes); ``published``: DeepEP's bottleneck bandwidth, bytes/s, counted as its scripts count it (every copy a GPU
+    receives, its own included, inside a node; one copy per token and destination node, its own included, across
+    nodes); ``model``: the same bytes over the model's time; ``own_node_only``: the same with NVLink carrying only
+    the copies for the token's own node (no forwarding of what arrives over RDMA), bytes/s; ``nvlink_seconds``,
     ``rdma_seconds``: the model's time of each stage (they run concurrently, the slower sets the time), s;
     ``nvlink_rate``, ``network_rate``: the rates the model gives a GPU's NVLink and its NIC (the collectives
     chapter's link model, calibrated on all-reduces), bytes/s."""
@@ -412,9 +413,9 @@ def _deepep_counts(ep: int, g: int, tokens: int = DEEPEP_DRAWS, seed: int = 0) -
     scores = np.abs(np.random.default_rng(seed).standard_normal((tokens, e), dtype=np.float32)) + 1.0
     if nodes > 1:
         best = scores.reshape(tokens, nodes, e // nodes).max(axis=2)
+        picked = min(nodes, s["max_nodes"])
         keep = np.zeros_like(best, dtype=bool)
-        np.put_along_axis(keep, np.argpartition(-best, min(nodes, s["max_nodes"]) - 1, axis=1)[:, :s["max_nodes"]],
-                          True, axis=1)
+        np.put_along_axis(keep, np.argpartition(-best, picked - 1, axis=1)[:, :picked], True, axis=1)
         scores = np.where(np.repeat(keep, e // nodes, axis=1), scores, -np.inf)
     top = np.argpartition(-scores, k - 1, axis=1)[:, :k]
 
@@ -430,18 +431,18 @@ _DEEPEP_COUNTS: dict = {}
 
 
 def deepep_comparison() -> tuple[DispatchBenchmark, ...]:
-    """DeepEP's published normal-kernel bandwidths (``atscale/data/kernels/deepep-normal-published.csv``: H800, 8 to
-    64 GPUs) beside the model's all-to-all priced as its kernels move the bytes (:class:`DispatchBenchmark`).
+    """DeepEP's published normal-kernel bandwidths (``atscale/data/kernels/deepep-normal-published.csv``: H800, 8 to 64
+    GPUs) beside the model's all-to-all priced as its kernels move the bytes (:class:`DispatchBenchmark`).
 
     DeepEP sends a token over RDMA once to each destination node, to the GPU of the same local rank there, which
     forwards it over NVLink to the GPUs of that node holding its experts (DeepSeek-AI 2024, sec. 3.2.2): per GPU,
     ``T n B (N - 1)/N`` bytes through its NIC and ``T X B (g - 1)/g`` over NVLink, for ``n`` destination nodes and
-    ``X`` destination GPUs per token (:func:`_deepep_counts`, the benchmark's routing drawn), ``T`` tokens, ``B`` bytes per token (FP8 with a scale
-    per 128 values for the dispatch, BF16 for the combine). The two stages overlap (the kernels pipeline chunks), so
-    the slower sets the time, each priced by the step-time model's all-to-all (link rate and per-peer latency;
-    :func:`atscale.collectives.all_to_all_time`). Assumed before any error was computed: the catalog's HGX H800 on
-    InfiniBand NDR (:data:`DEEPEP_NODE`), copies to a GPU itself free, routing as the benchmark's scripts draw it.
-    Rates in bytes/s, times in seconds."""
+    ``X`` destination GPUs per token (:func:`_deepep_counts`, the benchmark's routing drawn), ``T`` tokens, ``B``
+    bytes per token (FP8 with a scale per 128 values for the dispatch, BF16 for the combine). The two stages overlap
+    (the kernels pipeline chunks), so the slower sets the time, each priced by the step-time model's all-to-all
+    (link rate and per-peer latency; :func:`atscale.collectives.all_to_all_time`). Assumed before any error was
+    computed: the catalog's HGX H800 on InfiniBand NDR (:data:`DEEPEP_NODE`), copies to a GPU itself free, routing
+    as the benchmark's scripts draw it. Rates in bytes/s, times in seconds."""
     rows = _deepep_rows()
     node = hardware.node(DEEPEP_NODE)
     g, s = node.gpus, DEEPEP_SETTING

@@ -14,7 +14,8 @@ from .. import runs as R
 from ._base import INK, MUTED, PALETTE, STYLE, LiveFigure, house_style, log_axes, new_axes
 from .parallelism import _PART_COLOURS, stack_parts
 
-__all__ = ["moe_params_chart", "all_to_all_chart", "cross_node_chart", "deepep_chart", "routing_chart", "ep_sweep_chart",
+__all__ = ["moe_params_chart", "all_to_all_chart", "cross_node_chart", "deepep_chart", "routing_chart",
+           "ep_sweep_chart",
            "deepseek_chart", "moe_validation_chart", "moe_operator_chart", "ExpertStepFigure"]
 
 _RED = "#b00020"
