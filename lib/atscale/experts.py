@@ -25,6 +25,7 @@ Technical Report, arXiv:2412.19437.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -397,6 +398,7 @@ DEEPEP_DRAWS = 8192
 benchmark; the counts move by about 0.3 % from one seed to another."""
 
 
+@functools.lru_cache(maxsize=None)
 def _deepep_counts(ep: int, g: int, tokens: int = DEEPEP_DRAWS, seed: int = 0) -> tuple[float, float]:
     """``(nodes, GPUs)``: the mean destination nodes (its own included) and destination GPUs of one token in DeepEP's
     benchmark over ``ep`` GPUs, ``g`` per node, its routing drawn as the benchmark's scripts draw it (``tokens``
@@ -405,9 +407,6 @@ def _deepep_counts(ep: int, g: int, tokens: int = DEEPEP_DRAWS, seed: int = 0) -
     a picked node is nearly always among them, so a token reaches nearly all the nodes it picked); in one node the
     ``k`` best of all. Drawn, not summed in closed form: the picked nodes are the ones with the highest maxima, not a
     uniform draw. Dimensionless."""
-    key = (ep, g, tokens, seed)
-    if key in _DEEPEP_COUNTS:
-        return _DEEPEP_COUNTS[key]
     s = DEEPEP_SETTING
     e, k, nodes = s["num_experts"], s["top_k"], ep // g
     scores = np.abs(np.random.default_rng(seed).standard_normal((tokens, e), dtype=np.float32)) + 1.0
@@ -423,13 +422,10 @@ def _deepep_counts(ep: int, g: int, tokens: int = DEEPEP_DRAWS, seed: int = 0) -
         held = np.sort(top // owner, axis=1)
         return float(1.0 + np.count_nonzero(np.diff(held, axis=1), axis=1).mean())
 
-    _DEEPEP_COUNTS[key] = distinct(e // nodes), distinct(e // ep)
-    return _DEEPEP_COUNTS[key]
+    return distinct(e // nodes), distinct(e // ep)
 
 
-_DEEPEP_COUNTS: dict = {}
-
-
+@functools.lru_cache(maxsize=1)
 def deepep_comparison() -> tuple[DispatchBenchmark, ...]:
     """DeepEP's published normal-kernel bandwidths (``atscale/data/kernels/deepep-normal-published.csv``: H800, 8 to 64
     GPUs) beside the model's all-to-all priced as its kernels move the bytes (:class:`DispatchBenchmark`).
@@ -449,18 +445,21 @@ def deepep_comparison() -> tuple[DispatchBenchmark, ...]:
     cluster = hardware.Cluster.of_gpus(node, max(r["ep"] for r in rows), hardware.fabric("InfiniBand NDR"))
     up = collectives._link_cost(collectives._scale_up(node), "ring")
     rail = collectives._link_cost(collectives._rail(cluster), "ring")
+
+    def over_nvlink(nvl_bytes):  # the forwarding stage alone: to the node's other GPUs
+        return float(collectives._all_to_all(nvl_bytes, 0.0, float(g), 1.0, up, rail))
+
     out = []
     for r in rows:
         ep, nodes = r["ep"], r["ep"] // g
         dest_nodes, dest_gpus = _deepep_counts(ep, g)
-        per_token = s["hidden"] * ((1 + 4 / 128) if r["exchange"] == "dispatch" else 2.0)
-        t_up = float(collectives._all_to_all(s["tokens"] * dest_gpus * (g - 1) / g * per_token, 0.0, float(g), 1.0,
-                                             up, rail))
-        t_out = float(collectives._all_to_all(0.0, s["tokens"] * dest_nodes * (nodes - 1) / nodes * per_token, 1.0,
-                                              float(nodes), up, rail))
-        counted = s["tokens"] * (dest_gpus if nodes == 1 else dest_nodes) * per_token
-        own_only = max(float(collectives._all_to_all(s["tokens"] * dest_gpus / nodes * (g - 1) / g * per_token, 0.0,
-                                                     float(g), 1.0, up, rail)), t_out)
+        copy = s["tokens"] * s["hidden"] * ((1 + 4 / 128) if r["exchange"] == "dispatch" else 2.0)  # every token once
+        nvl_bytes = dest_gpus * (g - 1) / g * copy
+        t_up = over_nvlink(nvl_bytes)
+        t_out = float(collectives._all_to_all(0.0, dest_nodes * (nodes - 1) / nodes * copy, 1.0, float(nodes), up,
+                                              rail))
+        counted = (dest_gpus if nodes == 1 else dest_nodes) * copy
+        own_only = max(over_nvlink(nvl_bytes / nodes), t_out)
         out.append(DispatchBenchmark(r["exchange"], ep, nodes, g, r["link"], r["gbps"] * 1e9,
                                      counted / max(t_up, t_out), counted / own_only, t_up, t_out, up.rate, rail.rate))
     return tuple(out)
