@@ -425,7 +425,6 @@ def _deepep_counts(ep: int, g: int, tokens: int = DEEPEP_DRAWS, seed: int = 0) -
     return distinct(e // nodes), distinct(e // ep)
 
 
-@functools.lru_cache(maxsize=1)
 def deepep_comparison() -> tuple[DispatchBenchmark, ...]:
     """DeepEP's published normal-kernel bandwidths (``atscale/data/kernels/deepep-normal-published.csv``: H800, 8 to 64
     GPUs) beside the model's all-to-all priced as its kernels move the bytes (:class:`DispatchBenchmark`).
