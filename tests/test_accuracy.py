@@ -72,6 +72,11 @@ KNOWN_MISSES = {
     # scripts run it (Nov. 2026)
     # 0.791 before the MoE layers' MLP half of the TP collectives took the dispatcher's (none with expert TP 1)
     "Qwen3-235B-A22B, 256 H100, BF16, EP 8, TP 4": 0.901,
+    # the same table's long-context rows (November 2026; TP 4, PP 8, CP 1-8, the layout of the row above at 16k-131k
+    # tokens, with the norms and the whole MoE layer recomputed): 16k and 32k within 3 points (+1.4, +2.3), then
+    # optimistic by 4.2 and 7.5 points: the calibrated curve's error grows with attention's share of the step
+    "Qwen3-235B-A22B, 256 H100, BF16, 64k tokens, CP 4": 0.066,
+    "Qwen3-235B-A22B, 256 H100, BF16, 128k tokens, CP 8": 0.105,
     # 0.565 before it took its configuration's recomputation (layernorm, moe_act); 0.550 before the H100 recipes'
     # scripts and the refit
     "gpt-oss-120b, 64 H100, BF16": 0.518,
@@ -159,7 +164,8 @@ def test_the_model_values_are_the_chapters():
 def test_summary_statistics_calibration_and_validation_apart():
     cal, val = A.summary("calibration"), A.summary("validation")
     # 49 before the three further MoE runs and the all-to-all, 53 before the six Grok-1 runs
-    assert cal.count == 22 and val.count == 59
+    # 59 before the four long-context rows of the Qwen3-235B table
+    assert cal.count == 22 and val.count == 63
     # 0.014 before the H100 recipes took their scripts' pipeline overlap and the curve was refit (November 2026)
     assert cal.median_abs_error == pytest.approx(0.017, abs=0.002)
     assert cal.worst_abs_error == pytest.approx(0.048, abs=0.002) and cal.worst == "8 B ring, 2 GPUs"

@@ -183,8 +183,9 @@ def test_a2a_rate_sensitivity_as_measured():
     from atscale import accuracy
 
     got = accuracy.a2a_rate_sensitivity()
-    assert got.runs == 16 and (got.nvlink_share, got.network_share) == X.deepep_link_shares()
-    assert got.median == pytest.approx(0.158, abs=0.005) and got.median_at_shares == pytest.approx(0.149, abs=0.005)
+    # 16 runs, median 0.158 (0.149 at the shares) before the four long-context rows of the Qwen3-235B table (November 2026)
+    assert got.runs == 20 and (got.nvlink_share, got.network_share) == X.deepep_link_shares()
+    assert got.median == pytest.approx(0.151, abs=0.005) and got.median_at_shares == pytest.approx(0.147, abs=0.005)
     assert got.worst == pytest.approx(0.431, abs=0.005) and got.worst_at_shares == pytest.approx(0.424, abs=0.005)
     assert got.moved == "DeepSeek-V3, 512 H100, BF16" and got.largest_move == pytest.approx(0.035, abs=0.005)
     assert got.median_at_shares > 0.10 and got.worst_at_shares > 0.20  # the targets stay missed

@@ -135,7 +135,7 @@ def test_the_table_reads_as_text():
 def test_a_record_can_say_how_its_experts_run():
     """``details["expert_gemms"]`` overrides the preset (as for the other stack facts a record may state): the MoE
     runs' operator median was 15.2 % with every expert's GEMM one after another, 15.8 % as Transformer Engine runs
-    them (the wrong way, and shown in the appendix)."""
+    them (the wrong way, and shown in the appendix); 15.0 and 15.1 % with the long-context rows."""
     import dataclasses
 
     errors = accuracy.moe_errors()
@@ -143,8 +143,9 @@ def test_a_record_can_say_how_its_experts_run():
     assert {e.run._stack().expert_gemms for e in loop} == {"loop"}
     assert [e.run.label for e in loop] == [e.run.label for e in errors]
     assert [e.curve for e in loop] == [e.curve for e in errors]  # the curve prices no kernels
-    assert statistics.median(abs(e.operators) for e in loop) == pytest.approx(0.152, abs=0.002)
-    assert statistics.median(abs(e.operators) for e in errors) == pytest.approx(0.158, abs=0.002)
+    # 0.152 and 0.158 before the four long-context rows of the Qwen3-235B table (November 2026)
+    assert statistics.median(abs(e.operators) for e in loop) == pytest.approx(0.150, abs=0.002)
+    assert statistics.median(abs(e.operators) for e in errors) == pytest.approx(0.151, abs=0.002)
     with pytest.raises(ValueError, match="expert_gemms"):
         dataclasses.replace(errors[0].run, details={"expert_gemms": "batched"})
     with pytest.raises(ValueError, match="expert_gemms"):

@@ -225,6 +225,7 @@ it is a residual the least-squares fit could not remove."""
 _STEP_QUANTITY = {"mfu": "MFU", "mfu_causal": "MFU (attention counted causal)",
                   "hardware_flops_per_gpu": "MFU (from the published FLOP/s per GPU)",
                   "hfu": "MFU (from the published HFU)", "model_flops_per_gpu": "MFU (from the published FLOP/s)",
+                  "model_flops_causal_per_gpu": "MFU (from the published FLOP/s, attention counted causal)",
                   "step_seconds": "MFU (from the published step time)"}
 
 _STEP_MISSES = {

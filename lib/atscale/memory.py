@@ -368,14 +368,20 @@ def activation_terms(model: models.TransformerConfig, micro_batch, seq_length=No
     # width a token goes through (a MoE layer: its k routed and shared experts).
     mlp = (3 if model.gated_mlp else 2) * 2 * s * b * f
     parallel = 2 * s * b * q + 4 * s * b * kv + 2 * s * b * o + mlp
-    if model.is_moe:  # per MoE layer: each token's k dispatched copies (2 bytes each way) and FP32 router logits
-        share = model.moe_layers / model.num_layers
-        parallel = parallel + share * s * b * (2 * 2 * model.experts_per_token * h + 4 * model.num_experts)
+    if model.is_moe:
+        parallel = parallel + _routing_bytes(model, s * b)
     if flash_attention:
         scores = 0.0 * sbh
     else:  # softmax output (2 bytes), and with dropout its mask (1) and output (2): 5 a s^2 b
         scores = (5 if dropout else 2) * a * s * s * b
     return ActivationTerms(as_scalar(replicated), as_scalar(parallel), as_scalar(scores))
+
+
+def _routing_bytes(model: models.TransformerConfig, sb):
+    """Bytes a mixture of experts stores per layer (averaged over the layers) for ``sb`` tokens beside its experts'
+    MLP tensors: each token's ``k`` dispatched and combined copies (2 bytes each way) and the router's FP32 logits."""
+    share = model.moe_layers / model.num_layers
+    return share * sb * (2 * 2 * model.experts_per_token * model.hidden_size + 4 * model.num_experts)
 
 
 def _norms(model: models.TransformerConfig) -> int:
@@ -410,7 +416,9 @@ def recompute_savings(model: models.TransformerConfig, micro_batch, seq_length=N
       "all RMSNorm operations", sec. 3.2.3);
     * ``"act"``: the activation function's output, the down projection's input, ``2 s b f`` (``parallel``);
     * ``"mlp"``: every inner tensor of the MLP, ``2 s b f`` per tensor, three for a gated MLP, two otherwise
-      (``parallel``; it includes ``"act"``'s); its input, the checkpoint's, stays;
+      (``parallel``; it includes ``"act"``'s); its input, the checkpoint's, stays. A mixture of experts' is
+      Megatron-Core's ``moe``, which checkpoints the whole MoE layer (``MoELayer.forward``: router, dispatch,
+      experts, combine): its dispatched copies and router logits go too (:func:`activation_terms`' MoE terms);
     * ``"mla_up_proj"``: under multi-head latent attention, the up-projected queries, keys and values
       (``2 s b (a d_qk + g (d_qk + d_v))``, ``parallel``), made again from the latents; none without MLA;
     * ``"alternate_mm"`` (torchtitan's per-operator policy): the keys, ``2 s b g d_qk``, and a gated MLP's up
@@ -432,6 +440,8 @@ def recompute_savings(model: models.TransformerConfig, micro_batch, seq_length=N
     sb = s * b
     rep = 2 * sb * (_norms(model) * model.hidden_size + _latent_width(model)) if "layernorm" in modules else 0 * sb
     inner = (3 if model.gated_mlp else 2) * 2 * sb * model.active_ffn_size
+    if model.is_moe:  # Megatron-Core's "moe" checkpoints the whole MoE layer: its routing and dispatch too
+        inner = inner + _routing_bytes(model, sb)
     par = inner if "mlp" in modules else (2 * sb * model.active_ffn_size if "act" in modules else 0 * sb)
     if "mla_up_proj" in modules and model.mla is not None:  # Q (2 s b a d_qk), K and V (2 s b g d each)
         par = par + 2 * sb * model.qkv_width
@@ -476,13 +486,14 @@ def _fp8_cache_terms(parts: dict, again: dict, xp=np) -> tuple:
     """``(replicated, parallel)`` bytes not stored under :func:`_fp8_cache_parts`' ``parts`` when the modules
     ``again`` (name -> bool, or bool array) are recomputed: a recomputed tensor is not stored at all, so its FP8
     saving goes (the norms' outputs with ``"layernorm"``, the down projection's input with ``"act"`` or ``"mlp"``,
-    the activation's inputs with ``"mlp"``, MLA's latent norms' outputs with ``"layernorm"`` or ``"mla_up_proj"``,
+    the activation's inputs and the experts' dispatched inputs with ``"mlp"``, MLA's latent norms' outputs with ``"layernorm"`` or ``"mla_up_proj"``,
     whose checkpoint keeps its 16-bit inputs); a recomputed attention core leaves the output projection's copy
     alone."""
     rep = (xp.where(again["layernorm"], 0.0, parts["norm_out"])
            + xp.where(again["layernorm"] | again["mla_up_proj"], 0.0, parts["latent_out"]))
     par = (xp.where(again["act"] | again["mlp"], 0.0, parts["fc2_in"]) + xp.where(again["mlp"], 0.0, parts["act_in"])
-           + xp.where(again["core_attn"], parts["attn_out_alone"], parts["attn_out"]) + parts["dispatch"])
+           + xp.where(again["core_attn"], parts["attn_out_alone"], parts["attn_out"])
+           + xp.where(again["mlp"], 0.0, parts["dispatch"]))
     return rep, par
 
 

@@ -382,6 +382,13 @@ class StepTime:
         return self.model_flops_per_step / self.total / self.gpus
 
     @property
+    def model_flops_causal_per_gpu(self):
+        """:attr:`model_flops_per_gpu` with the attention core counted for its causal half (``6N + 6lsh`` per token),
+        FLOP/s: the count Megatron-LM's ``--log-throughput`` prints since it halved the attention matrix
+        (``num_floating_point_operations`` in its ``training.py``: ``seq_length / hidden_size / 2``)."""
+        return self.model_flops_per_gpu * self.causal_flops_ratio
+
+    @property
     def hardware_flops_per_gpu(self):
         """FLOPs counted with recomputation per second per GPU, FLOP/s."""
         return self.hardware_flops_per_step / self.total / self.gpus
@@ -857,7 +864,8 @@ a quarter less traffic (:attr:`atscale.models.TransformerConfig.fp8_dispatch`)."
 def _ep_comm(L, c: _Context, layer: dict):
     """Exposed seconds per layer per micro-batch (averaged over the layers) of expert parallelism's all-to-alls:
     dispatch and combine in the forward pass, their mirror images in the backward (four; six when the forward is
-    recomputed), each moving ``k`` copies of every token's ``h`` activations (``1 / tp`` of the tokens per GPU),
+    recomputed, fully or with the ``"mlp"`` module, which for an MoE layer is Megatron-Core's ``moe``: it checkpoints
+    the router, the dispatch, the experts and the combine together, ``MoELayer.forward``), each moving ``k`` copies of every token's ``h`` activations (``1 / tp`` of the tokens per GPU),
     the busiest GPU ``expert_load`` times the mean. The ``ep`` group strides by ``expert_tp``: copies for experts
     in the node go over NVLink, the rest over the GPU's NIC, concurrently (:func:`atscale.collectives.
     all_to_all_time`). A deduplicating dispatch (``node_dedup``, DeepEP's) sends a token across the network once per
@@ -886,7 +894,8 @@ def _ep_comm(L, c: _Context, layer: dict):
     one = collectives._all_to_all(on, off, inside, nodes, c.up, c.rail, xp)
     if c.tiers:  # the copies bound outside a pod (or rack) cross its tapered tier
         one = xp.maximum(one, collectives._all_to_all_tiers(off, nodes, span, g, c.tiers, xp))
-    t = xp.where(L.ep > 1, (4.0 + 2.0 * layer["full"]) * one * k.moe_share, 0.0)
+    again = xp.where(layer["mlp_again"], 1.0, layer["full"])  # Megatron-Core's "moe" recomputes the whole MoE layer
+    t = xp.where(L.ep > 1, (4.0 + 2.0 * again) * one * k.moe_share, 0.0)
     cover = layer["gemm"] + layer["attention"]
     return xp.where(L.a2a, xp.maximum(0.0, t - cover), t)
 

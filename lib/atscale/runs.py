@@ -67,7 +67,8 @@ class Reading:
         object.__setattr__(self, "plan", MappingProxyType(dict(self.plan)))
 
 
-METRICS = ("hardware_flops_per_gpu", "model_flops_per_gpu", "mfu", "mfu_causal", "hfu", "step_seconds")
+METRICS = ("hardware_flops_per_gpu", "model_flops_per_gpu", "model_flops_causal_per_gpu", "mfu", "mfu_causal", "hfu",
+           "step_seconds")
 """What a :class:`Run` may have published (see :attr:`Run.metric`)."""
 
 
@@ -77,7 +78,8 @@ class Run:
 
     ``metric`` is ``"hardware_flops_per_gpu"`` (FLOP/s per GPU counting recomputation, as Narayanan et al.
     2021 report), ``"mfu"``, ``"mfu_causal"`` (MFU with attention counted for its causal half, for sources
-    that count FLOPs that way), ``"model_flops_per_gpu"``, ``"hfu"`` or ``"step_seconds"`` (seconds per
+    that count FLOPs that way), ``"model_flops_per_gpu"``, ``"model_flops_causal_per_gpu"`` (model FLOP/s per GPU with
+    the attention counted causal, as Megatron-LM's throughput log prints it), ``"hfu"`` or ``"step_seconds"`` (seconds per
     optimizer step, where the source prints the step time itself); ``published`` its value (FLOP/s, a
     fraction or seconds). ``role`` is
     ``"calibration"`` (the constants were fitted on it) or ``"validation"`` (they were not). ``source``:
@@ -87,7 +89,8 @@ class Run:
     ``stack``: the training stack as the source names it (e.g. ``"Megatron-LM (2021)"``); ``group``: the set of
     runs it belongs to (one data file, one table of the accuracy appendix); ``details``: what its record holds that
     the model does not read yet (``published_as``, the figure as printed with its conversion; ``stack_preset``;
-    ``url``; stack options such as ``compile`` or ``float8_recipe``; ``readings``, the other readings of the source
+    ``url``; ``published_dropless``, a second figure of the same run without forced load balancing; stack options
+    such as ``compile`` or ``float8_recipe``; ``readings``, the other readings of the source
     its text allows, :attr:`readings`), read-only.
     """
 
@@ -428,7 +431,9 @@ expert terms of the step-time model are new, and these runs judge them."""
 MOE_FURTHER_RUNS: tuple[Run, ...] = _group("Mixture of experts, further runs")
 """Further published mixture-of-experts runs, all validation: Qwen3-235B-A22B on 256 H100 with its expert group
 inside the node, as NVIDIA's Megatron-MoE-ModelZoo tabulates them (Megatron FSDP; a 32-stage pipeline with the
-plain all-to-all dispatcher; tensor parallelism 4), and NVIDIA's Grok-1 recipe at its full 64 layers on 512, 1,024
+plain all-to-all dispatcher; tensor parallelism 4) and the same table's four long-context rows (the tensor-parallel-4
+layout at 16k-131k tokens with context parallelism 1-8; each publishes Megatron-LM's rate per GPU,
+``"model_flops_causal_per_gpu"``), and NVIDIA's Grok-1 recipe at its full 64 layers on 512, 1,024
 and 2,048 H100 in BF16 and FP8 (dgxc-benchmarking v24.11.1, with the layout its scripts set; the one published
 mixture of experts in both precisions on the same layouts: :func:`fp8_pairs` with ``moe=True``). Added after the
 expert layer's operators were (November 2026), with each layout as printed, so that the expert terms are judged on
