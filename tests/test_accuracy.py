@@ -5,13 +5,22 @@ import dataclasses
 import pytest
 
 from atscale import accuracy as A
-from atscale import collectives, memory, parallelism, reliability, runs
+from atscale import collectives, experts, memory, parallelism, reliability, runs
 
 ALL = A.comparisons()
 
 # The measured errors of the comparisons the book says the model misses (model / published - 1).
 KNOWN_MISSES = {
     "8 × A100 80GB (HPE), large": -0.148,
+    # DeepEP's published normal kernels (H800; added to the comparisons in November 2026): the model's time is shorter
+    # than the published bandwidth gives on every row, beyond 10 % in one node, on two nodes (where the forwarding over
+    # NVLink, not the NIC, sets the pace, as the published dip shows) and for the combine on four; within 10 % for the
+    # dispatch on four nodes (-0.092) and both on eight (-0.063, -0.089)
+    "DeepEP dispatch, 8 H800 (one node)": -0.127,
+    "DeepEP combine, 8 H800 (one node)": -0.108,
+    "DeepEP dispatch, 16 H800 (2 nodes)": -0.199,
+    "DeepEP combine, 16 H800 (2 nodes)": -0.206,
+    "DeepEP combine, 32 H800 (4 nodes)": -0.113,
     # The step-time model's misses of more than 3 MFU points (accuracy.STEP_TIME_MISS_POINTS), as relative errors
     # of MFU. No calibration run is left beyond 3 points since each GPU generation has its own E_max; all are
     # validation runs:
@@ -120,7 +129,7 @@ def test_every_published_comparison_is_gathered():
     # Nothing the chapters compare is left out, and nothing is counted twice.
     assert len(ALL) == (len([a for a in __import__("atscale").hardware.ACCELERATORS.values()
                              for _ in a.measured_matmul_flops]) + len(memory.ZERO_TABLE2)
-                        + len(collectives.CALIBRATION) + len(collectives.VALIDATION)
+                        + len(collectives.CALIBRATION) + len(collectives.VALIDATION) + len(experts.deepep_comparison())
                         + len(parallelism.CALIBRATION_RUNS) + len(parallelism.VALIDATION_RUNS)
                         + len(parallelism.MOE_RUNS) + len(runs.MOE_FURTHER_RUNS) + 2 + 3)
     assert len({(c.group, c.what) for c in ALL}) == len(ALL)
@@ -164,8 +173,8 @@ def test_the_model_values_are_the_chapters():
 def test_summary_statistics_calibration_and_validation_apart():
     cal, val = A.summary("calibration"), A.summary("validation")
     # 49 before the three further MoE runs and the all-to-all, 53 before the six Grok-1 runs
-    # 59 before the four long-context rows of the Qwen3-235B table
-    assert cal.count == 22 and val.count == 63
+    # 59 before the four long-context rows of the Qwen3-235B table, 63 before DeepEP's eight rows
+    assert cal.count == 22 and val.count == 71
     # 0.014 before the H100 recipes took their scripts' pipeline overlap and the curve was refit (November 2026)
     assert cal.median_abs_error == pytest.approx(0.017, abs=0.002)
     assert cal.worst_abs_error == pytest.approx(0.048, abs=0.002) and cal.worst == "8 B ring, 2 GPUs"
@@ -175,7 +184,8 @@ def test_summary_statistics_calibration_and_validation_apart():
     # its configuration's recomputation (a known miss since); 0.058 after the H100 recipes' scripts and the refit
     # 0.0645 before the Qwen3-235B records took their scripts' TP communication (not overlapped)
     # 0.061 before the MoE layers' TP collectives took Megatron-Core's dispatcher (the six Grok-1 runs within 3 points)
-    assert val.median_abs_error == pytest.approx(0.058, abs=0.002)  # 0.058 before the six Grok-1 runs
+    # 0.058 before DeepEP's eight rows (-6 to -21 %)
+    assert val.median_abs_error == pytest.approx(0.0645, abs=0.002)  # 0.058 before the six Grok-1 runs
     assert val.worst_abs_error == pytest.approx(5.264, abs=0.002)
     assert val.worst == "fitted profile (Llama 3), research-cluster jobs (1,024 A100)"
     dense = A.summary("validation", group="Step time")

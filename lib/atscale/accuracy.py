@@ -214,6 +214,31 @@ def _collectives():
             _COLL_LEAVES_OUT + ("; this server delivers less than the DGX the NVLink efficiency was fitted on"
                                 if miss else ""),
             m.source, known_miss=miss))
+    return out + _deepep()
+
+
+_DEEPEP_LEAVES_OUT = ("how DeepEP's kernels split their SMs between the NVLink and the RDMA stage and pipeline them "
+                      "(the model runs the two stages concurrently, each at its link's full rate), the copies a GPU "
+                      "sends itself (free in the model), congestion; the collectives chapter's link rates, fitted on "
+                      "nccl-tests all-reduces, stand for the H800's")
+
+
+def _deepep():
+    """DeepEP's published dispatch and combine bandwidths (:func:`atscale.experts.deepep_comparison`) as times: the
+    model's time of a row's transfer and the time the published bandwidth gives the same bytes (validation; no
+    constant was fitted on them). Held to the collectives' band."""
+    from . import experts
+
+    out = []
+    for b in experts.deepep_comparison():
+        seconds = max(b.nvlink_seconds, b.rdma_seconds)  # the model's time: the slower of two concurrent stages
+        published = seconds * b.model / b.published  # the same bytes at the published bandwidth
+        where = "one node" if b.nodes == 1 else f"{b.nodes} nodes"
+        c = Comparison("Collectives", f"DeepEP {b.exchange}, {b.ep} H800 ({where})", f"expert {b.exchange} time (s)",
+                       seconds, published, "validation", "estimate", _pm(COLLECTIVES_TOLERANCE), _DEEPEP_LEAVES_OUT,
+                       f"DeepSeek-AI, DeepEP README, normal kernels (corrected 2025-04-22, commit 3b1045d): {b.ep} "
+                       f"GPUs, {b.link} bottleneck bandwidth, as its test scripts count it")
+        out.append(dataclasses.replace(c, known_miss=not c.within))
     return out
 
 
