@@ -48,7 +48,9 @@ __all__ = ["Comparison", "Summary", "Gap", "megascale_drops", "megascale_against
            "Fp8Rate", "fp8_rate_sensitivity", "fp8_rate_table", "ReadingError", "readings", "readings_table",
            "AsyncTPGain", "async_tp_gains", "async_tp_table", "KernelCheck", "kernel_check", "KernelSummary",
            "kernel_summaries", "kernel_table", "EXPERT_MODELS", "RowwiseLayer", "rowwise_layers",
-           "RowwiseReading", "rowwise_sensitivity", "A2ARate", "a2a_rate_sensitivity"]
+           "RowwiseReading", "rowwise_sensitivity", "A2ARate", "a2a_rate_sensitivity", "LONG_CONTEXT_TOKENS",
+           "MEASURED_FROM_TOKENS", "measured_attention_factors", "AttentionWhatIf", "attention_rate_sensitivity",
+           "attention_rate_table"]
 
 GROUPS = ("Hardware", "Memory", "Collectives", "Step time", "Experts", "Reliability")
 """The groups, in the order of the chapters that make the comparisons."""
@@ -1338,6 +1340,85 @@ def a2a_rate_sensitivity() -> A2ARate:
     return A2ARate(nvlink, network, len(moe), statistics.median(abs(e) for e in book),
                    statistics.median(abs(e) for e in slower), max(abs(e) for e in book), max(abs(e) for e in slower),
                    moves[i], moe[i].label)
+
+
+LONG_CONTEXT_TOKENS = 32_768
+"""Sequences at least this long (tokens) make a run long-context for :func:`attention_rate_sensitivity` (issue 31's
+long-context target counts runs from 32k tokens)."""
+
+MEASURED_FROM_TOKENS = 16_384
+"""The shortest sequence (tokens) of the book's attention measurement that :func:`measured_attention_factors` reads:
+the lengths at which a long-context run's attention kernels run (a context-parallel rank's blocks included)."""
+
+
+def measured_attention_factors(accelerator: str = "H100 SXM") -> dict:
+    """``{kernel: factor}`` for each attention kernel the book measured (:func:`kernel_check`: FlashAttention-2 as
+    PyTorch builds it, ``"flash2"``; cuDNN 9.19, ``"cudnn"``): the median over its measured points of at least
+    :data:`MEASURED_FROM_TOKENS` tokens (forward and backward, causal or not) of the kernel model's time over the
+    measured one, how many times as fast the 2026 kernel ran as the model prices it (dimensionless)."""
+    ratios: dict = {}
+    for c in kernel_check(accelerator):
+        if c.experiment == "attention" and c.shape["seq"] >= MEASURED_FROM_TOKENS:
+            kernel = _ATTENTION_MEASURED.get(c.variant.rsplit("-", 1)[0])
+            if kernel is not None:
+                ratios.setdefault(kernel, []).append(c.predicted / c.measured)
+    return {k: statistics.median(v) for k, v in ratios.items()}
+
+
+@dataclass(frozen=True)
+class AttentionWhatIf:
+    """One published H100 run of at least :data:`LONG_CONTEXT_TOKENS` tokens whose attention kernel the book measured,
+    priced with that kernel at the measured rate (:func:`attention_rate_sensitivity`): ``run`` (its label), ``stack``,
+    ``tokens`` (sequence length), ``kernel`` (:attr:`atscale.runs.Run.attention_kernel`), ``factor``
+    (:func:`measured_attention_factors`), and the operator-level step-time error at the kernel model's rates
+    (``error``) and at the measured ones (``error_measured``; model / published − 1)."""
+
+    run: str
+    stack: str
+    tokens: int
+    kernel: str
+    factor: float
+    error: float
+    error_measured: float
+
+
+def attention_rate_sensitivity() -> tuple[AttentionWhatIf, ...]:
+    """Every long-context validation run on H100s whose attention kernel the book measured, at the kernel model's
+    rates and with its attention at the measured 2026 kernel's
+    (:attr:`atscale.calibration.Calibration.attention_rate_factor`): how much of the long-context misses the
+    attention's rate could explain. A "what if", not a fit: the runs used the kernels of their own day, which the
+    measurement does not time (:class:`AttentionWhatIf`)."""
+    from . import calibration, runs
+
+    factors = measured_attention_factors()
+    out = []
+    for r in runs.ALL_RUNS:
+        tokens = r.seq_length or r.model.seq_length
+        kernel = r.attention_kernel
+        if (r.role != "validation" or tokens < LONG_CONTEXT_TOKENS or kernel not in factors
+                or not r.cluster.node.accelerator.name.startswith("H100 SXM")):
+            continue
+        cal = dataclasses.replace(calibration.CALIBRATION, attention_rate_factor=factors[kernel])
+        out.append(AttentionWhatIf(r.label, r.stack, int(tokens), kernel, factors[kernel],
+                                   r.step_error(operators=True), r.step_error(cal, operators=True)))
+    return tuple(out)
+
+
+def attention_rate_table():
+    """:func:`attention_rate_sensitivity` as a :class:`~atscale.tables.Table`: each long-context run with its stack,
+    its attention kernel and its step-time error at the kernel model's and at the measured rates."""
+    from . import kernels
+    from .tables import Table
+
+    rows = tuple((w.run, w.stack, f"{kernels.ATTENTION_KERNEL_LABELS[w.kernel]} ({w.factor:.2f}×)", f"{w.error:+.1%}",
+                  f"{w.error_measured:+.1%}") for w in attention_rate_sensitivity())
+    return Table(("Run (validation)", "Stack", "Attention kernel (measured speed-up)", "Step error, published curves",
+                  "Step error, measured rates"), rows,
+                 caption="The operator-level model on every long-context run (32k tokens or more) on H100s whose "
+                         "attention kernel the book measured, with the fused attention at the kernel model's rates "
+                         "(from published benchmarks) and at the rates the book measured for that kernel in 2026 "
+                         "from 16k tokens on. A what-if: each run used the kernels of its own day. Positive: the "
+                         "model is slower than published.")
 
 
 FP8_RATE_FACTORS = (1.0, 0.95, 0.90)

@@ -75,6 +75,13 @@ class Calibration:
     achieve, in both models (dimensionless; 1 in :data:`CALIBRATION`). Not fitted: DeepEP's published kernels reach
     less (:func:`atscale.experts.deepep_link_shares`), NCCL's all-to-all, which Megatron-Core's dispatcher runs, has
     no comparable published benchmark; other values are "what ifs" (:func:`atscale.accuracy.a2a_rate_sensitivity`).
+
+    ``attention_rate_factor``: the fused attention kernels' rates in the operator-level compute, as a multiple of the
+    kernel model's (:func:`atscale.kernels.attention_model`, from published benchmarks; dimensionless, 1 in
+    :data:`CALIBRATION`). Not fitted: the book's own H100 measurement of 2026 kernels runs faster at long sequences
+    than the published curves (:func:`atscale.accuracy.kernel_check`), and other values are "what ifs"
+    (:func:`atscale.accuracy.attention_rate_sensitivity`). Not read by the curve, nor by the unfused path (priced by
+    the GEMM model).
     """
 
     efficiency_max: float = 0.88
@@ -88,6 +95,7 @@ class Calibration:
     rowwise_linear_only: bool = False
     a2a_nvlink_share: float = 1.0
     a2a_network_share: float = 1.0
+    attention_rate_factor: float = 1.0
 
     def __post_init__(self):
         for name in ("efficiency_max", "efficiency_max_h100"):
@@ -95,7 +103,7 @@ class Calibration:
                                                      scalar=True))
         # shares of the kernel model's rates (above 1: the kernel model is too slow)
         for name in ("kernel_efficiency", "kernel_efficiency_h100", "fp8_rate_factor", "a2a_nvlink_share",
-                     "a2a_network_share"):
+                     "a2a_network_share", "attention_rate_factor"):
             object.__setattr__(self, name, _v.number(name, getattr(self, name), low=0, low_open=True, high=1.5,
                                                      scalar=True))
         for name in ("half_width", "half_hidden"):

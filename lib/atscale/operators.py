@@ -341,19 +341,21 @@ def _model_shapes(model: models.TransformerConfig) -> dict:
 
 def _context(model: models.TransformerConfig, accelerator: hardware.Accelerator, seq_length: float, dtype: str,
              stack_: Stack, fp8_recipe: str, flash: bool, efficiency: float, fp8_factor: float = 1.0,
-             rowwise_linear_only: bool = False):
+             rowwise_linear_only: bool = False, attention_factor: float = 1.0):
     """What the operator terms read for one model, accelerator, dtype and stack (checked by the caller):
     the GEMM and attention kernel models with their rates times ``efficiency`` (the calibrated share of a
     benchmark's rate that kernels keep in a training step, :attr:`atscale.calibration.Calibration.kernel_efficiency`);
     in FP8, the FP8 GEMMs' rate also times ``fp8_factor``
     (:attr:`atscale.calibration.Calibration.fp8_rate_factor`); ``rowwise_linear_only``: how torchao's rowwise
-    speedups are read (:attr:`atscale.calibration.Calibration.rowwise_linear_only`)."""
+    speedups are read (:attr:`atscale.calibration.Calibration.rowwise_linear_only`); the fused attention kernels'
+    rates also times ``attention_factor`` (:attr:`atscale.calibration.Calibration.attention_rate_factor`)."""
     gemm = kernels.gemm_model(accelerator, dtype)
     gemm16 = kernels.gemm_model(accelerator, "bf16")
     attn = kernels.attention_model(accelerator, stack_.attention if flash else "unfused")
     gemm = dataclasses.replace(gemm, rate=gemm.rate * efficiency * (fp8_factor if dtype == "fp8" else 1.0))
     gemm16 = dataclasses.replace(gemm16, rate=gemm16.rate * efficiency)
-    attn = dataclasses.replace(attn, gemm=gemm16, rates=tuple((r * efficiency, h, cap) for r, h, cap in attn.rates))
+    attn = dataclasses.replace(attn, gemm=gemm16,
+                               rates=tuple((r * efficiency * attention_factor, h, cap) for r, h, cap in attn.rates))
     w = _model_shapes(model)
     columns = frozenset(name for name, _, _, mode in _gemms(w, stack_, 1.0) if mode == "column")
     return types.SimpleNamespace(w=w, s=float(seq_length), stack=stack_, gemm=gemm, gemm16=gemm16, attn=attn,
@@ -773,7 +775,8 @@ def layer_operators(model, accelerator="H100 SXM", *, micro_batch=1, seq_length=
         raise ValueError(f"calibration={_v.show(calibration)} must be an atscale.calibration.Calibration")
     zero_stage = _v.count("zero_stage", zero_stage, low=0, high=3, scalar=True)
     c = _context(model, acc, float(s), dtype, st, fp8_recipe, _v.flag("flash_attention", flash_attention),
-                 cal.kernel_efficiency_for(acc), cal.fp8_rate_factor, cal.rowwise_linear_only)
+                 cal.kernel_efficiency_for(acc), cal.fp8_rate_factor, cal.rowwise_linear_only,
+                 cal.attention_rate_factor)
     ep, etp, load = _expert_args(model, ep, tp if expert_tp is None else expert_tp, expert_imbalance)
     L = types.SimpleNamespace(b=float(b), tp=float(tp), cp=float(cp), sp=sp, ep=ep, etp=etp, load=load,
                               zs=float(zero_stage), reshard=True, tp_overlap=False)

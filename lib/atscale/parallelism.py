@@ -1593,7 +1593,7 @@ def _new_context(model, cluster, seq_length, dtype, optimizer_name, flash_attent
         st = _operators._stack_arg("stack", stack)
         ops = _operators._context(model, acc, float(s), dtype, st, fp8_recipe, flash,
                                   calibration.kernel_efficiency_for(acc), calibration.fp8_rate_factor,
-                                  calibration.rowwise_linear_only)
+                                  calibration.rowwise_linear_only, calibration.attention_rate_factor)
         contention = st.comm_sm_share
     return _Context(model, float(s), _ceiling(acc, dtype, calibration), _ceiling(acc, "bf16", calibration),
                     acc.hbm_bandwidth, up, rail, cluster.node.gpus, memory.optimizer(optimizer_name), flash,
