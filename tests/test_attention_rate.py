@@ -49,9 +49,9 @@ def test_the_measured_factors():
 
 def test_the_long_context_runs_at_the_measured_rates():
     """Measured when the what-if was added (November 2026): the three Megatron-Core rows of NVIDIA's Qwen3-235B
-    table from 32k tokens (late 2025) land within 2 % at the 2026 kernel's rate; all but one of the other long-context
-    runs (NeMo 24.03, torchtitan, Llama 3; 2024-25) move further from their published steps. One attention rate does not serve
-    them all: the book keeps the published curves."""
+    table from 32k tokens (late 2025) land within 2 % at the 2026 kernel's rate; all but one of the other
+    long-context runs (NeMo 24.03, torchtitan, Llama 3; 2024-25) move further from their published steps. One
+    attention rate does not serve them all: the book keeps the published curves."""
     got = accuracy.attention_rate_sensitivity()
     assert len(got) == 16 and all(w.tokens >= accuracy.LONG_CONTEXT_TOKENS for w in got)
     qwen = [w for w in got if w.run.startswith("Qwen3-235B")]

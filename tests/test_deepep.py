@@ -183,7 +183,8 @@ def test_a2a_rate_sensitivity_as_measured():
     from atscale import accuracy
 
     got = accuracy.a2a_rate_sensitivity()
-    # 16 runs, median 0.158 (0.149 at the shares) before the four long-context rows of the Qwen3-235B table (November 2026)
+    # 16 runs, median 0.158 (0.149 at the shares) before the four long-context rows of the Qwen3-235B table
+    # (November 2026)
     assert got.runs == 20 and (got.nvlink_share, got.network_share) == X.deepep_link_shares()
     assert got.median == pytest.approx(0.151, abs=0.005) and got.median_at_shares == pytest.approx(0.147, abs=0.005)
     assert got.worst == pytest.approx(0.431, abs=0.005) and got.worst_at_shares == pytest.approx(0.424, abs=0.005)

@@ -486,9 +486,9 @@ def _fp8_cache_terms(parts: dict, again: dict, xp=np) -> tuple:
     """``(replicated, parallel)`` bytes not stored under :func:`_fp8_cache_parts`' ``parts`` when the modules
     ``again`` (name -> bool, or bool array) are recomputed: a recomputed tensor is not stored at all, so its FP8
     saving goes (the norms' outputs with ``"layernorm"``, the down projection's input with ``"act"`` or ``"mlp"``,
-    the activation's inputs and the experts' dispatched inputs with ``"mlp"``, MLA's latent norms' outputs with ``"layernorm"`` or ``"mla_up_proj"``,
-    whose checkpoint keeps its 16-bit inputs); a recomputed attention core leaves the output projection's copy
-    alone."""
+    the activation's inputs and the experts' dispatched inputs with ``"mlp"``, MLA's latent norms' outputs with
+    ``"layernorm"`` or ``"mla_up_proj"``, whose checkpoint keeps its 16-bit inputs); a recomputed attention core
+    leaves the output projection's copy alone."""
     rep = (xp.where(again["layernorm"], 0.0, parts["norm_out"])
            + xp.where(again["layernorm"] | again["mla_up_proj"], 0.0, parts["latent_out"]))
     par = (xp.where(again["act"] | again["mlp"], 0.0, parts["fc2_in"]) + xp.where(again["mlp"], 0.0, parts["act_in"])

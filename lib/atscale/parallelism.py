@@ -864,21 +864,22 @@ a quarter less traffic (:attr:`atscale.models.TransformerConfig.fp8_dispatch`)."
 def _ep_comm(L, c: _Context, layer: dict):
     """Exposed seconds per layer per micro-batch (averaged over the layers) of expert parallelism's all-to-alls:
     dispatch and combine in the forward pass, their mirror images in the backward (four; six when the forward is
-    recomputed, fully or with the ``"mlp"`` module, which for an MoE layer is Megatron-Core's ``moe``: it checkpoints
-    the router, the dispatch, the experts and the combine together, ``MoELayer.forward``), each moving ``k`` copies of every token's ``h`` activations (``1 / tp`` of the tokens per GPU),
-    the busiest GPU ``expert_load`` times the mean. The ``ep`` group strides by ``expert_tp``: copies for experts
-    in the node go over NVLink, the rest over the GPU's NIC, concurrently (:func:`atscale.collectives.
-    all_to_all_time`). A deduplicating dispatch (``node_dedup``, DeepEP's) sends a token across the network once per
-    destination node, to the GPU of the same local rank there, which forwards it over NVLink once to each GPU of its
-    node that holds any of the token's experts (DeepSeek-AI 2024, sec. 3.2.2; DeepEP's internode kernels): over
-    NVLink each GPU sends its own node's copies (:func:`_local_copies`) and forwards those of the other nodes, ``N``
-    times the first on average (checked against DeepEP's published bandwidths: :func:`atscale.experts.
-    deepep_comparison`); node-limited routing
-    (``max_routed_nodes`` ``M``; DeepSeek-AI 2024, sec. 2.1.2) caps those nodes at ``M`` (:func:`_remote_copies`); ``fp8_dispatch`` in FP8 training sends the dispatch in FP8
+    recomputed, fully or with the ``"mlp"`` module, which for an MoE layer is Megatron-Core's ``moe``: it
+    checkpoints the router, the dispatch, the experts and the combine together, ``MoELayer.forward``), each moving
+    ``k`` copies of every token's ``h`` activations (``1 / tp`` of the tokens per GPU), the busiest GPU
+    ``expert_load`` times the mean. The ``ep`` group strides by ``expert_tp``: copies for experts in the node go
+    over NVLink, the rest over the GPU's NIC, concurrently (:func:`atscale.collectives.all_to_all_time`). A
+    deduplicating dispatch (``node_dedup``, DeepEP's) sends a token across the network once per destination node, to
+    the GPU of the same local rank there, which forwards it over NVLink once to each GPU of its node that holds any
+    of the token's experts (DeepSeek-AI 2024, sec. 3.2.2; DeepEP's internode kernels): over NVLink each GPU sends
+    its own node's copies (:func:`_local_copies`) and forwards those of the other nodes, ``N`` times the first on
+    average (checked against DeepEP's published bandwidths: :func:`atscale.experts.deepep_comparison`); node-limited
+    routing (``max_routed_nodes`` ``M``; DeepSeek-AI 2024, sec. 2.1.2) caps those nodes at ``M``
+    (:func:`_remote_copies`); ``fp8_dispatch`` in FP8 training sends the dispatch in FP8
     (:data:`FP8_DISPATCH_BYTES`). Each link runs at the calibration's share of its rate
-    (:attr:`Calibration.a2a_nvlink_share`, :attr:`Calibration.a2a_network_share`; 1 by default). With ``a2a_overlap``
-    the all-to-all of one micro-batch runs behind another's computation (DualPipe, sec. 3.2.1): only what the
-    layer's compute cannot cover is exposed."""
+    (:attr:`Calibration.a2a_nvlink_share`, :attr:`Calibration.a2a_network_share`; 1 by default). With
+    ``a2a_overlap`` the all-to-all of one micro-batch runs behind another's computation (DualPipe, sec. 3.2.1): only
+    what the layer's compute cannot cover is exposed."""
     xp, k = c.xp, c.k
     g = float(c.gpus_per_node)
     span = L.ep * L.etp

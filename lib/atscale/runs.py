@@ -78,9 +78,9 @@ class Run:
 
     ``metric`` is ``"hardware_flops_per_gpu"`` (FLOP/s per GPU counting recomputation, as Narayanan et al.
     2021 report), ``"mfu"``, ``"mfu_causal"`` (MFU with attention counted for its causal half, for sources
-    that count FLOPs that way), ``"model_flops_per_gpu"``, ``"model_flops_causal_per_gpu"`` (model FLOP/s per GPU with
-    the attention counted causal, as Megatron-LM's throughput log prints it), ``"hfu"`` or ``"step_seconds"`` (seconds per
-    optimizer step, where the source prints the step time itself); ``published`` its value (FLOP/s, a
+    that count FLOPs that way), ``"model_flops_per_gpu"``, ``"model_flops_causal_per_gpu"`` (model FLOP/s per GPU
+    with the attention counted causal, as Megatron-LM's throughput log prints it), ``"hfu"`` or ``"step_seconds"``
+    (seconds per optimizer step, where the source prints the step time itself); ``published`` its value (FLOP/s, a
     fraction or seconds). ``role`` is
     ``"calibration"`` (the constants were fitted on it) or ``"validation"`` (they were not). ``source``:
     paper, table, row. ``assumed``: what the paper does not print and the model had to assume.
