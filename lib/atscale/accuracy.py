@@ -50,7 +50,7 @@ __all__ = ["Comparison", "Summary", "Gap", "megascale_drops", "megascale_against
            "kernel_summaries", "kernel_table", "EXPERT_MODELS", "RowwiseLayer", "rowwise_layers",
            "RowwiseReading", "rowwise_sensitivity", "A2ARate", "a2a_rate_sensitivity", "LONG_CONTEXT_TOKENS",
            "MEASURED_FROM_TOKENS", "measured_attention_factors", "AttentionWhatIf", "attention_rate_sensitivity",
-           "attention_rate_table"]
+           "attention_rate_table", "DroplessReading", "dropless_imbalance"]
 
 GROUPS = ("Hardware", "Memory", "Collectives", "Step time", "Experts", "Reliability")
 """The groups, in the order of the chapters that make the comparisons."""
@@ -1340,6 +1340,58 @@ def a2a_rate_sensitivity() -> A2ARate:
     return A2ARate(nvlink, network, len(moe), statistics.median(abs(e) for e in book),
                    statistics.median(abs(e) for e in slower), max(abs(e) for e in book), max(abs(e) for e in slower),
                    moves[i], moe[i].label)
+
+
+@dataclass(frozen=True)
+class DroplessReading:
+    """A published run printed twice, with the experts' load forced into balance and dropless
+    (:attr:`atscale.runs.Run.details` ``published_dropless``), read through the step-time model
+    (:func:`dropless_imbalance`): ``run`` (its label), ``tokens`` (sequence length), ``slowdown`` (the forced-balance
+    rate over the dropless one: how much longer the dropless step is, as published) and ``imbalance``: the
+    smallest :attr:`atscale.plan.Plan.expert_imbalance` (the busiest expert's load over the mean) at which the
+    operator-level model's step reaches ``slowdown`` times its balanced step (dimensionless)."""
+
+    run: str
+    tokens: int
+    slowdown: float
+    imbalance: float
+
+
+def _imbalance_for(run, slowdown: float, high: float = 4.0) -> float:
+    """The smallest ``expert_imbalance`` in ``[1, high]`` at which the operator-level step of ``run`` reaches
+    ``slowdown`` times its balanced step (bisection: the step grows with the busiest expert's load, in small jumps
+    where its GEMMs take another wave, so the slowdown may fall inside a jump); a ``ValueError`` if none does."""
+    def ratio(x):
+        plan = dataclasses.replace(run.plan, expert_imbalance=x)
+        return float(dataclasses.replace(run, plan=plan).step(operators=True).total) / balanced
+
+    balanced = float(run.step(operators=True).total)
+    lo, hi = 1.0, high
+    if not ratio(lo) <= slowdown <= ratio(hi):
+        raise ValueError(f"{run.label}: a slowdown of {slowdown:g} is outside what expert_imbalance 1 to {high:g} "
+                         f"gives ({ratio(lo):g} to {ratio(hi):g})")
+    for _ in range(40):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if ratio(mid) < slowdown else (lo, mid)
+    return hi
+
+
+def dropless_imbalance() -> tuple[DroplessReading, ...]:
+    """:class:`DroplessReading` for every published run that also prints its dropless rate (NVIDIA's long-context
+    rows of Qwen3-235B-A22B, Megatron-MoE-ModelZoo): the load imbalance the step-time model needs to turn the
+    forced-balance step into the dropless one. A reading of the published pair through the model, not a fit: no
+    constant changes."""
+    from . import runs
+
+    out = []
+    for r in runs.ALL_RUNS:
+        dropless = r.details.get("published_dropless")
+        if dropless is None:
+            continue
+        slowdown = r.published / dropless  # rates: the dropless step is this many times the balanced one
+        out.append(DroplessReading(r.label, int(r.seq_length or r.model.seq_length), slowdown,
+                                   _imbalance_for(r, slowdown)))
+    return tuple(out)
 
 
 LONG_CONTEXT_TOKENS = 32_768
