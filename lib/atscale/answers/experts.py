@@ -55,6 +55,17 @@ def _():
                                      max_nodes=m.max_routed_nodes) * m.hidden_size * 2
 
 
+@answer("experts-dropless-imbalance", unit="", rtol=0.02,
+        idea="Turn the two published rates into a slowdown, then ask how unbalanced the experts must be for the "
+             "model's step to grow by that much.",
+        hint="The dropless step is 295/237 times the balanced one; accuracy.dropless_imbalance() searches the "
+             "expert_imbalance for every such row: take the reading whose tokens are 16,384.")
+def _():
+    from .. import accuracy
+
+    return next(d for d in accuracy.dropless_imbalance() if d.tokens == 16_384).imbalance
+
+
 @answer("experts-dropped-fraction", unit="", rtol=0.02,
         idea="Tokens beyond an expert's capacity are dropped; average that over the experts' loads.",
         hint="experts.dropped_fraction(mean_load, capacity_factor), as a fraction (not a percentage).")
