@@ -233,7 +233,7 @@ def _deepep():
 
     out = []
     for b in experts.deepep_comparison():
-        seconds = max(b.nvlink_seconds, b.rdma_seconds)  # the model's time: the slower of two concurrent stages
+        seconds = b.seconds
         published = seconds * b.model / b.published  # the same bytes at the published bandwidth
         where = "one node" if b.nodes == 1 else f"{b.nodes} nodes"
         c = Comparison("Collectives", f"DeepEP {b.exchange}, {b.ep} H800 ({where})", f"expert {b.exchange} time (s)",

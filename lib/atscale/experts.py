@@ -380,6 +380,11 @@ class DispatchBenchmark:
         return self.model / self.published - 1.0
 
     @property
+    def seconds(self) -> float:
+        """The model's time of the row's transfer, s: the slower of its two concurrent stages."""
+        return max(self.nvlink_seconds, self.rdma_seconds)
+
+    @property
     def bound(self) -> str:
         """The model's slower stage: ``"NVLink"`` or ``"RDMA"``."""
         return "NVLink" if self.nvlink_seconds >= self.rdma_seconds else "RDMA"

@@ -89,7 +89,8 @@ class Run:
     ``stack``: the training stack as the source names it (e.g. ``"Megatron-LM (2021)"``); ``group``: the set of
     runs it belongs to (one data file, one table of the accuracy appendix); ``details``: what its record holds that
     the model does not read yet (``published_as``, the figure as printed with its conversion; ``stack_preset``;
-    ``url``; ``published_dropless``, a second figure of the same run without forced load balancing; stack options
+    ``url``; ``published_dropless``, a second figure of the same run without forced load balancing;
+    ``published_rate``, the FLOP/s per GPU a source prints beside a step time (Megatron-LM's count); stack options
     such as ``compile`` or ``float8_recipe``; ``readings``, the other readings of the source
     its text allows, :attr:`readings`), read-only.
     """
