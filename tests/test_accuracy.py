@@ -95,6 +95,12 @@ KNOWN_MISSES = {
     # sends a token once per GPU inside the node rather than once per expert (November 2026)
     # -0.166 before the H100 recipes took their scripts' settings and the refit (Nov. 2026)
     "Qwen3-30B-A3B, 8 H100, BF16, FSDP": -0.182,
+    # Megatron-Bridge 26.02's two MoE rows on H100 (added November 2026 with the layout its performance scripts set,
+    # read before comparing), both FP8 with current scaling: optimistic by 5.8 points on Qwen3-235B-A22B (the curve's
+    # step 30 % short) and by 15.6 points on Qwen3-30B-A3B, whose published step is 3.2 times the curve's (2.6 times
+    # the operator model's): the narrow model at micro-batch 1, whose published rate is 12 % of the BF16 peak
+    "Qwen3-235B-A22B, 256 H100, FP8, Megatron-Bridge 26.02": 0.423,
+    "Qwen3-30B-A3B, 16 H100, FP8, Megatron-Bridge 26.02": 2.160,
     # NVIDIA's Grok-1 recipe (dgxc-benchmarking v24.11.1, the full 64 layers; added November 2026 with the layout its
     # scripts set, read before comparing) was optimistic by 3.3-3.8 points in BF16 and 3.6-4.2 in FP8 (of the FP8 peak)
     # until its MoE layers paid the expert-TP all-gather and reduce-scatter of Megatron-Core's all-to-all dispatcher
@@ -174,7 +180,8 @@ def test_summary_statistics_calibration_and_validation_apart():
     cal, val = A.summary("calibration"), A.summary("validation")
     # 49 before the three further MoE runs and the all-to-all, 53 before the six Grok-1 runs
     # 59 before the four long-context rows of the Qwen3-235B table, 63 before DeepEP's eight rows
-    assert cal.count == 22 and val.count == 71
+    # 71 before Megatron-Bridge 26.02's two MoE rows
+    assert cal.count == 22 and val.count == 73
     # 0.014 before the H100 recipes took their scripts' pipeline overlap and the curve was refit (November 2026)
     assert cal.median_abs_error == pytest.approx(0.017, abs=0.002)
     assert cal.worst_abs_error == pytest.approx(0.048, abs=0.002) and cal.worst == "8 B ring, 2 GPUs"
@@ -185,7 +192,8 @@ def test_summary_statistics_calibration_and_validation_apart():
     # 0.0645 before the Qwen3-235B records took their scripts' TP communication (not overlapped)
     # 0.061 before the MoE layers' TP collectives took Megatron-Core's dispatcher (the six Grok-1 runs within 3 points)
     # 0.058 before DeepEP's eight rows (-6 to -21 %)
-    assert val.median_abs_error == pytest.approx(0.0645, abs=0.002)  # 0.058 before the six Grok-1 runs
+    # 0.0645 before Megatron-Bridge 26.02's two MoE rows
+    assert val.median_abs_error == pytest.approx(0.066, abs=0.002)  # 0.058 before the six Grok-1 runs
     assert val.worst_abs_error == pytest.approx(5.264, abs=0.002)
     assert val.worst == "fitted profile (Llama 3), research-cluster jobs (1,024 A100)"
     dense = A.summary("validation", group="Step time")

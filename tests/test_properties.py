@@ -412,7 +412,7 @@ NEGATIVE_OK = {"accuracy.Gap", "accuracy.comparisons", "accuracy.summary", "accu
                "accuracy.megascale_drops", "accuracy.moe_errors",
                "accuracy.attention_kernel_brackets", "accuracy.fp8_rate_sensitivity",
                "accuracy.readings", "accuracy.kernel_check", "accuracy.kernel_summaries",
-               "accuracy.attention_rate_sensitivity"}  # signed errors are legitimate
+               "accuracy.attention_rate_sensitivity", "accuracy.layer_gaps"}  # signed errors are legitimate
 
 
 def _buildable():
@@ -657,6 +657,7 @@ RESULTS = {  # public types the library builds as results or as its own data: no
     "collectives.CostCurve", "collectives.GradientSync", "collectives.TieredCollective", "collectives.DimensionTiers", "collectives.TierSweep", "experts.MoeSummary", "experts.PublishedCount",
     "experts.AllToAllComparison", "experts.EpSweep", "experts.A2ARatio", "experts.DeepSeekEstimate", "experts.BatchRamp",
     "experts.DispatchBenchmark", "accuracy.A2ARate", "accuracy.AttentionWhatIf", "accuracy.DroplessReading",
+    "accuracy.LayerGap",
     "jct.Estimate",
     "jct.Sweep", "jct.NoFeasibleLayout", "jct.Sensitivity", "memory.ModelState", "memory.MaxModelMeasurement",
     "memory.ActivationTerms", "memory.Breakdown", "parallelism.StageLayers", "parallelism.StepTime",

@@ -50,7 +50,7 @@ __all__ = ["Comparison", "Summary", "Gap", "megascale_drops", "megascale_against
            "kernel_summaries", "kernel_table", "EXPERT_MODELS", "RowwiseLayer", "rowwise_layers",
            "RowwiseReading", "rowwise_sensitivity", "A2ARate", "a2a_rate_sensitivity", "LONG_CONTEXT_TOKENS",
            "MEASURED_FROM_TOKENS", "measured_attention_factors", "AttentionWhatIf", "attention_rate_sensitivity",
-           "attention_rate_table", "DroplessReading", "dropless_imbalance"]
+           "attention_rate_table", "DroplessReading", "dropless_imbalance", "LayerGap", "layer_gaps"]
 
 GROUPS = ("Hardware", "Memory", "Collectives", "Step time", "Experts", "Reliability")
 """The groups, in the order of the chapters that make the comparisons."""
@@ -1391,6 +1391,56 @@ def dropless_imbalance() -> tuple[DroplessReading, ...]:
         slowdown = r.published / dropless  # rates: the dropless step is this many times the balanced one
         out.append(DroplessReading(r.label, int(r.seq_length or r.model.seq_length), slowdown,
                                    _imbalance_for(r, slowdown)))
+    return tuple(out)
+
+
+@dataclass(frozen=True)
+class LayerGap:
+    """A published mixture-of-experts step read per layer through the operator-level model (:func:`layer_gaps`):
+    ``run`` (its label); ``micro_batches`` (per replica per step) and ``layers`` (transformer layers on the fullest
+    pipeline stage), the counts over which the step's layers run one after another on one GPU; ``layer_seconds``:
+    the model's forward and backward of one of its layers for one micro-batch (:func:`atscale.operators.
+    layer_operators`, s), of which ``host_seconds`` is what an eager host takes to issue the layer's kernels (their
+    count times the stack's :attr:`atscale.operators.Stack.host_seconds_per_kernel`, s; the model charges it only
+    where it exceeds the GPU's time); ``kernels``, that count; ``gap_seconds``: the published step's excess over the
+    model's, spread over every layer of every micro-batch (s; negative where the model is slower): how much more
+    each layer would have to cost for the model's step to be the published one, if the whole difference sat in the
+    layers."""
+
+    run: str
+    micro_batches: int
+    layers: int
+    layer_seconds: float
+    host_seconds: float
+    kernels: float
+    gap_seconds: float
+
+
+def layer_gaps() -> tuple[LayerGap, ...]:
+    """:class:`LayerGap` for every published mixture-of-experts run (:func:`moe_errors`' runs, in that order). A
+    reading of each published step through the model, not a fit: no constant changes, and the gap says only how
+    large a per-layer cost the model would lack were all the difference in the layers (a fixed cost per step, in the
+    pipeline or the optimizer, would show here spread thin)."""
+    from . import operators, runs
+    from .plan import stage_layers
+
+    out = []
+    for r in runs.MOE_RUNS + runs.MOE_FURTHER_RUNS:
+        p, st = r.plan, r.step(operators=True)
+        stack = r._stack()
+        layer = operators.layer_operators(
+            r.model, r.cluster.node.accelerator, micro_batch=p.micro_batch, seq_length=r.seq_length, tp=p.tp,
+            cp=p.cp, sequence_parallel=p.sequence_parallel, dtype=r.dtype, stack=stack, fp8_recipe=r.fp8_recipe,
+            flash_attention=r.flash_attention, ep=p.ep, expert_tp=p.expert_tp, expert_imbalance=p.expert_imbalance)
+        sl = stage_layers(r.model.num_layers, p.pp, p.virtual_stages, account_for_embedding=p.account_for_embedding,
+                          account_for_loss=p.account_for_loss)
+        layers = int(max(sl.first, sl.middle, sl.last))
+        micro = int(p.global_batch // (p.dp * p.micro_batch))
+        kernels = sum(row.kernels_forward + row.kernels_backward for row in layer.rows)
+        seconds = sum(row.forward + row.backward for row in layer.rows)
+        gap = (r.published_seconds - float(st.total)) / (micro * layers)
+        out.append(LayerGap(r.label, micro, layers, float(seconds), float(kernels * stack.host_seconds_per_kernel),
+                            float(kernels), float(gap)))
     return tuple(out)
 
 

@@ -1,0 +1,78 @@
+"""Megatron-Bridge 26.02's two mixture-of-experts rows on H100 (issue 32: "checked on published MoE runs not named
+here"), read from the release's performance scripts before comparing, and the per-layer reading of a published
+step (:func:`atscale.accuracy.layer_gaps`)."""
+
+import math
+
+import pytest
+
+from atscale import accuracy, runs
+
+BY = {r.label: r for r in runs.MOE_FURTHER_RUNS}
+BIG = BY["Qwen3-235B-A22B, 256 H100, FP8, Megatron-Bridge 26.02"]
+SMALL = BY["Qwen3-30B-A3B, 16 H100, FP8, Megatron-Bridge 26.02"]
+
+
+def test_the_records_as_the_scripts_set_them():
+    """qwen3_workload_base_configs.py and qwen3_llm_pretrain.py at v0.3.0 (the H100 FP8_CS presets)."""
+    for r in (BIG, SMALL):
+        assert r.role == "validation" and r.dtype == "fp8" and r.fp8_recipe == "current"
+        assert r.plan.recompute == "none" and r.plan.a2a_overlap and r.plan.pp_overlap
+        assert r.plan.schedule == "interleaved" and r.plan.expert_tp == 1 and r.memory_check
+        assert r.stack_preset == "megatron-core" and r.memory_verdict() == "fits"
+    p = BIG.plan
+    assert (p.tp, p.pp, p.virtual_stages, p.ep, p.dp, p.global_batch, p.micro_batch) == (2, 8, 4, 32, 16, 8192, 1)
+    assert p.account_for_embedding and p.account_for_loss and not p.tp_overlap and p.sequence_parallel
+    assert BIG.model.node_dedup is False  # Megatron-Core's 'alltoall' dispatcher: one copy per expert
+    p = SMALL.plan
+    assert (p.tp, p.pp, p.virtual_stages, p.ep, p.dp, p.global_batch, p.micro_batch) == (1, 2, 12, 8, 8, 1024, 1)
+    assert not p.account_for_embedding and SMALL.model.node_dedup is True  # DeepEP inside one node
+
+
+def test_published_steps_from_the_printed_rates():
+    assert BIG.published_seconds == pytest.approx(8192 * 4096 / (1633 * 256))
+    assert SMALL.published_seconds == pytest.approx(1024 * 4096 / (5113 * 16))
+    assert "1,633" in BIG.source and "5,113" in SMALL.source
+
+
+def test_the_printed_rates_are_megatrons_causal_count():
+    """The table prints model TFLOP/s per GPU beside tokens per second (242 and 118): the library's causal count
+    (Megatron-LM's) over the published step gives both to within 0.2 %."""
+    for r, tflops in ((BIG, 242), (SMALL, 118)):
+        assert r.details["published_rate"] == tflops * 1e12
+        st = r.step()
+        counted = float(st.model_flops_causal_per_gpu) * float(st.total) / r.published_seconds
+        assert counted == pytest.approx(r.details["published_rate"], rel=0.002)
+
+
+def test_errors_as_measured():
+    """Measured when the rows were added (November 2026): both too fast. The 235B row as far off as the ModelZoo's
+    BF16 row with the same all-to-all overlap; the 30B row the group's worst."""
+    assert BIG.step_error(operators=True) == pytest.approx(-0.165, abs=0.005)
+    assert BIG.step_error() == pytest.approx(-0.297, abs=0.005)
+    assert SMALL.step_error(operators=True) == pytest.approx(-0.619, abs=0.005)
+    assert SMALL.step_error() == pytest.approx(-0.684, abs=0.005)
+    overlapped = next(e for e in accuracy.moe_errors() if e.run.label.endswith("BF16, all-to-all overlapped"))
+    assert abs(BIG.step_error(operators=True) - overlapped.operators) < 0.02
+    assert abs(SMALL.step_error(operators=True)) == max(abs(e.operators) for e in accuracy.moe_errors())
+
+
+def test_layer_gaps_spread_the_difference_over_every_layer_of_every_micro_batch():
+    gaps = accuracy.layer_gaps()
+    errors = accuracy.moe_errors()
+    assert [g.run for g in gaps] == [e.run.label for e in errors]
+    for g, e in zip(gaps, errors):
+        r = e.run
+        model = float(r.step(operators=True).total)  # seconds, whatever the metric
+        assert g.gap_seconds * g.micro_batches * g.layers == pytest.approx(r.published_seconds - model, rel=1e-9)
+        assert math.copysign(1, g.gap_seconds) == -math.copysign(1, e.operators)
+        assert 0 < g.host_seconds < g.layer_seconds and g.kernels > 0
+        assert g.micro_batches * r.plan.dp * r.plan.micro_batch == r.plan.global_batch
+    small = next(g for g in gaps if g.run == SMALL.label)
+    # as measured (November 2026): 24 layers x 128 micro-batches; the model's layer 5.2 ms, its host 1.3 ms (65
+    # kernels at 20 us), the published step 10.3 ms more per layer
+    assert (small.layers, small.micro_batches, small.kernels) == (24, 128, 65)
+    assert small.layer_seconds == pytest.approx(5.18e-3, rel=0.01)
+    assert small.host_seconds == pytest.approx(1.30e-3, rel=0.01)
+    assert small.gap_seconds == pytest.approx(10.33e-3, rel=0.01)
+    assert small.gap_seconds > small.layer_seconds > small.host_seconds
