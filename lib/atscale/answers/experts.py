@@ -66,6 +66,19 @@ def _():
     return next(d for d in accuracy.dropless_imbalance() if d.tokens == 16_384).imbalance
 
 
+@answer("experts-layer-gap", unit="s", rtol=0.02,
+        idea="Turn the published rate into a step, price the same run with the model, and share the difference out "
+             "over the layers each GPU runs, once per micro-batch.",
+        hint="The step is 1,024 x 4,096 tokens / (5,113 tokens/s x 16 GPUs); the model's is run.step(operators=True)"
+             ".total; each GPU runs 24 layers for each of 1,024 / 8 micro-batches (accuracy.layer_gaps() does it "
+             "for every MoE run).")
+def _():
+    from .. import accuracy
+
+    return next(g for g in accuracy.layer_gaps() if g.run == "Qwen3-30B-A3B, 16 H100, FP8, Megatron-Bridge 26.02"
+                ).gap_seconds
+
+
 @answer("experts-dropped-fraction", unit="", rtol=0.02,
         idea="Tokens beyond an expert's capacity are dropped; average that over the experts' loads.",
         hint="experts.dropped_fraction(mean_load, capacity_factor), as a fraction (not a percentage).")
