@@ -89,6 +89,12 @@ KNOWN_MISSES = {
     # 0.565 before it took its configuration's recomputation (layernorm, moe_act); 0.550 before the H100 recipes'
     # scripts and the refit
     "gpt-oss-120b, 64 H100, BF16": 0.518,
+    # the same model on Blackwell in Megatron-Bridge 26.02 (added November 2026, read from the release's scripts
+    # before comparing: EP 64, micro-batch 4): optimistic on both, by 18.9 points on 64 GB200 of one NVL72 rack and
+    # 4.6 on 8 B200 nodes (Blackwell's rates an extrapolation of the H100-era constants); the difference between the
+    # two, the all-to-all leaving the NVLink domain, the model gets within 6 % (test_megatron_bridge_moe)
+    "gpt-oss-120b, 64 GB200 (one NVL72 rack), BF16, EP 64": 0.788,
+    "gpt-oss-120b, 64 B200 (8 nodes), BF16, EP 64": 0.338,
     # Qwen3-30B-A3B under NeMo AutoModel: inside 3 points (+1.3 %) only while its record assumed nothing recomputed
     # (with the memory check off); the source's configuration recomputes every block (activation_checkpointing), and
     # with it the model is too slow by 29 % (-0.227), by 22 % once DeepEP's dispatch, which its configuration turns on,
@@ -180,8 +186,8 @@ def test_summary_statistics_calibration_and_validation_apart():
     cal, val = A.summary("calibration"), A.summary("validation")
     # 49 before the three further MoE runs and the all-to-all, 53 before the six Grok-1 runs
     # 59 before the four long-context rows of the Qwen3-235B table, 63 before DeepEP's eight rows
-    # 71 before Megatron-Bridge 26.02's two MoE rows
-    assert cal.count == 22 and val.count == 73
+    # 71 before Megatron-Bridge 26.02's two FP8 MoE rows on H100, 73 before its gpt-oss rows on GB200 and B200
+    assert cal.count == 22 and val.count == 75
     # 0.014 before the H100 recipes took their scripts' pipeline overlap and the curve was refit (November 2026)
     assert cal.median_abs_error == pytest.approx(0.017, abs=0.002)
     assert cal.worst_abs_error == pytest.approx(0.048, abs=0.002) and cal.worst == "8 B ring, 2 GPUs"
@@ -192,8 +198,8 @@ def test_summary_statistics_calibration_and_validation_apart():
     # 0.0645 before the Qwen3-235B records took their scripts' TP communication (not overlapped)
     # 0.061 before the MoE layers' TP collectives took Megatron-Core's dispatcher (the six Grok-1 runs within 3 points)
     # 0.058 before DeepEP's eight rows (-6 to -21 %)
-    # 0.0645 before Megatron-Bridge 26.02's two MoE rows
-    assert val.median_abs_error == pytest.approx(0.066, abs=0.002)  # 0.058 before the six Grok-1 runs
+    # 0.0645 before Megatron-Bridge 26.02's two FP8 MoE rows on H100, 0.066 before its gpt-oss rows on Blackwell
+    assert val.median_abs_error == pytest.approx(0.0706, abs=0.002)  # 0.058 before the six Grok-1 runs
     assert val.worst_abs_error == pytest.approx(5.264, abs=0.002)
     assert val.worst == "fitted profile (Llama 3), research-cluster jobs (1,024 A100)"
     dense = A.summary("validation", group="Step time")

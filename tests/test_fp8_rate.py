@@ -86,7 +86,8 @@ def test_the_sensitivity_table_as_the_appendix_reads_it():
     # 0.106 and 0.152 before the experts' GEMMs ran as their stack runs them (four at a time; November 2026)
     # book: 0.158 before the four long-context rows of the Qwen3-235B table (November 2026); fit 0.099 and book 0.151
     # before Megatron-Bridge 26.02's two FP8 MoE rows, which a slower FP8 rate brings closer (both are too fast)
-    assert fit.moe_median == pytest.approx(0.121, abs=0.005) and book.moe_median == pytest.approx(0.158, abs=0.005)
+    # (0.121 and 0.158 before its BF16 gpt-oss rows on Blackwell, which the fitted FP8 factor leaves as they are)
+    assert fit.moe_median == pytest.approx(0.151, abs=0.005) and book.moe_median == pytest.approx(0.162, abs=0.005)
     assert all(0 < e < 0.05 for e in fit.moe_pair_errors) and all(e > 0.10 for e in book.moe_pair_errors)
     assert len(accuracy.fp8_rate_table().rows) == len(rows)
 

@@ -50,7 +50,8 @@ __all__ = ["Comparison", "Summary", "Gap", "megascale_drops", "megascale_against
            "kernel_summaries", "kernel_table", "EXPERT_MODELS", "RowwiseLayer", "rowwise_layers",
            "RowwiseReading", "rowwise_sensitivity", "A2ARate", "a2a_rate_sensitivity", "LONG_CONTEXT_TOKENS",
            "MEASURED_FROM_TOKENS", "measured_attention_factors", "AttentionWhatIf", "attention_rate_sensitivity",
-           "attention_rate_table", "DroplessReading", "dropless_imbalance", "LayerGap", "layer_gaps"]
+           "attention_rate_table", "DroplessReading", "dropless_imbalance", "LayerGap", "layer_gaps",
+           "PlacementPair", "ep_placement_pairs"]
 
 GROUPS = ("Hardware", "Memory", "Collectives", "Step time", "Experts", "Reliability")
 """The groups, in the order of the chapters that make the comparisons."""
@@ -1441,6 +1442,49 @@ def layer_gaps() -> tuple[LayerGap, ...]:
         gap = (r.published_seconds - float(st.total)) / (micro * layers)
         out.append(LayerGap(r.label, micro, layers, float(seconds), float(kernels * stack.host_seconds_per_kernel),
                             float(kernels), float(gap)))
+    return tuple(out)
+
+
+@dataclass(frozen=True)
+class PlacementPair:
+    """One model and layout of one release published on two systems (:func:`ep_placement_pairs`): with the expert
+    group inside one NVLink domain (``inside``, a run's label) and spread over nodes joined by the network
+    (``across``); the published and the operator-level model's steps of each (s). ``published_saving`` and
+    ``model_saving``: how much shorter the step is with the group inside the domain (s)."""
+
+    inside: str
+    across: str
+    published_inside: float
+    published_across: float
+    model_inside: float
+    model_across: float
+
+    @property
+    def published_saving(self) -> float:
+        return self.published_across - self.published_inside
+
+    @property
+    def model_saving(self) -> float:
+        return self.model_across - self.model_inside
+
+
+def ep_placement_pairs() -> tuple[PlacementPair, ...]:
+    """:class:`PlacementPair` for every two published mixture-of-experts runs of one model, stack, layout,
+    precision and sequence length whose expert group fits one node (its NVLink domain) in one and not in the
+    other (issue 32: what changes when the expert group fits inside the domain; Megatron-Bridge 26.02's gpt-oss-120b
+    on 64 GB200 of one NVL72 rack and on 8 B200 nodes)."""
+    from . import runs
+
+    rs = runs.MOE_RUNS + runs.MOE_FURTHER_RUNS
+    out = []
+    for a in rs:
+        if a.plan.ep > a.cluster.node.gpus:
+            continue
+        for b in rs:
+            if (b.plan.ep > b.cluster.node.gpus and b.model == a.model and b.plan == a.plan and b.stack == a.stack
+                    and b.dtype == a.dtype and b.seq_length == a.seq_length):
+                out.append(PlacementPair(a.label, b.label, a.published_seconds, b.published_seconds,
+                                         float(a.step(operators=True).total), float(b.step(operators=True).total)))
     return tuple(out)
 
 

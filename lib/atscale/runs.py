@@ -330,6 +330,16 @@ def _model(entry) -> models.TransformerConfig:
     return models.model(entry)
 
 
+def _node(entry) -> hardware.Node:
+    """A catalog node's name, or a catalog name under ``"catalog"`` with fields to change: a job on part of a
+    rack-scale NVLink domain (64 GPUs of a GB200 NVL72: ``{"catalog": "GB200 NVL72", "gpus": 64, "nics": 64,
+    "name": ...}``), one node of that many GPUs sharing the domain."""
+    if isinstance(entry, Mapping) and "catalog" in entry:
+        base = hardware.NODES[_v.choice("node", entry["catalog"], tuple(hardware.NODES))]
+        return dataclasses.replace(base, **{k: v for k, v in entry.items() if k != "catalog"})
+    return hardware.NODES[_v.choice("node", entry, tuple(hardware.NODES))]
+
+
 def _run(rec: Mapping, where: str) -> Run:
     """One record as a :class:`Run` (``where``: the file, for the message of a bad record)."""
     if not isinstance(rec, Mapping):
@@ -337,7 +347,7 @@ def _run(rec: Mapping, where: str) -> Run:
     missing = [k for k in _REQUIRED if k not in rec]
     if missing:
         raise ValueError(f"{where}: the record {rec.get('label', '(no label)')!r} lacks {', '.join(missing)}")
-    node = hardware.NODES[_v.choice("node", rec["node"], tuple(hardware.NODES))]
+    node = _node(rec["node"])
     fabric = hardware.FABRICS[_v.choice("fabric", rec["fabric"], tuple(hardware.FABRICS))]  # a node has no default
     options = dict(rec.get("options", {}))
     optimizer = options.get("optimizer_name", "megatron-fp16")
