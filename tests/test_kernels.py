@@ -417,3 +417,44 @@ def test_attention_rates_points_by_source():
         r.median_point_error((1, 2))
     with pytest.raises(ValueError, match="no published point"):
         r.point("cudnn", "backward", 8192, "flashattention3-figure-fwd")
+
+
+# --------------------------------------------------------------------------------------
+# the head dimension (issue 31, item 1: attention "as functions of sequence length, head dimension, ...")
+def test_head_dim_ratios_are_the_published_bars():
+    """HEAD_DIM_64_OVER_128 is the FlashAttention-3 paper's bars at head dimension 64 over those at 128 (Figs. 5-6),
+    and its head-dimension-128 rows are attention-published.csv's bars."""
+    assert K.fit_head_dim_ratio() == dict(K.HEAD_DIM_64_OVER_128)
+    pub = K.published_attention()
+    rows = K._read_csv("attention-head-dim-published.csv")
+    for r in (r for r in rows if r["head_dim"] == "128" and not (r["kernel"] == "flash2" and r["pass"] == "backward")):
+        sel = ((pub["kernel"] == r["kernel"]) & (pub["pass"] == r["pass"]) & (pub["causal"] == (r["causal"] == "1"))
+               & (pub["seqlen"] == float(r["seqlen"])) & np.char.startswith(pub["source"].astype(str),
+                                                                           "flashattention3-figure-"))
+        assert list(pub["tflops"][sel]) == [float(r["tflops"])], r
+    # a smaller head runs slower on every kernel, pass and length; FlashAttention-2 loses least
+    assert all(0.6 < x < 1.0 for v in K.HEAD_DIM_64_OVER_128.values() for x in v)
+    assert min(K.HEAD_DIM_64_OVER_128["flash2", "forward", False]) > max(K.HEAD_DIM_64_OVER_128["cudnn", "forward",
+                                                                                               False])
+
+
+@pytest.mark.parametrize("kernel", ["flash2", "cudnn", "flash3"])
+def test_head_dim_scales_the_rate_between_64_and_128(kernel):
+    def rate(d, s=4096.0):
+        t = K.attention_seconds(1, 2048 // d, s, d, kernel=kernel, accelerator="H100 SXM")
+        return K.attention_flops(1, 2048 // d, s, d) / t
+
+    ratio = K.HEAD_DIM_64_OVER_128[kernel, "forward", True][3]  # at 4,096 tokens
+    assert rate(64) / rate(128) == pytest.approx(ratio, rel=0.02)  # the per-kernel fixed time aside
+    assert rate(64) < rate(96) < rate(128) == pytest.approx(rate(192), rel=0.02)  # 1 from 128 on
+    assert rate(32) == pytest.approx(rate(64), rel=0.02)  # held below 64
+
+
+def test_head_dim_ratios_only_where_the_curves_are_the_h100s():
+    assert K.attention_model("A100 SXM 80GB", "flash2").head_ratios is None
+    assert K.attention_model("H100 SXM", "unfused").head_ratios is None
+    assert K.attention_model("H100 SXM", "cudnn").head_ratios == tuple(
+        K.HEAD_DIM_64_OVER_128["cudnn", p, c] for p, c in (("forward", False), ("forward", True),
+                                                           ("backward", False), ("backward", True)))
+    assert K.attention_model("B200", "flash-triton").head_ratios[0] == K.HEAD_DIM_64_OVER_128["flash2", "forward",
+                                                                                                False]

@@ -109,9 +109,10 @@ def test_a_record_may_take_part_of_a_catalog_node():
 
 
 def test_blackwell_errors_as_measured():
-    """Both too fast (as on H100, -30 %): Blackwell's rates are an extrapolation of the H100-era constants."""
-    assert GB.step_error(operators=True) == pytest.approx(-0.424, abs=0.005)
-    assert B2.step_error(operators=True) == pytest.approx(-0.246, abs=0.005)
+    """Both too fast (as on H100, -28 %): Blackwell's rates are an extrapolation of the H100-era constants. (-42.4
+    and -24.6 % before the attention kernels took their published rate at gpt-oss's head dimension of 64.)"""
+    assert GB.step_error(operators=True) == pytest.approx(-0.405, abs=0.005)
+    assert B2.step_error(operators=True) == pytest.approx(-0.235, abs=0.005)
     assert GB.step_error() == pytest.approx(-0.441, abs=0.005) and B2.step_error() == pytest.approx(-0.253, abs=0.005)
 
 
@@ -122,7 +123,8 @@ def test_what_leaving_the_nvlink_domain_costs_the_model_gets():
     (pair,) = accuracy.ep_placement_pairs()
     assert (pair.inside, pair.across) == (GB.label, B2.label)
     assert pair.published_saving == pytest.approx(B2.published_seconds - GB.published_seconds)
-    assert pair.model_saving / pair.published_saving - 1 == pytest.approx(-0.061, abs=0.005)
+    # -0.061 before the attention kernels took their rate at head dimension 64 (November 2026)
+    assert pair.model_saving / pair.published_saving - 1 == pytest.approx(-0.058, abs=0.005)
     a2a = B2.step(operators=True).ep_comm - GB.step(operators=True).ep_comm
     assert 0.8 * pair.model_saving < a2a < pair.model_saving
     assert pair.model_inside < pair.published_inside and pair.model_across < pair.published_across

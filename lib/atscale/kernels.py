@@ -779,6 +779,46 @@ def fit_cudnn_ratio() -> dict:
 _RATE_KEYS = (("forward", False), ("forward", True), ("backward", False), ("backward", True))
 """The (pass, causal) order of :attr:`AttentionModel.rates`."""
 
+_HEAD_DIM_BACKWARD = {"flash2": (0.925, 0.915, 0.907, 0.9, 0.903, 0.904),
+                      "cudnn": (0.872, 0.853, 0.849, 0.836, 0.834, 0.839),
+                      "flash3": (0.861, 0.856, 0.842, 0.836, 0.844, 0.845)}
+HEAD_DIM_64_OVER_128 = MappingProxyType({
+    ("flash2", "forward", False): (0.913, 0.874, 0.878, 0.872, 0.87, 0.876),
+    ("flash2", "forward", True): (0.942, 0.881, 0.879, 0.89, 0.886, 0.893),
+    ("cudnn", "forward", False): (0.674, 0.65, 0.64, 0.67, 0.687, 0.694),
+    ("cudnn", "forward", True): (0.714, 0.702, 0.69, 0.701, 0.716, 0.72),
+    ("flash3", "forward", False): (0.713, 0.694, 0.736, 0.746, 0.768, 0.767),
+    ("flash3", "forward", True): (0.675, 0.626, 0.712, 0.725, 0.764, 0.768),
+    **{(k, "backward", c): r for k, r in _HEAD_DIM_BACKWARD.items() for c in (False, True)},
+})
+"""A fused attention kernel's rate at head dimension 64 over its rate at 128, per (kernel, pass, causal), at each
+length of :data:`CUDNN_SEQ` (dimensionless, rounded to 3 places): the FlashAttention-3 paper's bars on one H100 SXM
+(Shah et al. 2024, Fig. 5a-d forward, Fig. 6 backward; ``attention-head-dim-published.csv``;
+:func:`fit_head_dim_ratio`). FlashAttention-2 keeps 87-94 % of its rate at the smaller head, FlashAttention-3 and
+cuDNN, which the model prices from head dimension 128, 63-87 %: a head of 64 gives each tile half the arithmetic per
+byte of K and V it loads. The figure has no causal backward panel: the causal backward takes the non-causal one's
+ratios (an assumption). The attention model scales the rate linearly in the head dimension from these ratios at 64
+to 1 at 128, holds the ratio below 64 and 1 above 128 (the paper's head dimension 256 is not used: the runs'
+heads are at most 192), and applies them where its curves are the H100's (Hopper, and other accelerators scaled
+from it), not on the A100 (FlashAttention-2's own figures there are not transcribed). Until November 2026 every
+head dimension ran at head dimension 128's rate."""
+
+
+def fit_head_dim_ratio() -> dict:
+    """Re-read :data:`HEAD_DIM_64_OVER_128` from ``attention-head-dim-published.csv``: per (kernel, pass, causal), the
+    rate at head dimension 64 over the rate at 128 at each length of :data:`CUDNN_SEQ`, rounded to 3 places; the
+    causal backward, which the figure lacks, takes the non-causal backward's."""
+    rows = _read_csv("attention-head-dim-published.csv")
+    rate = {(r["kernel"], r["pass"], r["causal"] == "1", int(r["head_dim"]), float(r["seqlen"])): float(r["tflops"])
+            for r in rows}
+    out = {}
+    for kernel in ("flash2", "cudnn", "flash3"):
+        for pass_, causal in _RATE_KEYS:
+            c = causal and pass_ == "forward"
+            out[kernel, pass_, causal] = tuple(round(rate[kernel, pass_, c, 64, q] / rate[kernel, pass_, c, 128, q], 3)
+                                               for q in CUDNN_SEQ)
+    return out
+
 
 def _fa2_points() -> tuple:
     """FlashAttention-2's published H100 rates, one ``(seqlen, FLOP/s)`` per :data:`_RATE_KEYS` entry: the
@@ -801,7 +841,9 @@ class AttentionModel:
     kernel, s; ``gemm``: the :class:`GemmModel` for the unfused path; ``bandwidth``: bytes/s; ``source``: where the
     constants come from (fitted or extrapolated); ``ratios``: ``None``, or per (pass, causal) the factors at
     :data:`CUDNN_SEQ` that multiply the rate (interpolated linearly in the sequence length, held beyond the ends):
-    cuDNN's measured ratio to FlashAttention-3 (:data:`CUDNN_OVER_FA3`)."""
+    cuDNN's measured ratio to FlashAttention-3 (:data:`CUDNN_OVER_FA3`); ``head_ratios``: ``None``, or per (pass,
+    causal) the rate at head dimension 64 over the rate at 128 at :data:`CUDNN_SEQ` (:data:`HEAD_DIM_64_OVER_128`),
+    scaled linearly in the head dimension to 1 at 128."""
 
     accelerator: str
     kernel: str
@@ -811,6 +853,7 @@ class AttentionModel:
     bandwidth: float
     source: str
     ratios: tuple | None = None
+    head_ratios: tuple | None = None
 
 
 def attention_model(accelerator, kernel: str = "flash3", *, sustained: bool = True) -> AttentionModel:
@@ -876,9 +919,13 @@ def attention_model(accelerator, kernel: str = "flash3", *, sustained: bool = Tr
     rates = tuple((r * k, s, cap) for (r, s, cap), k in zip(curves, scales))
     ratios = tuple(CUDNN_OVER_FA3[key] for key in _RATE_KEYS) if (kernel == "cudnn" and effective == "cudnn") \
         else None
+    head = None
+    if kernel != "unfused" and not ampere:  # the H100's curves: their measured head-dimension ratios
+        head = tuple(HEAD_DIM_64_OVER_128[effective, p, c] for p, c in _RATE_KEYS)
+        src += "; head dimensions below 128 at their measured ratio to 128 (Shah et al. 2024, Figs. 5-6)"
     return AttentionModel(accelerator=acc.name, kernel=kernel, rates=rates, fixed_seconds=KERNEL_GPU_SECONDS,
                           gemm=gemm_model(acc, "bf16", sustained=sustained), bandwidth=memory_bandwidth(acc),
-                          source=note + src, ratios=ratios)
+                          source=note + src, ratios=ratios, head_ratios=head)
 
 
 def _attention_flops(batch, heads, seq_q, seq_kv, head_dim, causal, backward):
@@ -909,6 +956,9 @@ def _attention_seconds(batch, heads, seq_q, seq_kv, head_dim, a: AttentionModel,
     rate = r_max * s / (s + s_half)
     if a.ratios is not None:
         rate = rate * xp.interp(seq_kv, CUDNN_SEQ, a.ratios[key])
+    if a.head_ratios is not None:  # 1 at head dimension 128 and above, the ratio at 64 and below, linear between
+        at_64 = xp.interp(seq_kv, CUDNN_SEQ, a.head_ratios[key])
+        rate = rate * (at_64 + (1.0 - at_64) * xp.minimum(1.0, xp.maximum(0.0, (head_dim - 64.0) / 64.0)))
     kernels = _FA_BACKWARD_KERNELS if backward else 1
     return _attention_flops(batch, heads, seq_q, seq_kv, head_dim, causal, backward) / rate + kernels * a.fixed_seconds
 
