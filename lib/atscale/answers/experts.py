@@ -79,6 +79,17 @@ def _():
                 ).gap_seconds
 
 
+@answer("experts-placement-saving", unit="s", rtol=0.02,
+        idea="Price the same layout on both systems and subtract: what is left is what the expert group's crossing "
+             "of the network costs each step (and the two GPUs' different peaks).",
+        hint="accuracy.ep_placement_pairs()[0]: model_across - model_inside, in seconds (its model_saving); the "
+             "published one is published_saving.")
+def _():
+    from .. import accuracy
+
+    return accuracy.ep_placement_pairs()[0].model_saving
+
+
 @answer("experts-dropped-fraction", unit="", rtol=0.02,
         idea="Tokens beyond an expert's capacity are dropped; average that over the experts' loads.",
         hint="experts.dropped_fraction(mean_load, capacity_factor), as a fraction (not a percentage).")
