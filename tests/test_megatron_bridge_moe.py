@@ -43,6 +43,9 @@ def test_the_printed_rates_are_megatrons_causal_count():
         st = r.step()
         counted = float(st.model_flops_causal_per_gpu) * float(st.total) / r.published_seconds
         assert counted == pytest.approx(r.details["published_rate"], rel=0.002)
+        assert r.rate_count_error == pytest.approx(counted / r.details["published_rate"] - 1, rel=1e-12)
+    with pytest.raises(ValueError, match="published_rate"):
+        _ = GB.rate_count_error
 
 
 def test_errors_as_measured():
@@ -126,5 +129,6 @@ def test_what_leaving_the_nvlink_domain_costs_the_model_gets():
     # -0.061 before the attention kernels took their rate at head dimension 64 (November 2026)
     assert pair.model_saving / pair.published_saving - 1 == pytest.approx(-0.058, abs=0.005)
     a2a = B2.step(operators=True).ep_comm - GB.step(operators=True).ep_comm
+    assert pair.model_a2a_saving == pytest.approx(a2a, rel=1e-12)
     assert 0.8 * pair.model_saving < a2a < pair.model_saving
     assert pair.model_inside < pair.published_inside and pair.model_across < pair.published_across

@@ -1436,7 +1436,7 @@ def layer_gaps() -> tuple[LayerGap, ...]:
         sl = stage_layers(r.model.num_layers, p.pp, p.virtual_stages, account_for_embedding=p.account_for_embedding,
                           account_for_loss=p.account_for_loss)
         layers = int(max(sl.first, sl.middle, sl.last))
-        micro = int(p.global_batch // (p.dp * p.micro_batch))
+        micro = p.micro_batches
         kernels = sum(row.kernels_forward + row.kernels_backward for row in layer.rows)
         seconds = sum(row.forward + row.backward for row in layer.rows)
         gap = (r.published_seconds - float(st.total)) / (micro * layers)
@@ -1449,8 +1449,9 @@ def layer_gaps() -> tuple[LayerGap, ...]:
 class PlacementPair:
     """One model and layout of one release published on two systems (:func:`ep_placement_pairs`): with the expert
     group inside one NVLink domain (``inside``, a run's label) and spread over nodes joined by the network
-    (``across``); the published and the operator-level model's steps of each (s). ``published_saving`` and
-    ``model_saving``: how much shorter the step is with the group inside the domain (s)."""
+    (``across``); the published and the operator-level model's steps of each (s), and ``model_a2a_saving``: how much
+    of the model's difference is the all-to-all (its exposed seconds across the network less inside the domain, s).
+    ``published_saving`` and ``model_saving``: how much shorter the step is with the group inside the domain (s)."""
 
     inside: str
     across: str
@@ -1458,6 +1459,7 @@ class PlacementPair:
     published_across: float
     model_inside: float
     model_across: float
+    model_a2a_saving: float
 
     @property
     def published_saving(self) -> float:
@@ -1483,8 +1485,9 @@ def ep_placement_pairs() -> tuple[PlacementPair, ...]:
         for b in rs:
             if (b.plan.ep > b.cluster.node.gpus and b.model == a.model and b.plan == a.plan and b.stack == a.stack
                     and b.dtype == a.dtype and b.seq_length == a.seq_length):
-                out.append(PlacementPair(a.label, b.label, a.published_seconds, b.published_seconds,
-                                         float(a.step(operators=True).total), float(b.step(operators=True).total)))
+                sa, sb = a.step(operators=True), b.step(operators=True)
+                out.append(PlacementPair(a.label, b.label, a.published_seconds, b.published_seconds, float(sa.total),
+                                         float(sb.total), float(sb.ep_comm - sa.ep_comm)))
     return tuple(out)
 
 

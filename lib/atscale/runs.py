@@ -272,6 +272,18 @@ class Run:
         st = self.step()
         return float(st.total) * float(getattr(st, self.metric)) / self.published
 
+    @property
+    def rate_count_error(self) -> float:
+        """For a run whose source prints a rate of model FLOP/s per GPU beside its step (``details["published_rate"]``):
+        the library's count of that rate (model FLOPs with the attention counted causal, Megatron-LM's, over the
+        published step, :attr:`published_seconds`) over the printed one, less one (dimensionless). A check that the
+        library counts the FLOPs as the source does; a ``ValueError`` for a run without a printed rate."""
+        if "published_rate" not in self.details:
+            raise ValueError(f"{self.label}: the source prints no rate beside the step (no details['published_rate'])")
+        st = self.step()
+        counted = float(st.model_flops_causal_per_gpu) * float(st.total) / self.published_seconds
+        return counted / self.details["published_rate"] - 1
+
     def mfu_pair(self, calibration: Calibration = CALIBRATION, *, operators: bool = False,
                  stragglers=None) -> tuple[float, float]:
         """``(published, predicted)`` as MFU (fractions) in one convention for this run: the MFU the published
