@@ -1437,8 +1437,7 @@ def layer_gaps() -> tuple[LayerGap, ...]:
                           account_for_loss=p.account_for_loss)
         layers = int(max(sl.first, sl.middle, sl.last))
         micro = p.micro_batches
-        kernels = sum(row.kernels_forward + row.kernels_backward for row in layer.rows)
-        seconds = sum(row.forward + row.backward for row in layer.rows)
+        kernels, seconds = layer.kernels, layer.total
         gap = (r.published_seconds - float(st.total)) / (micro * layers)
         out.append(LayerGap(r.label, micro, layers, float(seconds), float(kernels * stack.host_seconds_per_kernel),
                             float(kernels), float(gap)))

@@ -45,7 +45,8 @@ from ._numeric import _ArrayOps, _ScalarOps
 
 __all__ = ["Stack", "STACKS", "STACK_NAMES", "OPERATOR_CLASSES", "MEMORY_OPS", "COMM_SM_SHARE", "ASYNC_TP_FUSION",
            "TP_OVERLAP_SPLITS", "OperatorRow", "LayerOperators", "layer_operators", "stack", "FSDP_COPY_BYTES",
-           "LOSS_BYTES", "EXPERT_GEMMS", "EXPERT_STREAMS", "EXPERT_GEMM_SOURCE", "QKV_APART", "linear_shapes"]
+           "LOSS_BYTES", "EXPERT_GEMMS", "EXPERT_STREAMS", "EXPERT_GEMM_SOURCE", "QKV_APART", "linear_shapes",
+           "EXPERT_LAUNCHES", "TE_LINEAR_HOST_SECONDS"]
 
 OPERATOR_CLASSES = ("matmul", "attention", "memory-bound", "fixed per kernel")
 """How :func:`layer_operators` groups a layer's time (the chapter's figure of where a step's time goes)."""
@@ -606,8 +607,10 @@ def _experts(L, c, xp) -> list:
     dn_f, dn_b = _expert_gemm3(t_e, w["h"], w["fe"] / L.etp, local, c.gemm, xp, st.expert_gemms)
     share = w["moe_share"]
     r_f, r_b = _gemm3(local_tokens, w["experts"], w["h"], c.gemm16, xp)
+    launches = share * _expert_launches(local, st)  # kernels per expert GEMM of the layer, averaged over the layers
     rows = [("router", "matmul", share * r_f, share * r_b, share, 2.0 * share),
-            ("routed experts", "matmul", share * (up_f + dn_f), share * (up_b + dn_b), 2.0, 4.0)]
+            ("routed experts", "matmul", share * (up_f + dn_f), share * (up_b + dn_b), 2.0 * launches,
+             4.0 * launches)]
     # copies each pass moves: the local tokens' k copies (the permutation before the dispatch, the combine after
     # the return) and the busiest GPU's received copies (the sort by local expert, and back)
     sent, received = local_tokens * w["top_k"], t_e * local / L.etp
@@ -623,19 +626,55 @@ def _experts(L, c, xp) -> list:
     return rows
 
 
+EXPERT_LAUNCHES = ("NVIDIA TransformerEngine v2.11 (December 2025; NeMo 26.02's generation), "
+                   "transformer_engine/pytorch/module/grouped_linear.py, _GroupedLinear.forward and backward: "
+                   "general_grouped_gemm issues one cuBLAS GEMM per expert (EXPERT_GEMM_SOURCE); in FP8 the input, "
+                   "split by expert, and backward the output's gradient, are quantised by tex.split_quantize, which "
+                   "(pytorch/csrc/extensions/cast.cpp, multi_tensor_quantize_impl) runs one fused cast-transpose "
+                   "kernel for all splits when every quantiser is delayed scaling's (nvte_multi_cast_transpose) "
+                   "and otherwise quantises split by split (current scaling: the amax, the scale and the cast of "
+                   "each; block-wise and MXFP8 likewise, their outputs allocated in bulk). Host time: the "
+                   "maintainers put GroupedLinear's in per-expert PyTorch calls (torch.split, and torch.empty twice "
+                   "per GEMM: TransformerEngine issue 1499, 2025) and measured a fused grouped MLP of 64 experts "
+                   "at about 1.2 ms of host time forward and 2.1 ms backward on a GB200 (issue 2897, 2026): about "
+                   "19 and 33 us per expert")
+"""Where :func:`_expert_launches` is read. A stack that runs its local experts' GEMMs one per expert (``"loop"``,
+``"multi-stream"``) launches one GEMM kernel per expert and matrix in each pass, and in FP8, unless the recipe is
+delayed scaling, one cast per expert and operand; each kernel pays the GPU's fixed time and the host's time per
+kernel (:attr:`Stack.host_seconds_per_kernel`, 20 us: of the order of the per-expert host time the maintainers
+measured). A grouped kernel launches one GEMM, and one cast, for all its experts."""
+
+
+TE_LINEAR_HOST_SECONDS = 115e-6
+"""Host time of one forward pass of Megatron-Core's column-parallel linear layer on Transformer Engine
+(``TEColumnParallelLinear``), s: about 115 us in BF16 with TP 1 after, 140 us before, the changes of Transformer
+Engine's pull request 1191 (Tim Moon, September 2024), against 74 us for Megatron-Core's own ``ColumnParallelLinear``.
+A published measurement the step time does not use: it charges such a layer one kernel's host time
+(:attr:`Stack.host_seconds_per_kernel`); the accuracy appendix sets the two side by side."""
+
+
+def _expert_launches(local, st, recipe=None):
+    """Kernels per expert GEMM a layer launches in one pass (``recipe`` ``None``), or per expert cast (``recipe``
+    the FP8 recipe): ``local`` (the GPU's local experts) for a stack that runs them one per expert, 1 for a
+    grouped kernel or delayed scaling's fused multi-tensor cast (:data:`EXPERT_LAUNCHES`)."""
+    return 1.0 if (st.expert_gemms == "grouped" or recipe == "delayed") else local
+
+
 def _expert_cast_elements(L, c):
     """``(forward, backward, GEMMs)`` of the routed experts' FP8 casts on the busiest GPU: elements per token of the
     micro-batch, and GEMMs per layer, averaged over the layers as :func:`_experts` averages their GEMMs. Each local
     expert's up-projection casts its ``T_e`` received copies (none when the dispatch already sent them in FP8,
     :attr:`~atscale.models.TransformerConfig.fp8_dispatch`) and its down-projection its input; backward, the
     gradients of both outputs (:func:`_cast_elements` for one GEMM). A grouped GEMM casts each matrix of all its
-    experts in one kernel: two GEMMs a layer."""
+    experts in one kernel: two GEMMs a layer; a stack that runs one GEMM per expert casts each expert's operands
+    apart unless the recipe is delayed scaling (:data:`EXPERT_LAUNCHES`): two per local expert."""
     w = c.w
     t_e = w["top_k"] * L.ep * L.etp / (w["experts"] * L.tp) * L.load  # copies per expert, per token of the batch
     local = w["experts"] / L.ep * w["moe_share"]
     n_up, fe = w["fe"] * (2.0 if w["gated"] else 1.0) / L.etp, w["fe"] / L.etp
     up_in = 0.0 if w["fp8_dispatch"] else t_e * w["h"]
-    return local * (up_in + t_e * fe), local * t_e * (n_up + w["h"]), 2.0 * w["moe_share"]
+    return (local * (up_in + t_e * fe), local * t_e * (n_up + w["h"]),
+            2.0 * w["moe_share"] * _expert_launches(w["experts"] / L.ep, c.stack, c.recipe))
 
 
 def _layer(L, c, xp) -> dict:
@@ -736,6 +775,12 @@ class LayerOperators:
     def total(self) -> float:
         """Seconds of the layer, forward plus backward (the output layer not included)."""
         return sum(r.forward + r.backward for r in self.rows)
+
+    @property
+    def kernels(self) -> float:
+        """Kernels the layer launches, forward plus backward (each costs an eager host
+        :attr:`Stack.host_seconds_per_kernel`)."""
+        return sum(r.kernels_forward + r.kernels_backward for r in self.rows)
 
     def __repr__(self):
         parts = ", ".join(f"{k} {v * 1e3:.3g} ms" for k, v in self.by_kind().items())
