@@ -41,11 +41,11 @@ def test_a_grouped_kernel_launches_once_for_all_experts():
 
 def test_fp8_casts_per_expert_unless_delayed_scaling_fuses_them():
     local = _model().num_experts // 8
-    per = {recipe: _row(_table("multi-stream", "fp8", recipe), "FP8 casts") for recipe in ("current", "delayed")}
-    grouped = _row(_table("grouped", "fp8", "current"), "FP8 casts")
+    per = {recipe: _row(_table("multi-stream", "fp8", recipe), "FP8 casts (experts)") for recipe in ("current", "delayed")}
+    grouped = _row(_table("grouped", "fp8", "current"), "FP8 casts (experts)")
     # current scaling: two kernels per cast (its amax, then the cast), two casts per expert each way
     assert per["current"].kernels_forward - grouped.kernels_forward == pytest.approx(2 * 2 * (local - 1))
-    assert per["delayed"].kernels_forward == _row(_table("grouped", "fp8", "delayed"), "FP8 casts").kernels_forward
+    assert per["delayed"].kernels_forward == _row(_table("grouped", "fp8", "delayed"), "FP8 casts (experts)").kernels_forward
     # the extra kernels cost the GPU its fixed time per kernel, forward and backward
     fixed = {k: _row(t, "fixed per kernel") for k, t in (("per", _table("multi-stream", "fp8", "current")),
                                                          ("grouped", _table("grouped", "fp8", "current")))}
@@ -63,3 +63,54 @@ def test_te_linear_host_time_is_the_published_figure():
     per-kernel host times."""
     assert operators.TE_LINEAR_HOST_SECONDS == pytest.approx(115e-6)
     assert operators.TE_LINEAR_HOST_SECONDS > 5 * operators.stack("megatron-core").host_seconds_per_kernel
+
+
+# --------------------------------------------------------------------------------------
+# the dispatch's host wait (operators.DISPATCH_SYNC)
+def test_megatron_waits_at_the_dispatch_and_the_pytorch_presets_are_not_read_so():
+    assert operators.stack("megatron-core").dispatch_sync
+    assert not operators.stack("fsdp2-eager").dispatch_sync and not operators.stack("fsdp2-compile").dispatch_sync
+    with pytest.raises(ValueError, match="dispatch_sync"):
+        dataclasses.replace(operators.stack("megatron-core"), dispatch_sync="yes")
+
+
+def _sync_table(sync, model=None, **kw):
+    st = dataclasses.replace(operators.stack("megatron-core"), dispatch_sync=sync)
+    return operators.layer_operators(model or _model(), seq_length=4096, stack=st, **kw)
+
+
+def test_the_forward_waits_on_each_side_of_the_dispatch():
+    """The forward's fixed row gains exactly the host time the wait exposes: the longer of host and GPU on each side
+    of the dispatch (BEFORE_DISPATCH) against the longer of the two over the pass; the backward is untouched."""
+    kw = dict(dtype="fp8", fp8_recipe="current", ep=8)
+    off, on = _sync_table(False, **kw), _sync_table(True, **kw)
+    host, gap = operators.stack("megatron-core").host_seconds_per_kernel, operators.kernels.KERNEL_GPU_SECONDS
+    pre_k = pre_g = all_k = all_g = 0.0
+    for r in off.rows:
+        if r.kind == "fixed per kernel":
+            continue
+        g = r.forward + (r.kernels_forward * gap if r.kind == "memory-bound" else 0.0)
+        s = operators.BEFORE_DISPATCH.get(r.name, 0.0)
+        pre_k, pre_g, all_k, all_g = pre_k + s * r.kernels_forward, pre_g + s * g, all_k + r.kernels_forward, all_g + g
+    split = max(0.0, pre_k * host - pre_g) + max(0.0, (all_k - pre_k) * host - (all_g - pre_g))
+    whole = max(0.0, all_k * host - all_g)
+    fixed = {t: next(r for r in t.rows if r.kind == "fixed per kernel") for t in (off, on)}
+    assert split > whole  # the experts' side is host-bound, the attention's is not
+    assert fixed[on].forward - fixed[off].forward == pytest.approx(split - whole, rel=1e-9)
+    assert fixed[on].backward == fixed[off].backward
+    assert [r for r in on.rows if r.kind != "fixed per kernel"] == [r for r in off.rows if r.kind != "fixed per kernel"]
+
+
+def test_a_dense_layer_never_waits():
+    from atscale import runs
+
+    dense = next(r.model for r in runs.ALL_RUNS if not r.model.is_moe)
+    assert _sync_table(True, dense).rows == _sync_table(False, dense).rows
+
+
+def test_the_experts_casts_are_a_row_of_their_own():
+    t = _table("multi-stream", "fp8", "current")
+    names = [r.name for r in t.rows]
+    assert "FP8 casts" in names and "FP8 casts (experts)" in names
+    assert operators.BEFORE_DISPATCH["FP8 casts"] == 1.0 and "FP8 casts (experts)" not in operators.BEFORE_DISPATCH
+    assert "FP8 casts (experts)" not in [r.name for r in _table("multi-stream").rows]  # BF16: no casts

@@ -46,7 +46,7 @@ from ._numeric import _ArrayOps, _ScalarOps
 __all__ = ["Stack", "STACKS", "STACK_NAMES", "OPERATOR_CLASSES", "MEMORY_OPS", "COMM_SM_SHARE", "ASYNC_TP_FUSION",
            "TP_OVERLAP_SPLITS", "OperatorRow", "LayerOperators", "layer_operators", "stack", "FSDP_COPY_BYTES",
            "LOSS_BYTES", "EXPERT_GEMMS", "EXPERT_STREAMS", "EXPERT_GEMM_SOURCE", "QKV_APART", "linear_shapes",
-           "EXPERT_LAUNCHES", "TE_LINEAR_HOST_SECONDS"]
+           "EXPERT_LAUNCHES", "TE_LINEAR_HOST_SECONDS", "DISPATCH_SYNC", "BEFORE_DISPATCH"]
 
 OPERATOR_CLASSES = ("matmul", "attention", "memory-bound", "fixed per kernel")
 """How :func:`layer_operators` groups a layer's time (the chapter's figure of where a step's time goes)."""
@@ -135,7 +135,9 @@ class Stack:
     :data:`EXPERT_STREAMS` at a time (Transformer Engine's ``GroupedLinear``), ``"grouped"`` all in one kernel
     (``torch._grouped_mm``). ``qkv_apart``: the attention's query, key and value projections as three GEMMs
     reading the same input (torchtitan's ``wq``, ``wk``, ``wv``: :data:`QKV_APART`) rather than one of their summed
-    width (Megatron's ``linear_qkv``, llm-foundry's ``Wqkv``)."""
+    width (Megatron's ``linear_qkv``, llm-foundry's ``Wqkv``). ``dispatch_sync``: a mixture of experts' forward pass
+    waits on the host once per layer for the token counts that size its dispatch, so that the host cannot run ahead
+    of the GPU across it (:data:`DISPATCH_SYNC`)."""
 
     name: str
     label: str
@@ -153,6 +155,7 @@ class Stack:
     tp_overlap_input_grads: bool = True
     expert_gemms: str = "loop"
     qkv_apart: bool = False
+    dispatch_sync: bool = False
 
     def __post_init__(self):
         _v.choice("attention", self.attention, kernels.ATTENTION_KERNELS)
@@ -164,6 +167,7 @@ class Stack:
         _v.flag("tp_overlap_input_grads", self.tp_overlap_input_grads)
         _v.choice("expert_gemms", self.expert_gemms, EXPERT_GEMMS)
         _v.flag("qkv_apart", self.qkv_apart)
+        _v.flag("dispatch_sync", self.dispatch_sync)
 
 
 _HOST = kernels.HOST_SECONDS_PER_OP
@@ -268,14 +272,44 @@ EXPERT_GEMM_SOURCE = ("NVIDIA TransformerEngine, transformer_engine/common/gemm/
                       "torch._grouped_mm over the tokens sorted by expert, offsets per expert")
 """Where :data:`EXPERT_GEMMS` is read for the presets."""
 
+DISPATCH_SYNC = ("NVIDIA Megatron-LM at b0cc270 (the commit Megatron-Bridge v0.3.0, NeMo 26.02, pins), "
+                 "megatron/core/transformer/moe/token_dispatcher.py: MoEAlltoAllTokenDispatcher copies the token "
+                 "counts to the host on a side stream after the routing (cuda_dtoh_point 'before_permutation_1') "
+                 "and waits for the copy (d2h_event.synchronize) before the expert-parallel all-to-all, or before "
+                 "returning where there is no all-to-all ('before_ep_alltoall', 'before_finish': dropless routing "
+                 "needs the split sizes on the host); its DeepEP path (fused_a2a.py) returns the received counts "
+                 "per expert as a Python list; moe_layer.py runs the shared experts, the router and the "
+                 "dispatcher's preprocessing before the dispatch, the routed experts and the combine after it")
+"""Where :attr:`Stack.dispatch_sync` is read. In the forward pass of a mixture-of-experts layer the host waits for
+the GPU once, at the dispatch: everything issued before it must have run, and the GPU then idles until the host
+issues what follows. A pass that would take the longer of its host and GPU times takes, with the wait, the longer of
+the two before the dispatch plus the longer of the two after it (:data:`BEFORE_DISPATCH`); the backward pass,
+whose split sizes are known, does not wait. The rows of a model with dense layers are averaged over the layers, and
+so is the wait (a share ``moe_layers / layers`` of the layers wait)."""
+
+BEFORE_DISPATCH = MappingProxyType({
+    **dict.fromkeys(("QKV projection", "query projection", "key projection", "value projection",
+                     "query down-projection", "query up-projection", "key-value down-projection",
+                     "key-value up-projection", "attention core", "attention output", "RoPE", "norms (x2)",
+                     "LayerNorm (x2)", "MLP gate", "MLP up", "MLP down", "router", "router scores and top-k",
+                     "FP8 casts", "FSDP copies"), 1.0),
+    "token permutation": 0.5, "residual adds (x2)": 0.5,
+})
+"""The share of each operator's forward pass that runs before the dispatch's host wait (:data:`DISPATCH_SYNC`):
+the attention block, both norms, the shared experts (the dense MLP rows of a mixture of experts), the router, the
+casts of the dense GEMMs and FSDP's gathered weights all before it; the permutation half before (the gather into
+expert order; the sort by local expert follows the all-to-all: DeepEP's path, which permutes only after its
+dispatch, is read the same way), one of the two residual sums; the routed experts, their casts, their activation
+and the un-permutation after it (absent: 0)."""
+
 STACKS: Mapping[str, Stack] = MappingProxyType({s.name: s for s in (
     Stack("megatron-core", "Megatron-Core with Transformer Engine", "cudnn", True, _HOST, False, True, False,
           COMM_SM_SHARE,
           "NVIDIA Megatron-LM (megatron/training/arguments.py: --apply-rope-fusion, --bias-swiglu-fusion, "
           "--cross-entropy-loss-fusion; Transformer Engine's LayerNormLinear fuses the norm into the next GEMM's "
           "input; DotProductAttention runs cuDNN's fused attention; GroupedLinear runs the experts' GEMMs on "
-          "multiple streams, EXPERT_GEMM_SOURCE), eager PyTorch host", OVERLAP_STREAMS, True,
-          expert_gemms="multi-stream"),
+          "multiple streams, EXPERT_GEMM_SOURCE), eager PyTorch host; the dispatcher waits for the token counts "
+          "(DISPATCH_SYNC)", OVERLAP_STREAMS, True, expert_gemms="multi-stream", dispatch_sync=True),
     Stack("fsdp2-eager", "PyTorch FSDP2, eager (torchtitan)", "flash2", False, _HOST, True, False, True,
           COMM_SM_SHARE,
           "pytorch/torchtitan (models/llama: nn.RMSNorm, complex-number RoPE, F.silu(w1(x)) * w3(x), "
@@ -521,11 +555,11 @@ def _rows(L, c, xp) -> list:
         if c.fp8 and not rowwise:  # a fused GEMM casts its one input once
             e_f, e_b = _cast_elements(n, k, mode, sp_div)
             cast_f, cast_b, cast_n = cast_f + e_f * share, cast_b + e_b, cast_n + share
+    x_f = x_b = x_n = 0.0  # the routed experts' casts, a row of their own
     if c.moe:
         rows += _experts(L, c, xp)
         if c.fp8:
-            e_f, e_b, n_e = _expert_cast_elements(L, c)
-            cast_f, cast_b, cast_n = cast_f + e_f, cast_b + e_b, cast_n + n_e
+            x_f, x_b, x_n = _expert_cast_elements(L, c)
     heads = w["heads"] / tp
     # Context parallelism: each rank runs 1/cp of the causal work, its s/cp queries against the keys before them
     fwd = kernels._attention_seconds(b, heads, s / cp, s, w["d"], c.attn, c.causal, False, xp)
@@ -549,8 +583,10 @@ def _rows(L, c, xp) -> list:
     if c.fp8:  # every FP8 GEMM's input cast forward, its output's gradient (and, per recipe, its input) backward
         (b_in, k_in), (b_grad, k_grad), (b_again, k_again) = kernels.FP8_CAST_PASSES[c.recipe]
         per = tokens / c.hbm  # cast_f, cast_b: elements per token
-        rows.append(("FP8 casts", "memory-bound", cast_f * b_in * per, (cast_b * b_grad + cast_f * b_again) * per,
-                     cast_n * k_in, cast_n * (k_grad + k_again)))
+        for name, e_f, e_b, n in (("FP8 casts", cast_f, cast_b, cast_n), ("FP8 casts (experts)", x_f, x_b, x_n)):
+            if c.moe or name == "FP8 casts":
+                rows.append((name, "memory-bound", e_f * b_in * per, (e_b * b_grad + e_f * b_again) * per,
+                             n * k_in, n * (k_grad + k_again)))
     return rows
 
 
@@ -711,24 +747,31 @@ def _summed(rows, c, xp) -> dict:
     """Per class ``[forward, backward]`` seconds; the memory-bound kernels' fixed GPU time is charged to the class
     ``"fixed per kernel"``, which also takes what the host needs beyond the GPU: an eager host issues each kernel
     in ``host_seconds_per_kernel`` and runs ahead of the GPU, so a pass takes the longer of the two (Horace He
-    2022, "Making Deep Learning Go Brrrr From First Principles", on overhead)."""
+    2022, "Making Deep Learning Go Brrrr From First Principles", on overhead); where a mixture of experts' dispatch
+    makes the host wait (:data:`DISPATCH_SYNC`), the forward pass takes the longer of the two on each side of it."""
     out = {cls: [0.0, 0.0] for cls in OPERATOR_CLASSES}
-    kernels_f = kernels_b = 0.0
+    kernels_f = kernels_b = pre_k = pre_g = 0.0
     gap = kernels.KERNEL_GPU_SECONDS
-    for _, cls, f_, b_, n_f, n_b in rows:
+    for name, cls, f_, b_, n_f, n_b in rows:
+        fixed_f = n_f * gap if cls == "memory-bound" else 0.0
         if cls == "memory-bound":
-            out["fixed per kernel"][0] += n_f * gap
+            out["fixed per kernel"][0] += fixed_f
             out["fixed per kernel"][1] += n_b * gap
         out[cls][0] = out[cls][0] + f_
         out[cls][1] = out[cls][1] + b_
         kernels_f, kernels_b = kernels_f + n_f, kernels_b + n_b
+        share = BEFORE_DISPATCH.get(name, 0.0)
+        pre_k, pre_g = pre_k + share * n_f, pre_g + share * (f_ + fixed_f)
     host = c.stack.host_seconds_per_kernel
     for i, n in ((0, kernels_f), (1, kernels_b)):
         gpu = sum(v[i] for v in out.values())
-        out["fixed per kernel"][i] = out["fixed per kernel"][i] + xp.maximum(0.0, n * host - gpu)
+        wait = xp.maximum(0.0, n * host - gpu)
+        if i == 0 and c.moe and c.stack.dispatch_sync:
+            split = xp.maximum(0.0, pre_k * host - pre_g) + xp.maximum(0.0, (n - pre_k) * host - (gpu - pre_g))
+            moe = c.w["moe_share"]
+            wait = moe * split + (1.0 - moe) * wait
+        out["fixed per kernel"][i] = out["fixed per kernel"][i] + wait
     return out
-
-
 
 
 # --------------------------------------------------------------------------------------
