@@ -334,3 +334,15 @@ def test_the_comparison_chart_and_the_explorer_offer_the_new_schedules():
     assert e.error is not None and "micro_batches=7" in e.error
     e.update(micro_batches=8, schedule="zb-h1", weight_ratio=1.5)
     assert e.error is None
+
+
+def test_stage_layers_fullest_is_the_largest_stage_scalar_or_array():
+    import numpy as np
+
+    from atscale.plan import _stage_layers, stage_layers
+
+    sl = stage_layers(61, 16, account_for_embedding=True, account_for_loss=True)
+    assert sl.fullest == max(sl.first, sl.middle, sl.last) and not isinstance(sl.fullest, np.ndarray)
+    arr = _stage_layers(61.0, np.array([1.0, 4.0, 16.0]), np.array([1.0, 1.0, 2.0]), 1.0, 1.0)
+    assert np.array_equal(arr.fullest, np.maximum(np.maximum(arr.first, arr.middle), arr.last))
+    assert arr.fullest[0] == 61

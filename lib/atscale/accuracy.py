@@ -1435,7 +1435,7 @@ def layer_gaps() -> tuple[LayerGap, ...]:
             flash_attention=r.flash_attention, ep=p.ep, expert_tp=p.expert_tp, expert_imbalance=p.expert_imbalance)
         sl = stage_layers(r.model.num_layers, p.pp, p.virtual_stages, account_for_embedding=p.account_for_embedding,
                           account_for_loss=p.account_for_loss)
-        layers = int(max(sl.first, sl.middle, sl.last))
+        layers = int(sl.fullest)
         micro = p.micro_batches
         kernels, seconds = layer.kernels, layer.total
         gap = (r.published_seconds - float(st.total)) / (micro * layers)

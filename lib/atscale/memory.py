@@ -133,7 +133,7 @@ def _stage_share(model_or_params, pp: int) -> float:
         return 1.0 / pp
     m = models.model_arg("model_or_params", model_or_params)
     sl = stage_layers(m.num_layers, pp)
-    return max(sl.first, sl.middle, sl.last) / m.num_layers
+    return sl.fullest / m.num_layers
 
 
 @readable("Model state per GPU")

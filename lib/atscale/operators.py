@@ -752,6 +752,7 @@ def _summed(rows, c, xp) -> dict:
     out = {cls: [0.0, 0.0] for cls in OPERATOR_CLASSES}
     kernels_f = kernels_b = pre_k = pre_g = 0.0
     gap = kernels.KERNEL_GPU_SECONDS
+    sync = c.moe and c.stack.dispatch_sync
     for name, cls, f_, b_, n_f, n_b in rows:
         fixed_f = n_f * gap if cls == "memory-bound" else 0.0
         if cls == "memory-bound":
@@ -760,13 +761,14 @@ def _summed(rows, c, xp) -> dict:
         out[cls][0] = out[cls][0] + f_
         out[cls][1] = out[cls][1] + b_
         kernels_f, kernels_b = kernels_f + n_f, kernels_b + n_b
-        share = BEFORE_DISPATCH.get(name, 0.0)
-        pre_k, pre_g = pre_k + share * n_f, pre_g + share * (f_ + fixed_f)
+        if sync:
+            share = BEFORE_DISPATCH.get(name, 0.0)
+            pre_k, pre_g = pre_k + share * n_f, pre_g + share * (f_ + fixed_f)
     host = c.stack.host_seconds_per_kernel
     for i, n in ((0, kernels_f), (1, kernels_b)):
         gpu = sum(v[i] for v in out.values())
         wait = xp.maximum(0.0, n * host - gpu)
-        if i == 0 and c.moe and c.stack.dispatch_sync:
+        if i == 0 and sync:
             split = xp.maximum(0.0, pre_k * host - pre_g) + xp.maximum(0.0, (n - pre_k) * host - (gpu - pre_g))
             moe = c.w["moe_share"]
             wait = moe * split + (1.0 - moe) * wait

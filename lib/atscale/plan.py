@@ -417,6 +417,14 @@ class StageLayers:
     middle: object
     last: object
 
+    @property
+    def fullest(self):
+        """Layers of the fullest stage (a count, or an array where the fields are arrays): the stage that decides a
+        pipeline's memory and its pace."""
+        if any(isinstance(x, np.ndarray) for x in (self.first, self.middle, self.last)):
+            return np.maximum(np.maximum(self.first, self.middle), self.last)
+        return max(self.first, self.middle, self.last)
+
 
 def _stage_layers(l, pp, v, emb, loss, xp=np, extra_last=0.0) -> StageLayers:
     """:func:`stage_layers` on plan fields (numbers or arrays); ``extra_last`` more layers on the last stage, outside
