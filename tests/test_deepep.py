@@ -189,10 +189,11 @@ def test_a2a_rate_sensitivity_as_measured():
     # at either rate (its all-to-all hidden), Qwen3-235B's moves most (the all-to-all dispatcher over 32 GPUs)
     # (22 runs, median 0.158 and 0.147 at the shares, before Megatron-Bridge's gpt-oss rows on Blackwell; median
     # 0.162 and worst 0.619 before each local expert's GEMMs and FP8 casts counted as kernels, EXPERT_LAUNCHES; worst
-    # 0.565 before the forward's host wait at the dispatch, DISPATCH_SYNC)
+    # 0.565 and 0.537 while those kernels cost the host a PyTorch call's time each, without and with the dispatch's
+    # host wait, DISPATCH_SYNC)
     assert got.runs == 24 and (got.nvlink_share, got.network_share) == X.deepep_link_shares()
     assert got.median == pytest.approx(0.159, abs=0.005) and got.median_at_shares == pytest.approx(0.151, abs=0.005)
-    assert got.worst == pytest.approx(0.537, abs=0.005) and got.worst_at_shares == pytest.approx(0.537, abs=0.005)
+    assert got.worst == pytest.approx(0.586, abs=0.005) and got.worst_at_shares == pytest.approx(0.586, abs=0.005)
     assert got.moved == "Qwen3-235B-A22B, 256 H100, FP8, Megatron-Bridge 26.02"
     assert got.largest_move == pytest.approx(0.065, abs=0.005)
     assert got.median_at_shares > 0.10 and got.worst_at_shares > 0.20  # the targets stay missed

@@ -74,31 +74,67 @@ def test_megatron_waits_at_the_dispatch_and_the_pytorch_presets_are_not_read_so(
         dataclasses.replace(operators.stack("megatron-core"), dispatch_sync="yes")
 
 
-def _sync_table(sync, model=None, **kw):
-    st = dataclasses.replace(operators.stack("megatron-core"), dispatch_sync=sync)
+def _sync_table(sync, model=None, host=None, **kw):
+    st = operators.stack("megatron-core")
+    st = dataclasses.replace(st, dispatch_sync=sync, host_seconds_per_kernel=host or st.host_seconds_per_kernel)
     return operators.layer_operators(model or _model(), seq_length=4096, stack=st, **kw)
 
 
-def test_the_forward_waits_on_each_side_of_the_dispatch():
-    """The forward's fixed row gains exactly the host time the wait exposes: the longer of host and GPU on each side
-    of the dispatch (BEFORE_DISPATCH) against the longer of the two over the pass; the backward is untouched."""
-    kw = dict(dtype="fp8", fp8_recipe="current", ep=8)
-    off, on = _sync_table(False, **kw), _sync_table(True, **kw)
-    host, gap = operators.stack("megatron-core").host_seconds_per_kernel, operators.kernels.KERNEL_GPU_SECONDS
-    pre_k = pre_g = all_k = all_g = 0.0
-    for r in off.rows:
+def _host_split(table, host):
+    """(host before the dispatch, host, GPU before, GPU) of a table's forward, from its rows, as the wait reads them."""
+    gap, launch = operators.kernels.KERNEL_GPU_SECONDS, operators.kernels.HOST_SECONDS_PER_LAUNCH
+    pre_h = pre_g = all_h = all_g = 0.0
+    for r in table.rows:
         if r.kind == "fixed per kernel":
             continue
         g = r.forward + (r.kernels_forward * gap if r.kind == "memory-bound" else 0.0)
+        calls = min(r.kernels_forward, operators.EXPERT_CALLS[r.name][0]) if r.name in operators.EXPERT_CALLS \
+            else r.kernels_forward
+        h = calls * host + (r.kernels_forward - calls) * launch
         s = operators.BEFORE_DISPATCH.get(r.name, 0.0)
-        pre_k, pre_g, all_k, all_g = pre_k + s * r.kernels_forward, pre_g + s * g, all_k + r.kernels_forward, all_g + g
-    split = max(0.0, pre_k * host - pre_g) + max(0.0, (all_k - pre_k) * host - (all_g - pre_g))
-    whole = max(0.0, all_k * host - all_g)
+        pre_h, pre_g, all_h, all_g = pre_h + s * h, pre_g + s * g, all_h + h, all_g + g
+    return pre_h, all_h, pre_g, all_g
+
+
+def test_the_forward_waits_on_each_side_of_the_dispatch():
+    """With a slow host (100 us per PyTorch call) the experts' side of the dispatch is host-bound by more than the
+    attention's side: the forward's fixed row gains exactly the host time the wait exposes, the longer of host and GPU on each
+    side (BEFORE_DISPATCH) against the longer of the two over the pass; the backward is untouched."""
+    kw = dict(dtype="fp8", fp8_recipe="current", ep=8, host=100e-6)
+    off, on = _sync_table(False, **kw), _sync_table(True, **kw)
+    pre_h, all_h, pre_g, all_g = _host_split(off, 100e-6)
+    split = max(0.0, pre_h - pre_g) + max(0.0, (all_h - pre_h) - (all_g - pre_g))
+    whole = max(0.0, all_h - all_g)
     fixed = {t: next(r for r in t.rows if r.kind == "fixed per kernel") for t in (off, on)}
-    assert split > whole  # the experts' side is host-bound, the attention's is not
+    assert split > whole  # the wait exposes host time the pass as a whole would have hidden
     assert fixed[on].forward - fixed[off].forward == pytest.approx(split - whole, rel=1e-9)
     assert fixed[on].backward == fixed[off].backward
     assert [r for r in on.rows if r.kind != "fixed per kernel"] == [r for r in off.rows if r.kind != "fixed per kernel"]
+    assert on.host == off.host == pytest.approx(all_h + sum(
+        (min(r.kernels_backward, operators.EXPERT_CALLS[r.name][1]) * 100e-6
+         + (r.kernels_backward - min(r.kernels_backward, operators.EXPERT_CALLS[r.name][1]))
+         * operators.kernels.HOST_SECONDS_PER_LAUNCH) if r.name in operators.EXPERT_CALLS
+        else r.kernels_backward * 100e-6 for r in off.rows), rel=1e-9)
+
+
+def test_at_the_published_runs_host_speed_the_wait_costs_nothing_here():
+    """Qwen3-30B-A3B's layer at 20 us per call and 3 us per launch: neither side of the dispatch is host-bound."""
+    kw = dict(dtype="fp8", fp8_recipe="current", ep=8)
+    assert _sync_table(True, **kw).rows == _sync_table(False, **kw).rows
+
+
+def test_a_multi_stream_stack_launches_the_experts_kernels_from_cpp():
+    """The host pays a PyTorch call per grouped call and a launch per further kernel (EXPERT_CALLS); a Python loop
+    of GEMMs pays a call per kernel."""
+    t = _table("multi-stream", "fp8", "current")
+    loop = _table("loop", "fp8", "current")
+    host, launch = operators.stack("megatron-core").host_seconds_per_kernel, operators.kernels.HOST_SECONDS_PER_LAUNCH
+    assert [r.kernels_forward for r in t.rows] == [r.kernels_forward for r in loop.rows]  # same kernels
+    extra = sum(r.kernels_forward + r.kernels_backward - sum(operators.EXPERT_CALLS[r.name]) for r in t.rows
+                if r.name in operators.EXPERT_CALLS)
+    assert loop.host - t.host == pytest.approx(extra * (host - launch), rel=1e-9)
+    assert t.host < t.kernels * host and loop.host == pytest.approx(loop.kernels * host, rel=1e-12)
+    assert 2e-6 <= launch <= 5e-6  # Boyer's 3 us per asynchronous launch
 
 
 def test_a_dense_layer_never_waits():

@@ -170,8 +170,8 @@ def test_moe_validation_errors_as_measured():
 
 
 @pytest.mark.xfail(strict=True, reason="issue 32's target is not met: median |step-time error| on the 24 MoE runs "
-                                       "15.9 % (target 10 %), worst 53.7 % (target 20 %): Megatron-Bridge 26.02's "
-                                       "Qwen3-30B-A3B in FP8 at micro-batch 1 is 54 % too fast; gpt-oss on "
+                                       "15.9 % (target 10 %), worst 58.6 % (target 20 %): Megatron-Bridge 26.02's "
+                                       "Qwen3-30B-A3B in FP8 at micro-batch 1 is 59 % too fast; gpt-oss on "
                                        "H100, GB200 and B200 (25-42 %), "
                                        "Qwen3-235B with TP 4 or 32 stages and NVIDIA's DeepSeek-V3 recipes 20-43 %; "
                                        "Qwen3-30B-A3B under FSDP with its recomputation 21 % too slow")

@@ -1401,9 +1401,9 @@ class LayerGap:
     ``run`` (its label); ``micro_batches`` (per replica per step) and ``layers`` (transformer layers on the fullest
     pipeline stage), the counts over which the step's layers run one after another on one GPU; ``layer_seconds``:
     the model's forward and backward of one of its layers for one micro-batch (:func:`atscale.operators.
-    layer_operators`, s), of which ``host_seconds`` is what an eager host takes to issue the layer's kernels (their
-    count times the stack's :attr:`atscale.operators.Stack.host_seconds_per_kernel`, s; the model charges it only
-    where it exceeds the GPU's time); ``kernels``, that count; ``gap_seconds``: the published step's excess over the
+    layer_operators`, s), of which ``host_seconds`` is what an eager host takes to issue the layer's kernels
+    (:attr:`atscale.operators.LayerOperators.host`, s; the model charges it only where it exceeds the GPU's time);
+    ``kernels``, their count; ``gap_seconds``: the published step's excess over the
     model's, spread over every layer of every micro-batch (s; negative where the model is slower): how much more
     each layer would have to cost for the model's step to be the published one, if the whole difference sat in the
     layers."""
@@ -1439,8 +1439,7 @@ def layer_gaps() -> tuple[LayerGap, ...]:
         micro = p.micro_batches
         kernels, seconds = layer.kernels, layer.total
         gap = (r.published_seconds - float(st.total)) / (micro * layers)
-        out.append(LayerGap(r.label, micro, layers, float(seconds), float(kernels * stack.host_seconds_per_kernel),
-                            float(kernels), float(gap)))
+        out.append(LayerGap(r.label, micro, layers, float(seconds), layer.host, float(kernels), float(gap)))
     return tuple(out)
 
 

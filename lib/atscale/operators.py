@@ -46,7 +46,8 @@ from ._numeric import _ArrayOps, _ScalarOps
 __all__ = ["Stack", "STACKS", "STACK_NAMES", "OPERATOR_CLASSES", "MEMORY_OPS", "COMM_SM_SHARE", "ASYNC_TP_FUSION",
            "TP_OVERLAP_SPLITS", "OperatorRow", "LayerOperators", "layer_operators", "stack", "FSDP_COPY_BYTES",
            "LOSS_BYTES", "EXPERT_GEMMS", "EXPERT_STREAMS", "EXPERT_GEMM_SOURCE", "QKV_APART", "linear_shapes",
-           "EXPERT_LAUNCHES", "TE_LINEAR_HOST_SECONDS", "DISPATCH_SYNC", "BEFORE_DISPATCH"]
+           "EXPERT_LAUNCHES", "EXPERT_CALLS", "TE_LINEAR_HOST_SECONDS", "DISPATCH_SYNC",
+           "BEFORE_DISPATCH"]
 
 OPERATOR_CLASSES = ("matmul", "attention", "memory-bound", "fixed per kernel")
 """How :func:`layer_operators` groups a layer's time (the chapter's figure of where a step's time goes)."""
@@ -676,9 +677,17 @@ EXPERT_LAUNCHES = ("NVIDIA TransformerEngine v2.11 (December 2025; NeMo 26.02's 
                    "19 and 33 us per expert")
 """Where :func:`_expert_launches` is read. A stack that runs its local experts' GEMMs one per expert (``"loop"``,
 ``"multi-stream"``) launches one GEMM kernel per expert and matrix in each pass, and in FP8, unless the recipe is
-delayed scaling, one cast per expert and operand; each kernel pays the GPU's fixed time and the host's time per
-kernel (:attr:`Stack.host_seconds_per_kernel`, 20 us: of the order of the per-expert host time the maintainers
-measured). A grouped kernel launches one GEMM, and one cast, for all its experts."""
+delayed scaling, one cast per expert and operand; each kernel pays the GPU's fixed time. The host pays a PyTorch
+call's time (:attr:`Stack.host_seconds_per_kernel`) per kernel of a Python loop (``"loop"``), but a multi-stream
+stack makes one call per matrix and launches the experts' kernels from C++, each at
+:data:`atscale.kernels.HOST_SECONDS_PER_LAUNCH` (:data:`EXPERT_CALLS`). A grouped kernel launches one GEMM, and one
+cast, for all its experts."""
+
+EXPERT_CALLS = MappingProxyType({"routed experts": (2.0, 4.0), "FP8 casts (experts)": (2.0, 2.0)})
+"""PyTorch calls per mixture-of-experts layer, ``(forward, backward)``, of the two operators a multi-stream stack
+runs expert by expert inside one call (:data:`EXPERT_LAUNCHES`): one grouped GEMM call per expert matrix forward
+and two backward (input and weight gradient); one split quantisation per matrix's input forward and per matrix's
+output gradient backward. The rest of their kernels the host launches from C++."""
 
 
 TE_LINEAR_HOST_SECONDS = 115e-6
@@ -743,14 +752,39 @@ def _output(L, c, xp):
     return f_ + b_ + loss + (3.0 if c.stack.fused_loss else 8.0) * kernels.KERNEL_GPU_SECONDS
 
 
+def _host(rows, c, xp) -> tuple:
+    """``(forward, backward, forward before the dispatch)`` seconds an eager host needs to issue a layer's kernels
+    (:func:`_rows`): :attr:`Stack.host_seconds_per_kernel` per kernel, except the experts' kernels a multi-stream
+    stack launches from C++ inside one call (:data:`EXPERT_CALLS`), each at
+    :data:`atscale.kernels.HOST_SECONDS_PER_LAUNCH`; the third, the share before a mixture of experts' dispatch
+    (:data:`BEFORE_DISPATCH`) where the stack waits there (:attr:`Stack.dispatch_sync`), else 0."""
+    host, launch = c.stack.host_seconds_per_kernel, kernels.HOST_SECONDS_PER_LAUNCH
+    looped = c.moe and c.stack.expert_gemms == "multi-stream"
+    sync = c.moe and c.stack.dispatch_sync
+    moe = c.w["moe_share"]
+    h_f = h_b = pre = 0.0
+    for name, _, _, _, n_f, n_b in rows:
+        if looped and name in EXPERT_CALLS:
+            calls_f, calls_b = EXPERT_CALLS[name]
+            calls_f, calls_b = xp.minimum(n_f, calls_f * moe), xp.minimum(n_b, calls_b * moe)
+            t_f = calls_f * host + (n_f - calls_f) * launch
+            t_b = calls_b * host + (n_b - calls_b) * launch
+        else:
+            t_f, t_b = n_f * host, n_b * host
+        h_f, h_b = h_f + t_f, h_b + t_b
+        if sync:
+            pre = pre + BEFORE_DISPATCH.get(name, 0.0) * t_f
+    return h_f, h_b, pre
+
+
 def _summed(rows, c, xp) -> dict:
     """Per class ``[forward, backward]`` seconds; the memory-bound kernels' fixed GPU time is charged to the class
-    ``"fixed per kernel"``, which also takes what the host needs beyond the GPU: an eager host issues each kernel
-    in ``host_seconds_per_kernel`` and runs ahead of the GPU, so a pass takes the longer of the two (Horace He
-    2022, "Making Deep Learning Go Brrrr From First Principles", on overhead); where a mixture of experts' dispatch
-    makes the host wait (:data:`DISPATCH_SYNC`), the forward pass takes the longer of the two on each side of it."""
+    ``"fixed per kernel"``, which also takes what the host needs beyond the GPU (:func:`_host`): an eager host
+    issues the kernels and runs ahead of the GPU, so a pass takes the longer of the two (Horace He 2022, "Making
+    Deep Learning Go Brrrr From First Principles", on overhead); where a mixture of experts' dispatch makes the host
+    wait (:data:`DISPATCH_SYNC`), the forward pass takes the longer of the two on each side of it."""
     out = {cls: [0.0, 0.0] for cls in OPERATOR_CLASSES}
-    kernels_f = kernels_b = pre_k = pre_g = 0.0
+    pre_g = 0.0
     gap = kernels.KERNEL_GPU_SECONDS
     sync = c.moe and c.stack.dispatch_sync
     for name, cls, f_, b_, n_f, n_b in rows:
@@ -760,16 +794,14 @@ def _summed(rows, c, xp) -> dict:
             out["fixed per kernel"][1] += n_b * gap
         out[cls][0] = out[cls][0] + f_
         out[cls][1] = out[cls][1] + b_
-        kernels_f, kernels_b = kernels_f + n_f, kernels_b + n_b
         if sync:
-            share = BEFORE_DISPATCH.get(name, 0.0)
-            pre_k, pre_g = pre_k + share * n_f, pre_g + share * (f_ + fixed_f)
-    host = c.stack.host_seconds_per_kernel
-    for i, n in ((0, kernels_f), (1, kernels_b)):
+            pre_g = pre_g + BEFORE_DISPATCH.get(name, 0.0) * (f_ + fixed_f)
+    h_f, h_b, pre_h = _host(rows, c, xp)
+    for i, h in ((0, h_f), (1, h_b)):
         gpu = sum(v[i] for v in out.values())
-        wait = xp.maximum(0.0, n * host - gpu)
+        wait = xp.maximum(0.0, h - gpu)
         if i == 0 and sync:
-            split = xp.maximum(0.0, pre_k * host - pre_g) + xp.maximum(0.0, (n - pre_k) * host - (gpu - pre_g))
+            split = xp.maximum(0.0, pre_h - pre_g) + xp.maximum(0.0, (h - pre_h) - (gpu - pre_g))
             moe = c.w["moe_share"]
             wait = moe * split + (1.0 - moe) * wait
         out["fixed per kernel"][i] = out["fixed per kernel"][i] + wait
@@ -799,7 +831,8 @@ class LayerOperators:
     ``rows``: the operators (a GEMM's or an attention kernel's time includes its own fixed GPU time; a
     memory-bound kernel's is in the ``"fixed per kernel"`` row, with what an eager host needs beyond the GPU);
     ``output``: the output layer and the loss over the vocabulary (last pipeline stage only), forward plus
-    backward."""
+    backward; ``host``: what an eager host needs to issue the layer's kernels, forward plus backward (s; charged
+    where it exceeds the GPU's time, in the ``"fixed per kernel"`` row)."""
 
     model: str
     accelerator: str
@@ -808,6 +841,7 @@ class LayerOperators:
     tokens: float
     rows: tuple
     output: float
+    host: float = 0.0
 
     def by_kind(self) -> dict:
         """Seconds (forward plus backward) per class of :data:`OPERATOR_CLASSES`."""
@@ -875,8 +909,9 @@ def layer_operators(model, accelerator="H100 SXM", *, micro_batch=1, seq_length=
     out = [OperatorRow(name, kind, float(f_), float(b_), n_f, n_b) for name, kind, f_, b_, n_f, n_b in rows]
     fixed = summed["fixed per kernel"]
     out.append(OperatorRow("fixed per kernel", "fixed per kernel", float(fixed[0]), float(fixed[1]), 0.0, 0.0))
+    h_f, h_b, _ = _host(rows, c, _ScalarOps)
     return LayerOperators(model.name, acc.name, st.name, dtype, float(b * s / cp), tuple(out),
-                          float(_output(L, c, _ScalarOps)))
+                          float(_output(L, c, _ScalarOps)), float(h_f + h_b))
 
 
 # ======================================================================================
