@@ -90,6 +90,23 @@ def _():
     return accuracy.ep_placement_pairs()[0].model_saving
 
 
+@answer("experts-launches", unit="", rtol=0, atol=0.5,
+        idea="A grouped kernel launches once for all the GPU's experts; Transformer Engine's grouped linear layer "
+             "launches once per expert, for every GEMM and, in FP8 with current scaling, for every cast.",
+        hint="16 local experts; per expert two GEMMs forward and four backward, and two casts each way at two "
+             "kernels each (operators.layer_operators(...).kernels with expert_gemms 'multi-stream' less the same "
+             "with 'grouped').")
+def _():
+    from .. import operators, runs
+
+    run = next(r for r in runs.ALL_RUNS if r.label == "Qwen3-30B-A3B, 16 H100, FP8, Megatron-Bridge 26.02")
+    counts = [operators.layer_operators(run.model, "H100 SXM", seq_length=4096, dtype="fp8", fp8_recipe="current",
+                                        ep=8, stack=dataclasses.replace(operators.stack("megatron-core"),
+                                                                        expert_gemms=how)).kernels
+              for how in ("multi-stream", "grouped")]
+    return counts[0] - counts[1]
+
+
 @answer("experts-dropped-fraction", unit="", rtol=0.02,
         idea="Tokens beyond an expert's capacity are dropped; average that over the experts' loads.",
         hint="experts.dropped_fraction(mean_load, capacity_factor), as a fraction (not a percentage).")
