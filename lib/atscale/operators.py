@@ -857,8 +857,8 @@ class LayerOperators:
 
     @property
     def kernels(self) -> float:
-        """Kernels the layer launches, forward plus backward (each costs an eager host
-        :attr:`Stack.host_seconds_per_kernel`)."""
+        """Kernels the layer launches, forward plus backward (what issuing them costs an eager host is
+        :attr:`host`: a PyTorch call's time each, or a launch's for those a stack issues from C++)."""
         return sum(r.kernels_forward + r.kernels_backward for r in self.rows)
 
     def __repr__(self):
