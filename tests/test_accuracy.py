@@ -107,6 +107,16 @@ KNOWN_MISSES = {
     # the operator model's): the narrow model at micro-batch 1, whose published rate is 12 % of the BF16 peak
     "Qwen3-235B-A22B, 256 H100, FP8, Megatron-Bridge 26.02": 0.423,
     "Qwen3-30B-A3B, 16 H100, FP8, Megatron-Bridge 26.02": 2.160,
+    # Further runs from other sources (added November 2026 with the layouts their sources state, read before comparing):
+    # a user's Pai-Megatron-Patch measurements on H800 (issues 643 and 658) and the eager run in Megatron-Bridge's CUDA
+    # graph guide. Qwen3-235B-A22B on 256 H800: two of the four within 3 points' band (full recomputation, and the
+    # norms with the experts recomputed); the one with the norms and the experts' activation recomputed at TP 2 is
+    # optimistic by 20 % of its MFU. Qwen3-30B-A3B: optimistic by 29 % on both H800 layouts and 21 % on the eager
+    # H100 run with EP 16 (the narrow model at micro-batch 1, as on Megatron-Bridge 26.02's FP8 row)
+    "Qwen3-235B-A22B, 256 H800, BF16, Pai-Megatron-Patch, TP 2, EP 8, PP 32, norms and expert activation recomputed": 0.199,
+    "Qwen3-30B-A3B, 16 H800, BF16, Pai-Megatron-Patch, PP 2, EP 8": 0.285,
+    "Qwen3-30B-A3B, 16 H800, BF16, Pai-Megatron-Patch, PP 4, EP 4": 0.286,
+    "Qwen3-30B-A3B, 16 H100, BF16, EP 16, all-to-all dispatcher, Megatron-Bridge (eager)": 0.209,
     # NVIDIA's Grok-1 recipe (dgxc-benchmarking v24.11.1, the full 64 layers; added November 2026 with the layout its
     # scripts set, read before comparing) was optimistic by 3.3-3.8 points in BF16 and 3.6-4.2 in FP8 (of the FP8 peak)
     # until its MoE layers paid the expert-TP all-gather and reduce-scatter of Megatron-Core's all-to-all dispatcher
@@ -187,7 +197,8 @@ def test_summary_statistics_calibration_and_validation_apart():
     # 49 before the three further MoE runs and the all-to-all, 53 before the six Grok-1 runs
     # 59 before the four long-context rows of the Qwen3-235B table, 63 before DeepEP's eight rows
     # 71 before Megatron-Bridge 26.02's two FP8 MoE rows on H100, 73 before its gpt-oss rows on GB200 and B200
-    assert cal.count == 22 and val.count == 75
+    # 75 before seven further MoE runs from Pai-Megatron-Patch's issues and Megatron-Bridge's CUDA graph guide
+    assert cal.count == 22 and val.count == 82
     # 0.014 before the H100 recipes took their scripts' pipeline overlap and the curve was refit (November 2026)
     assert cal.median_abs_error == pytest.approx(0.017, abs=0.002)
     assert cal.worst_abs_error == pytest.approx(0.048, abs=0.002) and cal.worst == "8 B ring, 2 GPUs"
@@ -199,7 +210,8 @@ def test_summary_statistics_calibration_and_validation_apart():
     # 0.061 before the MoE layers' TP collectives took Megatron-Core's dispatcher (the six Grok-1 runs within 3 points)
     # 0.058 before DeepEP's eight rows (-6 to -21 %)
     # 0.0645 before Megatron-Bridge 26.02's two FP8 MoE rows on H100, 0.066 before its gpt-oss rows on Blackwell
-    assert val.median_abs_error == pytest.approx(0.0706, abs=0.002)  # 0.058 before the six Grok-1 runs
+    # 0.0706 before seven further MoE runs (Pai-Megatron-Patch on H800, Megatron-Bridge's eager Qwen3-30B-A3B)
+    assert val.median_abs_error == pytest.approx(0.0741, abs=0.002)  # 0.058 before the six Grok-1 runs
     assert val.worst_abs_error == pytest.approx(5.264, abs=0.002)
     assert val.worst == "fitted profile (Llama 3), research-cluster jobs (1,024 A100)"
     dense = A.summary("validation", group="Step time")
