@@ -188,8 +188,8 @@ def test_further_runs_from_other_sources_as_measured():
               if e.run.label.endswith("Megatron-Bridge (eager)") or "Pai-Megatron-Patch" in e.run.label}
     assert len(errors) == 7
     pai = "Qwen3-235B-A22B, 256 H800, BF16, Pai-Megatron-Patch, "
-    pinned = {pai + "TP 1, EP 8, PP 32, micro-batch 4, full recomputation": 0.109,
-              pai + "TP 2, EP 8, PP 32, micro-batch 4, full recomputation": 0.090,
+    pinned = {pai + "TP 1, EP 8, PP 32, micro-batch 4, full recompute": 0.109,
+              pai + "TP 2, EP 8, PP 32, micro-batch 4, full recompute": 0.090,
               pai + "TP 2, EP 8, PP 32, norms and expert activation recomputed": -0.161,
               pai + "TP 1, EP 8, PP 32, norms and experts recomputed": -0.043,
               "Qwen3-30B-A3B, 16 H800, BF16, Pai-Megatron-Patch, PP 2, EP 8": -0.219,
