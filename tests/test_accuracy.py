@@ -117,6 +117,12 @@ KNOWN_MISSES = {
     "Qwen3-30B-A3B, 16 H800, BF16, Pai-Megatron-Patch, PP 2, EP 8": 0.285,
     "Qwen3-30B-A3B, 16 H800, BF16, Pai-Megatron-Patch, PP 4, EP 4": 0.286,
     "Qwen3-30B-A3B, 16 H100, BF16, EP 16, all-to-all dispatcher, Megatron-Bridge (eager)": 0.209,
+    # Megatron-LM's MoE recipes on H100 (their README's median TFLOP/s, read through the library's causal count):
+    # Qwen3-30B-A3B on 32 GPUs in BF16 and in FP8 (block-wise; the FP8 recipe also captures CUDA graphs) and
+    # Qwen3-235B-A22B on 256 with EP 32 and the all-to-all overlapped, all optimistic
+    "Qwen3-30B-A3B, 32 H100, BF16, Megatron-LM recipe": 0.235,
+    "Qwen3-30B-A3B, 32 H100, FP8 blockwise, Megatron-LM recipe": 0.468,
+    "Qwen3-235B-A22B, 256 H100, BF16, EP 32, Megatron-LM recipe": 0.583,
     # NVIDIA's Grok-1 recipe (dgxc-benchmarking v24.11.1, the full 64 layers; added November 2026 with the layout its
     # scripts set, read before comparing) was optimistic by 3.3-3.8 points in BF16 and 3.6-4.2 in FP8 (of the FP8 peak)
     # until its MoE layers paid the expert-TP all-gather and reduce-scatter of Megatron-Core's all-to-all dispatcher
@@ -198,7 +204,8 @@ def test_summary_statistics_calibration_and_validation_apart():
     # 59 before the four long-context rows of the Qwen3-235B table, 63 before DeepEP's eight rows
     # 71 before Megatron-Bridge 26.02's two FP8 MoE rows on H100, 73 before its gpt-oss rows on GB200 and B200
     # 75 before seven further MoE runs from Pai-Megatron-Patch's issues and Megatron-Bridge's CUDA graph guide
-    assert cal.count == 22 and val.count == 82
+    # 82 before the three rows of Megatron-LM's MoE recipes on H100
+    assert cal.count == 22 and val.count == 85
     # 0.014 before the H100 recipes took their scripts' pipeline overlap and the curve was refit (November 2026)
     assert cal.median_abs_error == pytest.approx(0.017, abs=0.002)
     assert cal.worst_abs_error == pytest.approx(0.048, abs=0.002) and cal.worst == "8 B ring, 2 GPUs"
@@ -211,7 +218,8 @@ def test_summary_statistics_calibration_and_validation_apart():
     # 0.058 before DeepEP's eight rows (-6 to -21 %)
     # 0.0645 before Megatron-Bridge 26.02's two FP8 MoE rows on H100, 0.066 before its gpt-oss rows on Blackwell
     # 0.0706 before seven further MoE runs (Pai-Megatron-Patch on H800, Megatron-Bridge's eager Qwen3-30B-A3B)
-    assert val.median_abs_error == pytest.approx(0.0741, abs=0.002)  # 0.058 before the six Grok-1 runs
+    # 0.0741 before Megatron-LM's three MoE recipes on H100
+    assert val.median_abs_error == pytest.approx(0.0766, abs=0.002)  # 0.058 before the six Grok-1 runs
     assert val.worst_abs_error == pytest.approx(5.264, abs=0.002)
     assert val.worst == "fitted profile (Llama 3), research-cluster jobs (1,024 A100)"
     dense = A.summary("validation", group="Step time")

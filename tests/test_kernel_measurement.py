@@ -147,8 +147,9 @@ def test_a_record_can_say_how_its_experts_run():
     # before Megatron-Bridge 26.02's two FP8 rows; 0.153 and 0.158 before its gpt-oss rows on Blackwell; 0.159 and
     # 0.162 before each local expert's GEMMs and FP8 casts counted as kernels of their own (EXPERT_LAUNCHES)
     # 0.157 and 0.159 before seven further runs (Pai-Megatron-Patch on H800, Megatron-Bridge's eager Qwen3-30B-A3B)
+    # 0.150 and 0.157 before Megatron-LM's three MoE recipes on H100
     assert statistics.median(abs(e.operators) for e in loop) == pytest.approx(0.150, abs=0.002)
-    assert statistics.median(abs(e.operators) for e in errors) == pytest.approx(0.157, abs=0.002)
+    assert statistics.median(abs(e.operators) for e in errors) == pytest.approx(0.159, abs=0.002)
     with pytest.raises(ValueError, match="expert_gemms"):
         dataclasses.replace(errors[0].run, details={"expert_gemms": "batched"})
     with pytest.raises(ValueError, match="expert_gemms"):

@@ -121,7 +121,8 @@ def test_moe_validation_errors_as_measured():
     # 24 before seven further runs from other sources (November 2026): a user's Pai-Megatron-Patch measurements on
     # H800 (four Qwen3-235B-A22B layouts on 256 GPUs, two Qwen3-30B-A3B ones on 16) and the eager Qwen3-30B-A3B run of
     # Megatron-Bridge's CUDA graph guide (16 H100, EP 16)
-    assert len(errors) == 31
+    # 31 before the three rows of Megatron-LM's MoE recipes on H100 (their README's median rates)
+    assert len(errors) == 34
     # 0.211 since Qwen3-30B-A3B's record took its configuration's recomputation (+31 %, -1 % before) and DeepEP sends
     # once per GPU inside the node (Qwen3-30B-A3B +31 -> +22 %, Qwen3-235B with EP 8: FSDP +17 -> +11 %, TP 4 -36 -> -38 %)
     # 0.198 with the six Grok-1 runs (-9 to -10 % in BF16, -20 to -22 % in FP8); 0.211 on the ten before them
@@ -135,7 +136,7 @@ def test_moe_validation_errors_as_measured():
     # local experts faster by 0-5 %, the wrong way for all but Qwen3-30B-A3B (+23.6 -> +20.9 %; November 2026)
     # 0.158 before the four long-context rows (+3, +9, +14, +16 %: too slow, more so as attention grows)
     # 0.151 before Megatron-Bridge 26.02's two FP8 rows (both too fast), 0.158 before its gpt-oss rows on Blackwell
-    assert statistics.median(abs(e) for e in errors.values()) == pytest.approx(0.157, abs=0.005)  # 0.159 before the seven further runs; 0.147 before Megatron's column-parallel backward collectives ran beside their GEMMs and the refit (November 2026), 0.187 before those, 0.198 before NVIDIA's two DeepSeek-V3 records took the layout their scripts set, 0.215 before DeepSeek-V3's own run took its multi-token prediction and DualPipe's paired end stages, 0.208 before it took its report's recomputation
+    assert statistics.median(abs(e) for e in errors.values()) == pytest.approx(0.159, abs=0.005)  # 0.157 before Megatron-LM's three recipes, 0.159 before the seven further runs; 0.147 before Megatron's column-parallel backward collectives ran beside their GEMMs and the refit (November 2026), 0.187 before those, 0.198 before NVIDIA's two DeepSeek-V3 records took the layout their scripts set, 0.215 before DeepSeek-V3's own run took its multi-token prediction and DualPipe's paired end stages, 0.208 before it took its report's recomputation
     # -0.046 before NVIDIA's dense H100 recipes took their scripts' settings and the H100 constants were refit on them
     # -0.035 before the record took its scripts' TP communication, not overlapped (November 2026)
     # -0.025 before its MoE layers dropped the dense MLP's TP collectives (expert TP 1: the dispatcher gathers nothing)
@@ -169,8 +170,11 @@ def test_moe_validation_errors_as_measured():
     # 0.085 before the four long-context rows (-3 to -10 % on the curve); 0.076 before Megatron-Bridge 26.02's two
     # FP8 rows (-30 and -68 % on the curve); 0.085 before its gpt-oss rows on Blackwell (-44 and -25 %)
     # 0.092 before the seven further runs of Pai-Megatron-Patch and Megatron-Bridge's CUDA graph guide
-    assert statistics.median(curve) == pytest.approx(0.109, abs=0.005)
-    assert statistics.median(curve) < statistics.median(abs(e) for e in errors.values())
+    # 0.109 before the three rows of Megatron-LM's MoE recipes (the curve 19-37 % too fast on them)
+    assert statistics.median(curve) == pytest.approx(0.165, abs=0.005)
+    # with them the operator model is ahead again (15.9 % against 16.5 %): the curve, fitted on NVIDIA's dense runs, is
+    # further off on the runs from outside NVIDIA's tables than the operators are
+    assert statistics.median(abs(e) for e in errors.values()) < statistics.median(curve)
 
 
 def test_further_runs_from_other_sources_as_measured():
@@ -205,10 +209,43 @@ def test_further_runs_from_other_sources_as_measured():
     assert all(by[k].memory_check and by[k].memory_verdict() != "does not fit" for k in pinned if by[k] is not over)
 
 
-@pytest.mark.xfail(strict=True, reason="issue 32's target is not met: median |step-time error| on the 31 MoE runs "
-                                       "15.7 % (target 10 %), worst 58.6 % (target 20 %): Megatron-Bridge 26.02's "
+def test_megatron_lm_recipes_as_measured():
+    """Megatron-LM's MoE recipes on H100 (examples/moe_recipes, November 2026): each recipe's ARGS read before
+    comparing, its README's median model TFLOP/s per GPU read through the library's causal count. All three are too
+    fast: Qwen3-30B-A3B on 32 GPUs by 14 % in BF16 and 19 % in FP8, Qwen3-235B-A22B on 256 with EP 32 and the
+    all-to-all overlapped by 36 % (a re-measurement a month later, not merged, printed 41 % more for it: the
+    published figure of one recipe moved more than the model's error on most runs). The two Qwen3-30B-A3B recipes
+    share their layout but not their launch: the FP8 one captures CUDA graphs, which the records cannot express, so
+    they are not an FP8 pair; published, FP8 is no faster (0.99), the model's FP8 step is 4 % shorter."""
+    from atscale import accuracy
+
+    recipes = {e.run.label: e for e in accuracy.moe_errors() if e.run.label.endswith("Megatron-LM recipe")}
+    assert {k: e.operators for k, e in recipes.items()} == pytest.approx({
+        "Qwen3-30B-A3B, 32 H100, BF16, Megatron-LM recipe": -0.144,
+        "Qwen3-30B-A3B, 32 H100, FP8 blockwise, Megatron-LM recipe": -0.187,
+        "Qwen3-235B-A22B, 256 H100, BF16, EP 32, Megatron-LM recipe": -0.363}, abs=0.005)
+    for e in recipes.values():
+        r = e.run
+        assert r.metric == "model_flops_causal_per_gpu" and r.model.node_dedup
+        st = r.step(operators=True)
+        # a rate: the published step is the model's FLOPs over the printed rate
+        assert r.published_seconds == pytest.approx(float(st.total) * float(st.model_flops_causal_per_gpu) / r.published)
+    bf16, fp8 = (recipes[f"Qwen3-30B-A3B, 32 H100, {d}, Megatron-LM recipe"].run for d in ("BF16", "FP8 blockwise"))
+    assert bf16.plan == fp8.plan and fp8.details["float8_recipe"] == "blockwise"
+    from atscale import runs
+
+    assert fp8.label not in {p.label for p in runs.fp8_pairs(moe=True)}  # the labels keep them apart, as they should
+    published = bf16.published_seconds / fp8.published_seconds
+    model = float(bf16.step(operators=True).total / fp8.step(operators=True).total)
+    assert (published, model) == pytest.approx((0.993, 1.045), abs=0.01)
+
+
+@pytest.mark.xfail(strict=True, reason="issue 32's target is not met: median |step-time error| on the 34 MoE runs "
+                                       "15.9 % (target 10 %), worst 58.6 % (target 20 %): Megatron-Bridge 26.02's "
                                        "Qwen3-30B-A3B in FP8 at micro-batch 1 is 59 % too fast, and its other "
-                                       "Megatron rows (Pai-Megatron-Patch on H800, Bridge's eager EP 16) 16-22 %; "
+                                       "Megatron rows (Pai-Megatron-Patch on H800, Bridge's eager EP 16, "
+                                       "Megatron-LM's recipes) 14-22 %; Megatron-LM's "
+                                       "Qwen3-235B recipe with EP 32 36 %; "
                                        "gpt-oss on H100, GB200 and B200 (25-42 %), "
                                        "Qwen3-235B with TP 4 or 32 stages and NVIDIA's DeepSeek-V3 recipes 20-43 %; "
                                        "Qwen3-30B-A3B under FSDP with its recomputation 21 % too slow")
