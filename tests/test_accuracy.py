@@ -68,24 +68,30 @@ KNOWN_MISSES = {
     # 0.197 before the Qwen3-235B records took their scripts' TP communication, not overlapped (Nov. 2026)
     # 0.172 before its MoE layers dropped the dense MLP's TP collectives (Megatron-Core's dispatcher gathers over the
     # expert-TP group, here of one GPU: nothing) (Nov. 2026)
-    "Qwen3-235B-A22B, 256 H100, BF16, all-to-all overlapped": 0.197,
+    # 0.197 before the ModelZoo records took Megatron-LM's default overlapped pipeline sends (overlap_p2p_comm; Nov. 2026)
+    "Qwen3-235B-A22B, 256 H100, BF16, all-to-all overlapped": 0.228,
     # the further Qwen3-235B runs with the expert group inside the node (runs.MOE_FURTHER_RUNS): optimistic on the
     # 32-stage pipeline and on TP 4 (whose published step is the slowest of the table; the model's is not)
     # 0.369 before the H100 recipes took their scripts' settings and the refit (Nov. 2026)
     # 0.341 before TP communication not overlapped, as the scripts run it (Nov. 2026)
     # 0.325 before the MoE layers' MLP half of the TP collectives took Megatron-Core's dispatcher (no dense MLP to
     # gather for, and no expert TP: none) (Nov. 2026)
-    "Qwen3-235B-A22B, 256 H100, BF16, EP 8, PP 32, all-to-all dispatcher": 0.341,
+    # 0.341 before the ModelZoo records took Megatron-LM's default overlapped pipeline sends (overlap_p2p_comm; Nov. 2026)
+    "Qwen3-235B-A22B, 256 H100, BF16, EP 8, PP 32, all-to-all dispatcher": 0.428,
     # 0.915 before DeepEP sent once per GPU inside the node; 0.998 before the H100 recipes' scripts and the refit
     # 0.959 before TP communication not overlapped and the embedding and loss counted as layer slots, as the
     # scripts run it (Nov. 2026)
     # 0.791 before the MoE layers' MLP half of the TP collectives took the dispatcher's (none with expert TP 1)
-    "Qwen3-235B-A22B, 256 H100, BF16, EP 8, TP 4": 0.901,
+    # 0.901 before the ModelZoo records took Megatron-LM's default overlapped pipeline sends (overlap_p2p_comm; Nov. 2026)
+    "Qwen3-235B-A22B, 256 H100, BF16, EP 8, TP 4": 0.949,
     # the same table's long-context rows (November 2026; TP 4, PP 8, CP 1-8, the layout of the row above at 16k-131k
     # tokens, with the norms and the whole MoE layer recomputed): 16k and 32k within 3 points (+1.4, +2.3), then
-    # optimistic by 4.2 and 7.5 points: the calibrated curve's error grows with attention's share of the step
-    "Qwen3-235B-A22B, 256 H100, BF16, 64k tokens, CP 4": 0.066,
-    "Qwen3-235B-A22B, 256 H100, BF16, 128k tokens, CP 8": 0.105,
+    # optimistic by 4.2 and 7.5 points: the calibrated curve's error grows with attention's share of the step. Since
+    # their records took Megatron-LM's default overlapped pipeline sends (November 2026) 32k is out too (+5.9 % of its
+    # MFU, 0.066 and 0.105 before for the two below)
+    "Qwen3-235B-A22B, 256 H100, BF16, 32k tokens, CP 2": 0.059,
+    "Qwen3-235B-A22B, 256 H100, BF16, 64k tokens, CP 4": 0.077,
+    "Qwen3-235B-A22B, 256 H100, BF16, 128k tokens, CP 8": 0.112,
     # 0.565 before it took its configuration's recomputation (layernorm, moe_act); 0.550 before the H100 recipes'
     # scripts and the refit
     "gpt-oss-120b, 64 H100, BF16": 0.518,
@@ -219,7 +225,8 @@ def test_summary_statistics_calibration_and_validation_apart():
     # 0.0645 before Megatron-Bridge 26.02's two FP8 MoE rows on H100, 0.066 before its gpt-oss rows on Blackwell
     # 0.0706 before seven further MoE runs (Pai-Megatron-Patch on H800, Megatron-Bridge's eager Qwen3-30B-A3B)
     # 0.0741 before Megatron-LM's three MoE recipes on H100
-    assert val.median_abs_error == pytest.approx(0.0766, abs=0.002)  # 0.058 before the six Grok-1 runs
+    # 0.0766 before the ModelZoo records took Megatron-LM's default overlapped pipeline sends (a run crossing the median)
+    assert val.median_abs_error == pytest.approx(0.0865, abs=0.002)  # 0.058 before the six Grok-1 runs
     assert val.worst_abs_error == pytest.approx(5.264, abs=0.002)
     assert val.worst == "fitted profile (Llama 3), research-cluster jobs (1,024 A100)"
     dense = A.summary("validation", group="Step time")

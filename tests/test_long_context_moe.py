@@ -107,8 +107,10 @@ def test_errors_as_measured():
     with the assumptions their record states, decided before (November 2026)."""
     ops = [r.step_error(operators=True) for r in LONG]
     curve = [r.step_error() for r in LONG]
-    assert ops == pytest.approx([0.026, 0.092, 0.141, 0.164], abs=0.005)
-    assert curve == pytest.approx([-0.033, -0.043, -0.062, -0.095], abs=0.005)
+    # [0.026, 0.092, 0.141, 0.164] and [-0.033, -0.043, -0.062, -0.095] before the records took Megatron-LM's default
+    # overlapped pipeline sends (overlap_p2p_comm, on at the table's commit; November 2026)
+    assert ops == pytest.approx([0.013, 0.081, 0.133, 0.159], abs=0.005)
+    assert curve == pytest.approx([-0.049, -0.056, -0.071, -0.101], abs=0.005)
     assert np.all(np.diff(ops) > 0) and np.all(np.diff(curve) < 0)
 
 
@@ -136,7 +138,8 @@ def test_the_dropless_rows_read_as_one_imbalance():
     got = accuracy.dropless_imbalance()
     assert [d.run for d in got] == [r.label for r in LONG]
     assert [round(d.slowdown, 3) for d in got] == [1.245, 1.209, 1.15, 1.09]
-    assert [d.imbalance for d in got] == pytest.approx([1.576, 1.656, 1.697, 1.687], abs=0.005)
+    # [1.576, 1.656, 1.697, 1.687] before the records took Megatron-LM's default overlapped pipeline sends
+    assert [d.imbalance for d in got] == pytest.approx([1.563, 1.649, 1.688, 1.688], abs=0.005)
     assert max(d.imbalance for d in got) - min(d.imbalance for d in got) < 0.15
     for d, r in zip(got, LONG):  # the smallest imbalance that reaches the published slowdown
 

@@ -144,7 +144,8 @@ def test_moe_validation_errors_as_measured():
     # -0.035 before Megatron's column-parallel backward collectives ran beside their GEMMs (the attention's, TP 4) and
     # the refit (H100 0.89 -> 0.90; November 2026)
     # -0.043 before the experts' GEMMs ran four at a time (November 2026)
-    assert errors["Qwen3-235B-A22B, 256 H100, BF16"] == pytest.approx(-0.053, abs=0.005)
+    # -0.053 before the ModelZoo records took Megatron-LM's default overlapped pipeline sends (November 2026)
+    assert errors["Qwen3-235B-A22B, 256 H100, BF16"] == pytest.approx(-0.068, abs=0.005)
     # -0.206 before its multi-token-prediction module (one MoE block, a projection and a second pass of the output
     # head on the last stage) and DualPipe's pairing of the first and the last stage on one rank (both from its
     # report; with the layer split the report does not state, the library's even one: the appendix shows how the

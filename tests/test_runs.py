@@ -48,7 +48,8 @@ MegaScale's three-tier CLOS), their ``assumed`` text saying so; node and GPU cou
 Qwen3-235B rows as their source's table prints them (the DeepEP dispatcher, which sends a token across the network
 once per destination node, and the recomputation 'norm, act'), where the records had assumed a plain all-to-all and
 no recomputation, and (November 2026) TP communication not overlapped, as the source's scripts at the commit that
-published them run it (no --tp-comm-overlap); nothing else of them changed. DeepSeek-V3's own run: the FP8 recipe its report describes
+published them run it (no --tp-comm-overlap), and (later in November 2026) the pipeline's sends overlapped, Megatron-LM's
+default at the commit the table names (overlap_p2p_comm); nothing else of them changed. DeepSeek-V3's own run: the FP8 recipe its report describes
 (block-wise scaling, an option only the operator-level compute reads), said at the end of its ``assumed`` text, and
 the recomputation its report states (norms and MLA up-projections, ``recompute_modules``; the attention core had
 stood for them before the library could express them; since November 2026 also the SwiGLU output, sec. 3.3.3), and
@@ -81,9 +82,10 @@ def _same(new, old, role):
     if CHANGED.get(new.label) == "dispatcher":
         assert new.model == dataclasses.replace(old.model, node_dedup=True) and not old.model.node_dedup, new.label
         assert new.plan == dataclasses.replace(old.plan, recompute="selective", recompute_modules=("act", "layernorm"),
-                                               tp_overlap=False)
+                                               tp_overlap=False, pp_overlap=True)
         assert "DeepEP" in new.assumed and "DeepEP" not in old.assumed and new.source == old.source, new.label
         assert "--tp-comm-overlap" in new.assumed and "8017e11" in new.assumed, new.label
+        assert "overlap_p2p_comm" in new.assumed and "1e057005" in new.assumed, new.label  # Megatron-LM's default
         old = dataclasses.replace(old, model=new.model, plan=new.plan, assumed=new.assumed)
     if CHANGED.get(new.label) == "recipe scripts":
         assert new.model == dataclasses.replace(old.model, node_dedup=False) and old.model.node_dedup, new.label
