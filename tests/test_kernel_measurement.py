@@ -148,8 +148,9 @@ def test_a_record_can_say_how_its_experts_run():
     # 0.162 before each local expert's GEMMs and FP8 casts counted as kernels of their own (EXPERT_LAUNCHES)
     # 0.157 and 0.159 before seven further runs (Pai-Megatron-Patch on H800, Megatron-Bridge's eager Qwen3-30B-A3B)
     # 0.150 and 0.157 before Megatron-LM's three MoE recipes on H100
-    assert statistics.median(abs(e.operators) for e in loop) == pytest.approx(0.150, abs=0.002)
-    assert statistics.median(abs(e.operators) for e in errors) == pytest.approx(0.159, abs=0.002)
+    # 0.150 and 0.158 before the warm-up and cool-down chunks' all-to-alls were exposed under the overlap (A2A_WARMUP)
+    assert statistics.median(abs(e.operators) for e in loop) == pytest.approx(0.145, abs=0.002)
+    assert statistics.median(abs(e.operators) for e in errors) == pytest.approx(0.156, abs=0.002)
     with pytest.raises(ValueError, match="expert_gemms"):
         dataclasses.replace(errors[0].run, details={"expert_gemms": "batched"})
     with pytest.raises(ValueError, match="expert_gemms"):

@@ -55,10 +55,12 @@ def test_errors_as_measured():
     2026); the 30B -56.5 % while those kernels' host time was a PyTorch call's each (its forward host-bound), -53.7 %
     with the dispatch's host wait on top (operators.DISPATCH_SYNC), before the kernels launched from C++ took
     kernels.HOST_SECONDS_PER_LAUNCH (the wait then costs nothing here)."""
-    assert BIG.step_error(operators=True) == pytest.approx(-0.157, abs=0.005)
-    assert BIG.step_error() == pytest.approx(-0.297, abs=0.005)
-    assert SMALL.step_error(operators=True) == pytest.approx(-0.586, abs=0.005)
-    assert SMALL.step_error() == pytest.approx(-0.684, abs=0.005)
+    # -0.157, -0.297, -0.586 and -0.684 before the warm-up and cool-down chunks of Megatron-Core's expert-parallel
+    # overlap left their all-to-alls exposed (parallelism.A2A_WARMUP; November 2026)
+    assert BIG.step_error(operators=True) == pytest.approx(-0.151, abs=0.005)
+    assert BIG.step_error() == pytest.approx(-0.289, abs=0.005)
+    assert SMALL.step_error(operators=True) == pytest.approx(-0.585, abs=0.005)
+    assert SMALL.step_error() == pytest.approx(-0.683, abs=0.005)
     overlapped = next(e for e in accuracy.moe_errors() if e.run.label.endswith("BF16, all-to-all overlapped"))
     # within 0.02 until the ModelZoo row took Megatron-LM's default overlapped pipeline sends (-0.161 -> -0.179)
     assert abs(BIG.step_error(operators=True) - overlapped.operators) < 0.025

@@ -96,7 +96,8 @@ __all__ = [
     "compute_efficiency", "elementwise_bytes_per_token", "context_parallel_bytes", "StepTime", "step_time", "evaluate",
     "SearchResult", "search",
     "Run", "METRICS", "MEGATRON_TABLE1_RUNS", "KORTHIKANTI_TABLE5_RUNS", "OTHER_RUNS", "H100_RUNS",
-    "MEGASCALE_RUNS", "MOE_RUNS", "CALIBRATION_RUNS", "VALIDATION_RUNS", "A2A_OVERLAP_SM_SHARE",
+    "MEGASCALE_RUNS", "MOE_RUNS", "CALIBRATION_RUNS", "VALIDATION_RUNS", "A2A_OVERLAP_SM_SHARE", "A2A_WARMUP",
+    "a2a_exposed_chunks",
     "calibrate", "amdahl_speedup", "rank_groups", "Timeline", "pipeline_timeline", "MAX_SEARCH_LAYOUTS", "MAX_RANKS",
     "RecomputeChoice", "RECOMPUTE_CHOICES", "recompute_choices", "recompute_table",
 ]
@@ -156,6 +157,19 @@ cuts both ways: the CUDA context and NCCL buffers (1-2 GB), allocator fragmentat
 add memory; frameworks' savers (freeing the pipeline's sent activations, offloading, fused losses) remove
 some. A layout within the margin of capacity is *tight*: reported as such, never refused; only one more
 than the margin over capacity is infeasible."""
+
+A2A_WARMUP = ("NVIDIA Megatron-LM at b0cc270 (the commit Megatron-Bridge v0.3.0 pins), "
+              "megatron/core/pipeline_parallel/combined_1f1b.py and schedules.py: with "
+              "overlap_moe_expert_parallel_comm the all-to-all of one micro-batch's forward runs behind another's "
+              "backward only in the 1F1B steady phase; without pipelining the first micro-batch's forward and the "
+              "last one's backward run alone ('no a2a overlapping'), and with the interleaved schedule every warm-up "
+              "forward and cool-down backward does: get_pp_rank_microbatches gives the first rank "
+              "2 (p - 1) + (v - 1) g + 1 warm-up chunks (g, microbatch_group_size_per_vp_stage, p by default; the "
+              "extra one 'to ensure the forward and backward computations are independent in all 1f1b steps'); taken to "
+              "hold for the earlier '1F1B overlap' of Megatron-LM's moe_dev branch, which Megatron-MoE-ModelZoo's "
+              "Qwen3 table ran (not read)")
+"""Where Megatron-Core's expert-parallel overlap leaves the all-to-all exposed: the source read for
+:func:`_a2a_warmup`."""
 
 A2A_OVERLAP_SM_SHARE = 20 / 132
 """Share of a GPU's streaming multiprocessors that overlapped all-to-all communication occupies (dimensionless):
@@ -861,7 +875,32 @@ up-projections and the gradients before the down-projections in FP8, both combin
 a quarter less traffic (:attr:`atscale.models.TransformerConfig.fp8_dispatch`)."""
 
 
-def _ep_comm(L, c: _Context, layer: dict):
+def _a2a_warmup(L, xp):
+    """Model chunks per pass whose all-to-alls no other micro-batch's computation hides, under
+    Megatron-Core's expert-parallel overlap (:data:`A2A_WARMUP`): the warm-up forwards (and as many cool-down
+    backwards) of the pipeline's first rank, which has the most; at most every chunk of the ``m v``. One without
+    pipelining (the first forward, the last backward), ``2 (p - 1) + (v - 1) p + 1`` with the interleaved schedule;
+    with plain 1F1B ``p`` (its ``p - 1`` warm-up forwards, and one as for the others); none for the other schedules,
+    whose overlap is their own (DualPipe pairs its chunks from the start, and the zero-bubble schedules are not
+    Megatron-Core's)."""
+    warm = xp.where(L.pp == 1, 1.0, xp.where(L.sched == _SCHEDULE_CODE["interleaved"],
+                                              2 * (L.pp - 1) + (L.v - 1) * L.pp + 1, L.pp))
+    megatron = L.sched <= _SCHEDULE_CODE["interleaved"]
+    return xp.where(megatron, xp.minimum(warm, L.m * L.v), 0.0)
+
+
+def a2a_exposed_chunks(plan: Plan) -> float:
+    """Model chunks of one micro-batch, each way, whose all-to-alls ``plan``'s expert-parallel overlap cannot hide
+    (:data:`A2A_WARMUP`): the first rank's warm-up forwards, and as many cool-down backwards, under Megatron-Core's
+    1F1B and interleaved schedules; 0 without ``a2a_overlap`` or under the schedules whose overlap is their own."""
+    if not isinstance(plan, Plan):
+        raise ValueError(f"plan={_v.show(plan)} must be an atscale.plan.Plan")
+    L = types.SimpleNamespace(pp=np.float64(plan.pp), v=np.float64(plan.virtual_stages),
+                              m=np.float64(plan.micro_batches), sched=np.float64(_SCHEDULE_CODE[plan.schedule]))
+    return float(_a2a_warmup(L, np)) if plan.a2a_overlap else 0.0
+
+
+def _ep_comm(L, c: _Context, layer: dict, *, hidden: bool = True):
     """Exposed seconds per layer per micro-batch (averaged over the layers) of expert parallelism's all-to-alls:
     dispatch and combine in the forward pass, their mirror images in the backward (four; six when the forward is
     recomputed, fully or with the ``"mlp"`` module, which for an MoE layer is Megatron-Core's ``moe``: it
@@ -879,7 +918,8 @@ def _ep_comm(L, c: _Context, layer: dict):
     (:data:`FP8_DISPATCH_BYTES`). Each link runs at the calibration's share of its rate
     (:attr:`Calibration.a2a_nvlink_share`, :attr:`Calibration.a2a_network_share`; 1 by default). With
     ``a2a_overlap`` the all-to-all of one micro-batch runs behind another's computation (DualPipe, sec. 3.2.1): only
-    what the layer's compute cannot cover is exposed."""
+    what the layer's compute cannot cover is exposed (``hidden`` False: the whole of it, as in the chunks
+    :func:`_a2a_warmup` counts)."""
     xp, k = c.xp, c.k
     g = float(c.gpus_per_node)
     span = L.ep * L.etp
@@ -898,7 +938,7 @@ def _ep_comm(L, c: _Context, layer: dict):
     again = xp.where(layer["mlp_again"], 1.0, layer["full"])  # Megatron-Core's "moe" recomputes the whole MoE layer
     t = xp.where(L.ep > 1, (4.0 + 2.0 * again) * one * k.moe_share, 0.0)
     cover = layer["gemm"] + layer["attention"]
-    return xp.where(L.a2a, xp.maximum(0.0, t - cover), t)
+    return xp.where(L.a2a & hidden, xp.maximum(0.0, t - cover), t)
 
 
 def _pp_comm(L, c: _Context, layer: dict):
@@ -1612,6 +1652,10 @@ def _parts(L, c: _Context) -> dict:
     keys = ("compute", "recompute", "tp_comm", "cp_comm", "ep_comm", "pp_comm")
     per_mb = sum(stage[key] for key in keys)
     parts = {key: L.m * stage[key] for key in keys}
+    if c.k.moe:  # the overlapped all-to-alls of the warm-up and cool-down chunks, which nothing hides
+        alone = _ep_comm(L, c, layer, hidden=False) - ep_t
+        parts["ep_comm"] = parts["ep_comm"] + c.xp.where(L.a2a, _a2a_warmup(L, c.xp) / L.v, 0.0) \
+            * stage["layers"] * alone
     parts["pp_comm"] = parts["pp_comm"] + fill
     third = per_mb / 3  # forward, input-gradient and weight-gradient passes take a third each (Qi et al. 2024)
     parts["bubble"] = c.xp.lazy_where(  # the classic schedules' (p - 1)/v, else the split-backward closed forms
