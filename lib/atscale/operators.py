@@ -777,9 +777,10 @@ def _host(rows, c, xp) -> tuple:
     return h_f, h_b, pre
 
 
-def _summed(rows, c, xp) -> dict:
+def _summed(rows, c, xp, host=None) -> dict:
     """Per class ``[forward, backward]`` seconds; the memory-bound kernels' fixed GPU time is charged to the class
-    ``"fixed per kernel"``, which also takes what the host needs beyond the GPU (:func:`_host`): an eager host
+    ``"fixed per kernel"``, which also takes what the host needs beyond the GPU (:func:`_host`'s, or ``host`` where
+    the caller has it already): an eager host
     issues the kernels and runs ahead of the GPU, so a pass takes the longer of the two (Horace He 2022, "Making
     Deep Learning Go Brrrr From First Principles", on overhead); where a mixture of experts' dispatch makes the host
     wait (:data:`DISPATCH_SYNC`), the forward pass takes the longer of the two on each side of it."""
@@ -796,7 +797,7 @@ def _summed(rows, c, xp) -> dict:
         out[cls][1] = out[cls][1] + b_
         if sync:
             pre_g = pre_g + BEFORE_DISPATCH.get(name, 0.0) * (f_ + fixed_f)
-    h_f, h_b, pre_h = _host(rows, c, xp)
+    h_f, h_b, pre_h = _host(rows, c, xp) if host is None else host
     for i, h in ((0, h_f), (1, h_b)):
         gpu = sum(v[i] for v in out.values())
         wait = xp.maximum(0.0, h - gpu)
@@ -905,11 +906,12 @@ def layer_operators(model, accelerator="H100 SXM", *, micro_batch=1, seq_length=
     L = types.SimpleNamespace(b=float(b), tp=float(tp), cp=float(cp), sp=sp, ep=ep, etp=etp, load=load,
                               zs=float(zero_stage), reshard=True, tp_overlap=False)
     rows = _rows(L, c, _ScalarOps)
-    summed = _summed(rows, c, _ScalarOps)
+    host = _host(rows, c, _ScalarOps)
+    summed = _summed(rows, c, _ScalarOps, host)
     out = [OperatorRow(name, kind, float(f_), float(b_), n_f, n_b) for name, kind, f_, b_, n_f, n_b in rows]
     fixed = summed["fixed per kernel"]
     out.append(OperatorRow("fixed per kernel", "fixed per kernel", float(fixed[0]), float(fixed[1]), 0.0, 0.0))
-    h_f, h_b, _ = _host(rows, c, _ScalarOps)
+    h_f, h_b, _ = host
     return LayerOperators(model.name, acc.name, st.name, dtype, float(b * s / cp), tuple(out),
                           float(_output(L, c, _ScalarOps)), float(h_f + h_b))
 
