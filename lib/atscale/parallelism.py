@@ -900,8 +900,8 @@ def a2a_exposed_chunks(plan: Plan) -> float:
     return float(_a2a_warmup(L, np)) if plan.a2a_overlap else 0.0
 
 
-def _ep_comm(L, c: _Context, layer: dict, *, hidden: bool = True):
-    """Exposed seconds per layer per micro-batch (averaged over the layers) of expert parallelism's all-to-alls:
+def _ep_comm(L, c: _Context, layer: dict) -> tuple:
+    """``(exposed, whole)``: exposed seconds per layer per micro-batch (averaged over the layers) of expert parallelism's all-to-alls:
     dispatch and combine in the forward pass, their mirror images in the backward (four; six when the forward is
     recomputed, fully or with the ``"mlp"`` module, which for an MoE layer is Megatron-Core's ``moe``: it
     checkpoints the router, the dispatch, the experts and the combine together, ``MoELayer.forward``), each moving
@@ -918,8 +918,8 @@ def _ep_comm(L, c: _Context, layer: dict, *, hidden: bool = True):
     (:data:`FP8_DISPATCH_BYTES`). Each link runs at the calibration's share of its rate
     (:attr:`Calibration.a2a_nvlink_share`, :attr:`Calibration.a2a_network_share`; 1 by default). With
     ``a2a_overlap`` the all-to-all of one micro-batch runs behind another's computation (DualPipe, sec. 3.2.1): only
-    what the layer's compute cannot cover is exposed (``hidden`` False: the whole of it, as in the chunks
-    :func:`_a2a_warmup` counts)."""
+    what the layer's compute cannot cover is exposed; ``whole`` is the all-to-all's time without the overlap, which
+    the chunks :func:`_a2a_warmup` counts pay."""
     xp, k = c.xp, c.k
     g = float(c.gpus_per_node)
     span = L.ep * L.etp
@@ -938,7 +938,7 @@ def _ep_comm(L, c: _Context, layer: dict, *, hidden: bool = True):
     again = xp.where(layer["mlp_again"], 1.0, layer["full"])  # Megatron-Core's "moe" recomputes the whole MoE layer
     t = xp.where(L.ep > 1, (4.0 + 2.0 * again) * one * k.moe_share, 0.0)
     cover = layer["gemm"] + layer["attention"]
-    return xp.where(L.a2a & hidden, xp.maximum(0.0, t - cover), t)
+    return xp.where(L.a2a, xp.maximum(0.0, t - cover), t), t
 
 
 def _pp_comm(L, c: _Context, layer: dict):
@@ -1646,16 +1646,15 @@ def _parts(L, c: _Context) -> dict:
     """Every part of the step (seconds), the memory of the fuller end stage and the hardware FLOPs per token."""
     layer = _layer_times(L, c)
     tp_t, cp_t, pp_t = _tp_comm(L, c, layer), _cp_comm(L, c, layer), _pp_comm(L, c, layer)
-    ep_t = _ep_comm(L, c, layer) if c.k.moe else 0.0
+    ep_t, ep_whole = _ep_comm(L, c, layer) if c.k.moe else (0.0, 0.0)
     stage = _pace(L, c, layer, tp_t, cp_t, pp_t, ep_t)
     fill = _pp_overlap(L, c, stage)
     keys = ("compute", "recompute", "tp_comm", "cp_comm", "ep_comm", "pp_comm")
     per_mb = sum(stage[key] for key in keys)
     parts = {key: L.m * stage[key] for key in keys}
     if c.k.moe:  # the overlapped all-to-alls of the warm-up and cool-down chunks, which nothing hides
-        alone = _ep_comm(L, c, layer, hidden=False) - ep_t
         parts["ep_comm"] = parts["ep_comm"] + c.xp.where(L.a2a, _a2a_warmup(L, c.xp) / L.v, 0.0) \
-            * stage["layers"] * alone
+            * stage["layers"] * (ep_whole - ep_t)
     parts["pp_comm"] = parts["pp_comm"] + fill
     third = per_mb / 3  # forward, input-gradient and weight-gradient passes take a third each (Qi et al. 2024)
     parts["bubble"] = c.xp.lazy_where(  # the classic schedules' (p - 1)/v, else the split-backward closed forms
