@@ -97,11 +97,12 @@ KNOWN_MISSES = {
     # scripts and the refit
     "gpt-oss-120b, 64 H100, BF16": 0.518,
     # the same model on Blackwell in Megatron-Bridge 26.02 (added November 2026, read from the release's scripts
-    # before comparing: EP 64, micro-batch 4): optimistic on both, by 18.9 points on 64 GB200 of one NVL72 rack and
-    # 4.6 on 8 B200 nodes (Blackwell's rates an extrapolation of the H100-era constants); the difference between the
-    # two, the all-to-all leaving the NVLink domain, the model gets within 6 % (test_megatron_bridge_moe)
-    "gpt-oss-120b, 64 GB200 (one NVL72 rack), BF16, EP 64": 0.788,
-    "gpt-oss-120b, 64 B200 (8 nodes), BF16, EP 64": 0.338,
+    # before comparing: EP 64, micro-batch 4): optimistic on both, by 15.9 points on 64 GB200 of one NVL72 rack and
+    # 4.4 on 8 B200 nodes; the difference between the two, the all-to-all leaving the NVLink domain, the model gets
+    # within 8 % (test_megatron_bridge_moe). 0.788 and 0.338 (18.9 and 4.6 points) while Blackwell's GEMM rates were
+    # extrapolated from the datasheet peaks, before the catalog took Bekman's published best-shape rates (Nov. 2026)
+    "gpt-oss-120b, 64 GB200 (one NVL72 rack), BF16, EP 64": 0.664,
+    "gpt-oss-120b, 64 B200 (8 nodes), BF16, EP 64": 0.324,
     # Qwen3-30B-A3B under NeMo AutoModel: inside 3 points (+1.3 %) only while its record assumed nothing recomputed
     # (with the memory check off); the source's configuration recomputes every block (activation_checkpointing), and
     # with it the model is too slow by 29 % (-0.227), by 22 % once DeepEP's dispatch, which its configuration turns on,
@@ -238,7 +239,8 @@ def test_summary_statistics_calibration_and_validation_apart():
     assert dense.worst_abs_error == pytest.approx(0.243, abs=0.002)
     assert dense.worst == "Llama 3 405B, 16,384 H100, CP 16, 131,072 tokens"
     bounds = A.summary("validation", kind="upper bound")
-    assert bounds.count == 13 and bounds.worst.startswith("MI300X")
+    # 13 before the catalog took Bekman's FP8 rows and his B200 and GB200 ones (November 2026)
+    assert bounds.count == 19 and bounds.worst.startswith("MI300X")
     assert len(A.summary_table().rows) == 3 and "relative error" in A.summary_table().caption
 
 

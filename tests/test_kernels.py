@@ -317,7 +317,9 @@ def test_causal_attention_costs_about_half_and_backward_about_two_and_a_half():
 
 def test_fallbacks_and_extrapolations_say_so():
     assert "falls back" in K.attention_model("A100 SXM 80GB", "flash3").source
-    assert "EXTRAPOLATED" in K.gemm_model("B200", "fp8").source
+    assert "EXTRAPOLATED" in K.gemm_model("MI300X", "fp8").source  # no published FP8 matmul rate
+    assert "published best-shape FP8 rate" in K.gemm_model("B200", "fp8").source
+    assert "EXTRAPOLATED" not in K.gemm_model("GB200", "bf16").source
     assert "EXTRAPOLATED" in K.attention_model("MI300X").source
     assert "EXTRAPOLATED" not in K.gemm_model("H100 SXM", "fp8").source
     assert K.gemm_model("H200 SXM").rate == K.gemm_model("H100 SXM").rate  # one die, one power limit
@@ -458,3 +460,49 @@ def test_head_dim_ratios_only_where_the_curves_are_the_h100s():
                                                            ("backward", False), ("backward", True)))
     assert K.attention_model("B200", "flash-triton").head_ratios[0] == K.HEAD_DIM_64_OVER_128["flash2", "forward",
                                                                                                 False]
+
+
+def test_blackwell_rates_from_the_published_best_shapes():
+    """The B200's and GB200's GEMM rates follow the catalog rule for a published best-shape rate (BF16 as the A100's;
+    FP8 with the H200's published best FP8 rate as the reference), no longer the datasheet extrapolation."""
+    power = K.GEMM_FIT["bf16_sustained"] / K.GEMM_FIT["bf16_burst"]
+    for name in ("B200", "GB200"):
+        acc = hardware.accelerator(name)
+        assert K.gemm_model(name).rate == pytest.approx(acc.measured("bf16") * K.GEMM_FIT["bf16_sustained"] / 794.4e12)
+        assert K.gemm_model(name, "fp8").rate == pytest.approx(
+            acc.measured("fp8") * K.GEMM_FIT["fp8_burst"] * power / K.GH100_FP8_BEST)
+    assert K.GH100_FP8_BEST == hardware.accelerator("H200 SXM").measured("fp8")
+    # measured November 2026: B200 BF16 1,623 TFLOP/s sustained (1,680 when extrapolated from the peak), GB200 1,695
+    # (1,868); FP8 3,336 (3,212) and 3,514 (3,570)
+    assert K.gemm_model("B200").rate / 1e12 == pytest.approx(1623.1, abs=0.5)
+    assert K.gemm_model("GB200").rate / 1e12 == pytest.approx(1694.7, abs=0.5)
+    assert K.gemm_model("B200", "fp8").rate / 1e12 == pytest.approx(3336.2, abs=0.5)
+    assert K.gemm_model("GB200", "fp8").rate / 1e12 == pytest.approx(3514.2, abs=0.5)
+
+
+def test_best_shape_check_against_bekmans_table():
+    """The GEMM model at each published best shape. Held out on the GH100 (constants from the book's H200 sweep and
+    TileLang's H800 FP8 sweep): within 1 % for BF16 on the H100 and FP8 on the H200 (torch 2.7.1+cu128), 6.5 % too
+    fast for FP8 on the H100 with the older torch 2.7.0+cu126. On Blackwell the rate is scaled from the table, and
+    the model is 6-22 % slow at the best shapes, all of short K (1,536-3,072), which the K ramp fitted on Hopper
+    (K_half 571 FP8 elements) charges and the Blackwell kernels evidently do not: a known miss of the shape terms
+    off Hopper, as measured November 2026."""
+    rows = {(c.accelerator, c.dtype): c for c in K.best_shape_check()}
+    assert len(rows) == 8 and all(c.note.startswith("torch ") for c in rows.values())
+    held = {key: c.error for key, c in rows.items() if not c.anchored}
+    assert set(held) == {("H100 SXM", "bf16"), ("H100 SXM", "fp8"), ("H200 SXM", "fp8")}
+    assert abs(held["H100 SXM", "bf16"]) < 0.01 and abs(held["H200 SXM", "fp8"]) < 0.01
+    assert held["H100 SXM", "fp8"] == pytest.approx(0.065, abs=0.003)
+    pinned = {("A100 SXM 80GB", "bf16"): -0.011, ("B200", "bf16"): -0.058, ("B200", "fp8"): -0.084,
+              ("GB200", "bf16"): -0.097, ("GB200", "fp8"): -0.218}
+    for key, err in pinned.items():
+        assert rows[key].anchored and rows[key].error == pytest.approx(err, abs=0.002)
+    blackwell = [c for c in rows.values() if c.accelerator in ("B200", "GB200")]
+    assert all(c.k <= 3072 and c.error < -0.05 for c in blackwell)
+    # every published figure is the catalog's, where the catalog takes the same revision
+    for c in rows.values():
+        if c.accelerator != "A100 SXM 80GB" and (c.accelerator, c.dtype) != ("H100 SXM", "bf16"):
+            assert hardware.accelerator(c.accelerator).measured(c.dtype) == pytest.approx(c.published)
+    table = K.best_shape_table()
+    assert len(table.rows) == 8 and "Bekman" in table.caption
+    assert table.rows[3][:2] == ("H200 SXM", "FP8") and table.rows[3][-1] == "held out"

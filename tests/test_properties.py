@@ -669,7 +669,8 @@ RESULTS = {  # public types the library builds as results or as its own data: no
     "operators.LayerOperators", "accuracy.StackSummary", "runs.FP8Pair", "runs.AblationStep", "accuracy.Drift",
     "accuracy.MoeError", "accuracy.KernelBracket", "accuracy.TritonCheck", "accuracy.BackwardInLine", "accuracy.AsyncTPGain", "accuracy.WeakScaling", "accuracy.FsdpLatency", "accuracy.Fp8Rate",
     "parallelism.RecomputeChoice", "accuracy.ReadingError",
-    "kernels.AttentionModel", "kernels.AttentionRates", "kernels.KernelMeasurement", "accuracy.KernelCheck",
+    "kernels.AttentionModel", "kernels.AttentionRates", "kernels.KernelMeasurement", "kernels.BestShapeCheck",
+    "accuracy.KernelCheck",
     "accuracy.KernelSummary", "accuracy.RowwiseLayer", "accuracy.RowwiseReading",
 }
 PROBE_SLOW = {  # seconds per call or more: probed by `pytest -m slow`

@@ -418,6 +418,8 @@ _A100_DS = "NVIDIA A100 Tensor Core GPU datasheet (2021)"
 _B200_DS = "NVIDIA DGX B200 / HGX B200 datasheet (2024), HGX B200 1,000 W configuration"
 _MI300X_DS = "AMD Instinct MI300X data sheet (2023)"
 _MAMF = "Bekman, Machine Learning Engineering, 'Maximum Achievable Matmul FLOPS' table (BF16 matmul, best shape)"
+_MAMF_2026 = ("Bekman, Machine Learning Engineering, 'Maximum Achievable Matmul FLOPS' table, revision of August 2026 "
+              "(commit 744d01e; BF16 and FP8 e4m3 matmul, best shape found, mean of 100 iterations after 50 warm-up)")
 _DENSE = "dense (the datasheet's headline figure with 2:4 sparsity is twice this)"
 _PER_DIR = "per direction, all links of one GPU (the marketed figure sums both directions)"
 _HOPPER_WP = "NVIDIA H100 Tensor Core GPU Architecture whitepaper (2022)"
@@ -439,7 +441,7 @@ H100_SXM = Accelerator(
     scale_up_bandwidth=450 * u.GBps,
     scale_up_fabric="NVLink 4",
     tdp=700 * u.W,
-    measured_matmul_flops={"bf16": 792.1e12},
+    measured_matmul_flops={"bf16": 792.1e12, "fp8": 1402.6e12},
     memory_physical=80 * u.GiB,
     memory_usable=81559 * u.MiB,
     memory_allocatable=79.11 * u.GiB,
@@ -455,7 +457,8 @@ H100_SXM = Accelerator(
         "hbm_bandwidth": f"{_H100_DS}: 3.35 TB/s",
         "scale_up_bandwidth": f"{_H100_DS}: NVLink 900 GB/s, i.e. 450 GB/s {_PER_DIR}",
         "tdp": f"{_H100_DS}: up to 700 W (configurable)",
-        "measured_matmul_flops": f"{_MAMF}: 792.1 TFLOP/s, CUDA 12.1 (80.1% of dense peak)",
+        "measured_matmul_flops": f"{_MAMF}: BF16 792.1 TFLOP/s, CUDA 12.1 (80.1% of dense peak); {_MAMF_2026}: "
+        "FP8 1402.6 TFLOP/s at 1024 x 9216 x 14336, torch 2.7.0+cu126 (70.9%; the same revision's BF16 row: 794.5)",
     },
 )
 
@@ -548,6 +551,7 @@ H200_SXM = Accelerator(
     scale_up_bandwidth=450 * u.GBps,
     scale_up_fabric="NVLink 4",
     tdp=700 * u.W,
+    measured_matmul_flops={"fp8": 1453.4e12},
     memory_usable=143771 * u.MiB,
     memory_allocatable=150_109_880_320.0,
     sources={
@@ -562,6 +566,9 @@ H200_SXM = Accelerator(
         "hbm_bandwidth": f"{_H200_DS}: 4.8 TB/s",
         "scale_up_bandwidth": f"{_H200_DS}: NVLink 900 GB/s, i.e. 450 GB/s {_PER_DIR}",
         "tdp": f"{_H200_DS}: up to 700 W",
+        "measured_matmul_flops": f"{_MAMF_2026}: FP8 1453.4 TFLOP/s at 1280 x 4096 x 12032, torch 2.7.1+cu128 "
+        "(73.4% of dense peak); its BF16 row is the H100's ('H200 is the same'), and the book's own H200 "
+        "measurement (the roofline chapter) gives 794.4, so no BF16 figure is entered here",
     },
 )
 
@@ -625,6 +632,7 @@ B200 = Accelerator(
     scale_up_bandwidth=900 * u.GBps,
     scale_up_fabric="NVLink 5",
     tdp=1000 * u.W,
+    measured_matmul_flops={"bf16": 1745.0e12, "fp8": 3432.5e12},
     memory_usable=183359 * u.MiB,
     sources={
         "peak_flops": f"{_B200_DS}; per GPU; {_DENSE}",
@@ -636,6 +644,8 @@ B200 = Accelerator(
         "hbm_bandwidth": f"{_B200_DS}: 64 TB/s per system, i.e. 8 TB/s per GPU",
         "scale_up_bandwidth": f"{_B200_DS}: NVLink 5 1.8 TB/s, i.e. 900 GB/s {_PER_DIR}",
         "tdp": f"{_B200_DS}: 1,000 W per GPU",
+        "measured_matmul_flops": f"{_MAMF_2026}: BF16 1745.0 TFLOP/s at 1792 x 16128 x 3072 (77.6% of dense peak), "
+        "FP8 3432.5 at 15360 x 4096 x 3072 (76.3%), torch 2.7.1+cu128; the board's power limit is not stated",
     },
 )
 
@@ -657,6 +667,7 @@ GB200 = Accelerator(
     scale_up_bandwidth=900 * u.GBps,
     scale_up_fabric="NVLink 5",
     tdp=1200 * u.W,
+    measured_matmul_flops={"bf16": 1822.0e12, "fp8": 3615.6e12},
     sources={
         "peak_flops": f"{_NVL72_DS}: FP16/BF16 360 PFLOP/s, FP8 720, TF32 180, FP64 3,240 TFLOP/s per rack, i.e. "
         f"per GPU BF16 2.5 PFLOP/s {_DENSE}; third-party per-GPU tables disagree (some print the 1,000 W HGX B200's "
@@ -669,6 +680,8 @@ GB200 = Accelerator(
         "scale_up_bandwidth": f"{_NVL72_DS}: NVLink 130 TB/s per rack, i.e. 1.8 TB/s per GPU, 900 GB/s {_PER_DIR}; "
         "all 72 GPUs of the rack in one NVLink domain",
         "tdp": "not in the NVL72 datasheet; 1,200 W per GPU as third-party tables give it, assumed",
+        "measured_matmul_flops": f"{_MAMF_2026}: BF16 1822.0 TFLOP/s at 4096 x 9728 x 2048 (72.9% of dense peak), "
+        "FP8 3615.6 at 19456 x 5120 x 1536 (72.3%), torch 2.10.0.dev20250916+cu130",
     },
 )
 
@@ -910,7 +923,7 @@ def node(name: str | Node) -> Node:
 def accelerator_table(part: str = "compute"):
     """Every accelerator's headline figures, in two narrow tables.
 
-    ``part="compute"``: dense peak TFLOP/s per dtype and the measured BF16 matmul ceiling.
+    ``part="compute"``: dense peak TFLOP/s per dtype and the measured BF16 and FP8 matmul ceilings.
     ``part="memory"``: nominal memory, the driver's and CUDA's totals, HBM bandwidth, scale-up link (per direction)
     and power.
     """
@@ -922,9 +935,11 @@ def accelerator_table(part: str = "compute"):
     accs = ACCELERATORS.values()
     if part == "compute":
         rows = [(a.name, str(a.year), *(tflops(a.peak_flops, d) for d in ("bf16", "fp8", "tf32", "fp64")),
-                 tflops(a.measured_matmul_flops, "bf16")) for a in accs]
-        return Table(("Accelerator", "Year", "BF16", "FP8", "TF32", "FP64", "BF16 matmul, measured"), rows,
-                     caption="Compute, TFLOP/s. Peaks are dense; the last column is a measurement.")
+                 tflops(a.measured_matmul_flops, "bf16"), tflops(a.measured_matmul_flops, "fp8")) for a in accs]
+        return Table(("Accelerator", "Year", "BF16", "FP8", "TF32", "FP64", "BF16 matmul, measured",
+                      "FP8 matmul, measured"), rows,
+                     caption="Compute, TFLOP/s. Peaks are dense; the last two columns are measurements (the best "
+                             "matmul a shape search found).")
     if part == "memory":
         def gb(value):
             return "—" if value is None else f"{value / u.GB:,.1f}"

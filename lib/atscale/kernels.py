@@ -42,7 +42,8 @@ from ._numeric import _ScalarOps, as_scalar
 
 __all__ = [
     "KERNEL_GPU_SECONDS", "HOST_SECONDS_PER_OP", "HOST_SECONDS_PER_LAUNCH", "SM_COUNT", "TILES", "GemmModel", "gemm_model", "gemm_seconds",
-    "gemm_flops_per_s", "GEMM_FIT", "fit_gemm", "published_gemms", "FP8_RECIPES", "FP8_CAST_BYTES",
+    "gemm_flops_per_s", "GEMM_FIT", "GH100_FP8_BEST", "BestShapeCheck", "best_shape_check",
+    "best_shape_table", "fit_gemm", "published_gemms", "FP8_RECIPES", "FP8_CAST_BYTES",
     "FP8_CAST_KERNELS", "FP8_CAST_PASSES", "fp8_cast_bytes", "fp8_cast_seconds", "published_rowwise_speedups",
     "rowwise_speedup", "ROWWISE_OTHER_BYTES", "ATTENTION_KERNELS", "ATTENTION_KERNEL_LABELS",
     "FA2_OVER_TRITON", "AttentionModel", "attention_model", "attention_flops", "attention_seconds", "ATTENTION_FIT",
@@ -144,7 +145,8 @@ def published_gemms() -> dict:
     """The published GEMM points shipped with the book (``atscale/data/kernels/gemm-published.csv``), as read-only
     arrays keyed by column: ``accelerator``, ``dtype``, ``library``, ``source``, ``note`` (strings), ``m``,
     ``n``, ``k``, ``batch`` (elements), ``tflops`` (1e12 FLOP/s achieved). Sources, in the file's header: TileLang's
-    FP8 benchmark on an H800 SXM, and OpenXLA's default matmul table for sm_90 (BF16)."""
+    FP8 benchmark on an H800 SXM, OpenXLA's default matmul table for sm_90 (BF16), FBGEMM's FP8/BF16 pairs on an
+    H100 at 500 W, and Bekman's best-shape table (BF16 and FP8; :func:`best_shape_check`)."""
     if "gemm" not in _PUBLISHED:
         rows = _read_csv("gemm-published.csv")
         out = {c: np.array([r[c] for r in rows]) for c in ("accelerator", "dtype", "library", "source", "note")}
@@ -343,6 +345,13 @@ class GemmModel:
 
 _GH100 = ("H100 SXM", "H800 SXM", "H200 SXM")
 
+GH100_FP8_BEST = 1453.4e12
+"""The H200's best-shape FP8 matmul rate, FLOP/s: Bekman's table (revision of August 2026; torch 2.7.1+cu128, as
+its B200 row), the catalog's ``H200 SXM`` ``measured_matmul_flops["fp8"]`` (a test holds the two equal). The
+reference that turns another accelerator's published best FP8 rate into the model's FP8 rate
+(:func:`gemm_model`). The FP8 model's own rate at that shape is within 1 % of it (:func:`gemm_flops_per_s`,
+burst), although the model is fitted on TileLang's sweep: a check, from another source, of the FP8 fit."""
+
 
 def gemm_model(accelerator, dtype: str = "bf16", *, sustained: bool = True) -> GemmModel:
     """The :class:`GemmModel` of ``accelerator`` (name or :class:`~atscale.hardware.Accelerator`) for ``dtype``
@@ -352,10 +361,13 @@ def gemm_model(accelerator, dtype: str = "bf16", *, sustained: bool = True) -> G
     ("burst") rate, for comparison with published microbenchmarks. Rules, in order:
 
     * H100 SXM, H800 SXM, H200 SXM (one GH100 die at 700 W): the fitted rates of :data:`GEMM_FIT`.
-    * Another accelerator with a published best-shape BF16 matmul rate in the catalog (A100: Bekman's table):
-      that rate times the H200's ``bf16_sustained`` (or ``bf16_burst``) over its own best measured rate.
-    * Otherwise, and for FP8 off GH100: its datasheet peak times the GH100 ratio of the fitted rate to the
-      datasheet peak: an **extrapolation**, said in ``source``.
+    * Another accelerator with a published best-shape BF16 matmul rate in the catalog (A100, B200, GB200: Bekman's
+      table): that rate times the H200's ``bf16_sustained`` (or ``bf16_burst``) over its own best measured rate.
+    * FP8 on another accelerator with a published best-shape FP8 rate (B200, GB200: the same table): that rate
+      times the GH100 FP8 rate over the H200's published best FP8 rate (:data:`GH100_FP8_BEST`), the BF16 rule with
+      the FP8 figures.
+    * Otherwise: its datasheet peak times the GH100 ratio of the fitted rate to the datasheet peak: an
+      **extrapolation**, said in ``source``.
 
     Tile shapes, the K ramp and the fixed time are the GH100 ones everywhere (an extrapolation off Hopper)."""
     acc = hardware.accelerator_arg("accelerator", accelerator)
@@ -377,11 +389,12 @@ def gemm_model(accelerator, dtype: str = "bf16", *, sustained: bool = True) -> G
                   "K ramp half the FP8 one")
     if acc.name in _GH100:
         rate, source = gh100_rate, fitted + f" ({acc.name}: the same GH100 die and power limit)"
-    elif dtype != "fp8" and acc.measured("bf16") is not None:
-        best_h200 = 794.4e12  # roofline.measured_roofline().matmul_flops, pinned by a test
-        rate = acc.measured("bf16") * gh100_rate / best_h200
-        source = (fitted + f"; {acc.name}: its published best-shape BF16 rate ({acc.source('measured_matmul_flops')})"
-                  " times the H200's fitted-over-best ratio")
+    elif acc.measured(dtype) is not None:
+        # the GH100's best-shape rate of the same dtype: the book's own H200 measurement (BF16), Bekman's (FP8)
+        best = GH100_FP8_BEST if dtype == "fp8" else 794.4e12  # roofline.measured_roofline().matmul_flops, pinned
+        rate = acc.measured(dtype) * gh100_rate / best
+        source = (fitted + f"; {acc.name}: its published best-shape {dtype.upper()} rate "
+                  f"({acc.source('measured_matmul_flops')}) times the H200's fitted-over-best ratio")
     else:
         rate = acc.peak(dtype) * gh100_rate / h100.peak(dtype)
         source = (fitted + f"; {acc.name}: EXTRAPOLATED from its datasheet {dtype} peak with the GH100 "
@@ -466,6 +479,66 @@ def gemm_flops_per_s(m, n, k, accelerator, dtype: str = "bf16", *, batch=1, sust
     m, n, k, batch = _gemm_args(m, n, k, batch)
     b = batch.astype(float)
     return as_scalar(2.0 * b * m * n * k / _gemm_seconds(m, n, k, g, np, b))
+
+
+@dataclass(frozen=True)
+class BestShapeCheck:
+    """The GEMM model at one accelerator's published best matmul shape (:func:`best_shape_check`).
+
+    ``published`` and ``model`` in FLOP/s (the model's burst rate, :func:`gemm_flops_per_s` with
+    ``sustained=False``: the table's figures are short benchmarks); ``error`` = model / published - 1;
+    ``anchored``: whether the model's rate for this accelerator and dtype is scaled from this same published figure
+    (then the check tests only the shape terms, tiles and K ramp, carried over from the GH100)."""
+
+    accelerator: str
+    dtype: str
+    m: int
+    n: int
+    k: int
+    published: float
+    model: float
+    anchored: bool
+    note: str
+
+    @property
+    def error(self) -> float:
+        return self.model / self.published - 1.0
+
+
+def best_shape_check() -> tuple[BestShapeCheck, ...]:
+    """The GEMM model against Bekman's best-shape table (revision of August 2026; :func:`published_gemms`, source
+    ``"bekman-mamf"``), one row per accelerator and dtype, at the shape the table names.
+
+    On the GH100 (H100, H200) the model's rates are fitted on other data (the book's H200 sweep, TileLang's H800
+    FP8 sweep): a validation. Elsewhere each rate is the accelerator's published best times the GH100's
+    fitted-over-best ratio (:func:`gemm_model`), so the row checks only the shape terms."""
+    if "best shape" not in _PUBLISHED:
+        p = published_gemms()
+        rows = []
+        for i in np.flatnonzero(p["source"] == "bekman-mamf"):
+            acc, dtype = str(p["accelerator"][i]), str(p["dtype"][i])
+            m, n, k = (int(p[c][i]) for c in ("m", "n", "k"))
+            model = float(gemm_flops_per_s(m, n, k, acc, dtype, sustained=False))
+            rows.append(BestShapeCheck(acc, dtype, m, n, k, float(p["tflops"][i]) * 1e12, model,
+                                       acc not in _GH100, str(p["note"][i])))
+        _PUBLISHED["best shape"] = tuple(rows)
+    return _PUBLISHED["best shape"]
+
+
+def best_shape_table():
+    """:func:`best_shape_check` as a table for the book."""
+    from .tables import Table
+
+    rows = [(c.accelerator, c.dtype.upper(), f"{c.m:,} × {c.n:,} × {c.k:,}", f"{c.published / 1e12:,.1f}",
+             f"{c.model / 1e12:,.1f}", f"{c.error:+.1%}", "scaled from the table" if c.anchored else "held out")
+            for c in best_shape_check()]
+    return Table(("Accelerator", "Type", "Best shape (m × n × k)", "Published (TFLOP/s)", "Model (TFLOP/s)",
+                  "Error", "The model's rate"), rows,
+                 caption="The GEMM model at each accelerator's best matmul shape from Bekman's table (revision of "
+                         "August 2026), short-benchmark rates. Held out: the model's constants come from other "
+                         "measurements. Scaled from the table: the rate is the table's figure (the A100's from its "
+                         "earlier revision, 267.9) times the H200's fitted-over-best ratio, so only the tile and "
+                         "K-ramp terms, taken from Hopper, are tested.")
 
 
 def fit_gemm() -> dict:

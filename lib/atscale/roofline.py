@@ -75,7 +75,7 @@ def roof(accelerator, dtype: str = "bf16", *, measured: bool = False) -> Roof:
         value = acc.measured(dtype)
         if value is None:
             raise ValueError(f"no measured {dtype} matmul rate is published for {acc.name}; "
-                             f"measured ones: {[a.name for a in hardware.ACCELERATORS.values() if a.measured_matmul_flops]}")
+                             f"measured ones: {[a.name for a in hardware.ACCELERATORS.values() if dtype in a.measured_matmul_flops]}")
         return Roof(value, acc.hbm_bandwidth, f"{acc.name} (measured matmul)")
     return Roof(acc.peak(dtype), acc.hbm_bandwidth, acc.name)
 
