@@ -652,7 +652,8 @@ CALLS = {  # label -> keyword arguments (a function of nothing: built when probe
                                  why="the source does not say"),
 }
 RESULTS = {  # public types the library builds as results or as its own data: not an input to probe
-    "accuracy.Comparison", "accuracy.Summary", "accuracy.Gap", "check.Feedback", "collectives.LinkModel",
+    "accuracy.Comparison", "accuracy.Summary", "accuracy.Gap", "accuracy.GenerationPair", "check.Feedback",
+    "collectives.LinkModel",
     "collectives.LinkCost", "collectives.Hierarchical", "collectives.Measurement", "collectives.RingStep",
     "collectives.CostCurve", "collectives.GradientSync", "collectives.TieredCollective", "collectives.DimensionTiers", "collectives.TierSweep", "experts.MoeSummary", "experts.PublishedCount",
     "experts.AllToAllComparison", "experts.EpSweep", "experts.A2ARatio", "experts.DeepSeekEstimate", "experts.BatchRamp",

@@ -119,8 +119,10 @@ def test_the_appendix_compares_both_refit():
     # change was a little better on the validation runs, until torchtitan's rowwise FP8 rows took torchao's published
     # rowwise speedups (November 2026): a hundredth of a point worse then (5.87 % aside, 5.86 % in line), a tenth
     # better again since torchtitan's presets run the query, key and value projections apart (5.83 %, 5.84 %)
-    assert bw.median_in_line == pytest.approx(0.059, abs=0.002) and bw.median == pytest.approx(0.058, abs=0.002)
-    assert bw.median < bw.median_in_line
+    # better again since torchtitan's presets run the query, key and value projections apart (5.83 %, 5.84 %); a tenth
+    # of a point worse since NVIDIA's two GB200 submissions joined (5.87 % aside, 5.86 % in line; November 2026)
+    assert bw.median_in_line == pytest.approx(0.059, abs=0.002) and bw.median == pytest.approx(0.059, abs=0.002)
+    assert bw.median > bw.median_in_line
     run = next(r for r in runs.ALL_RUNS if r.label.startswith("GPT 22B"))
     assert dataclasses.replace(run, details={**run.details, "tp_backward_async": False})._stack().tp_backward_async \
         is False

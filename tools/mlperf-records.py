@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Write ``lib/atscale/data/runs/mlperf.json``: the H100 and H200 submissions on NVIDIA's NeMo to MLPerf Training's two
 pretraining benchmarks as published-run records, each step time read from the submission's own result logs: GPT-3
-175B (v3.1, v4.0 and v4.1) and Llama 3.1 405B (v5.0; NVIDIA's on H100, Nebius's on H200).
+175B (v3.1, v4.0 and v4.1) and Llama 3.1 405B (v5.0; NVIDIA's on H100 and on GB200 NVL72, Nebius's on H200).
 
 Each benchmark trains its model from a checkpoint until it reaches a target log perplexity; each result log
 (``results/<system>/<benchmark>/result_<i>.txt``, MLCommons' ``:::MLLOG`` lines) times the training in blocks
@@ -11,10 +11,18 @@ size is in its metadata: GPT-3's logs give ``epoch_count`` tokens; Llama 3.1's g
 before the block, so a block holds the samples up to the next block's start (the last one up to ``run_stop``'s
 count). The step time of a run is the median over its blocks, the first dropped (it carries the warm-up), of block
 seconds over the block's steps (its sequences over the global batch); a submission's is the median over its result
-logs. The evaluation between blocks is outside them.
+logs. The evaluation between blocks is outside them. The logs of NeMo 25.04 (NVIDIA's GB200 submissions to v5.0)
+close only the last block (one ``block_stop``, at the run's end; each later ``block_start`` is logged when the
+evaluation before it ends), so their blocks cannot be timed without the evaluations; those logs carry the training
+callback's own time of every step instead (``tracked_stats``, ``train_step_time``), and a log's step time is then
+the median of it over the steps after the first block (:func:`read_log`). On the 21 v5.0 H100 and H200 logs, which
+carry both, the callback's reading is the shorter on every log, by 0.02 to 2.4 % (median 0.2 %): it leaves out
+what happens between steps. So the GB200 records' steps may be short by as much, and the model's error on them
+high by as much (checked when the GB200 records were added, November 2026).
 
 The layouts (tensor, pipeline, context and virtual pipeline sizes, micro-batch) are the submissions' configuration
-files (``benchmarks/<benchmark>/implementations/<impl>/config_DGXH100_*.sh``, or ``config_DGXH200_*.sh``, with the
+files (``benchmarks/<benchmark>/implementations/<impl>/config_DGXH100_*.sh``, ``config_DGXH200_*.sh`` or
+``config_GB200_*.sh``, the GPUs per node from its ``DGXNGPU`` (8 where it sets none), with the
 ``config_common.sh`` and ``conf/custom.yaml`` they read), written out in :data:`SUBMISSIONS` below; the global batch
 and the accumulation are the logs' own, and each record checks that the two agree (``dp x micro-batch x
 accumulation = global batch``). Run it with local clones of the four MLCommons repositories (nothing is fetched)::
@@ -41,6 +49,7 @@ REPOS = {"3.1": "mlcommons/training_results_v3.1", "4.0": "mlcommons/training_re
 # the layout is read from the configuration file (:func:`layout`)
 _DGX = ("DGX H100", "DGXH100")
 _NEBIUS = ("HGX H200", "DGXH200")  # the configuration files keep NVIDIA's DGX prefix
+_TYCHE = ("GB200 NVL72", "GB200")  # NVIDIA's Tyche: GB200 NVL72 racks, 16 of each rack's 18 compute trays used
 SUBMISSIONS = tuple(
     (bench, rnd, results, impl, config, release, system, node)
     for bench, rnd, impl, release, system, (node, prefix), runs in (
@@ -67,15 +76,22 @@ SUBMISSIONS = tuple(
         ("llama31_405b", "5.0", f"Nebius/benchmarks/llama31_405b/implementations/nebius_soperator_8xH200_n{n}"
          "_ngc25.01_nemo", "NeMo 25.01", "Nebius", _NEBIUS,
          ((f"nebius_soperator_8xH200_n{n}_ngc25.01_nemo", f"{n}x8x{minibs}xtp4pp8cp2"),))
-        for n, minibs in ((64, 144), (128, 72)))
+        for n, minibs in ((64, 144), (128, 72))
+    ) + tuple(
+        ("llama31_405b", "5.0", f"NVIDIA/benchmarks/llama31_405b/implementations/tyche_ngpu{g}_ngc25.04_nemo",
+         "NeMo 25.04", "NVIDIA Tyche", _TYCHE, ((f"tyche_ngpu{g}_ngc25.04_nemo", config),))
+        for g, config in ((256, "64x4x112xtp4pp8cp2_cg"), (512, "128x4x112xtp4pp8cp2_cg_dplast")))
     for results, config in ((f"{impl.split('/')[0]}/results/{d}", f"config_{prefix}_{c}.sh") for d, c in runs))
 
 _SETTINGS = {"nodes": "DGXNNODES", "tp": "TENSOR_MODEL_PARALLEL", "pp": "PIPELINE_MODEL_PARALLEL",
              "micro_batch": "MICRO_BATCH_SIZE", "virtual_stages": "INTERLEAVED_PIPELINE"}
 # settings a configuration may leave to conf/custom.yaml's default (``${oc.env:NAME,default}``), and the value
 # when neither names them (GPT-3's custom.yaml has none of them)
-_OPTIONAL = {"cp": ("CONTEXT_PARALLEL", "1"), "account_for_embedding": ("ASYM_PP_EMBED", "False"),
-             "account_for_loss": ("ASYM_PP_LOSS", "False"), "tp_only_amax": ("TP_ONLY_AMAX_RED", "False")}
+_OPTIONAL = {"cp": ("CONTEXT_PARALLEL", "1"), "gpus_per_node": ("DGXNGPU", "8"),
+             "account_for_embedding": ("ASYM_PP_EMBED", "False"),
+             "account_for_loss": ("ASYM_PP_LOSS", "False"), "tp_only_amax": ("TP_ONLY_AMAX_RED", "False"),
+             "dp_last": ("TP_PP_DP_MAPPING", "False")}
+_COUNTS = ("cp", "gpus_per_node")
 
 
 def _assigned(config: str, name: str) -> str | None:
@@ -92,9 +108,10 @@ def _assigned(config: str, name: str) -> str | None:
 def layout(config: str, custom_yaml: str) -> dict:
     """The layout a configuration file sets: the last assignment of each setting in it, the virtual pipeline size
     from ``conf/custom.yaml``'s default where the file sets none (``INTERLEAVED_PIPELINE,12``); the context-parallel
-    size, the pipeline split's embedding and loss slots and the amax reduction inside the tensor-parallel group
-    likewise (``CONTEXT_PARALLEL``, ``ASYM_PP_EMBED``, ``ASYM_PP_LOSS``, ``TP_ONLY_AMAX_RED``), 1 or off where
-    neither file names them."""
+    size, the GPUs per node, the pipeline split's embedding and loss slots, the amax reduction inside the
+    tensor-parallel group and Megatron-Core's rank order with data parallelism outermost likewise
+    (``CONTEXT_PARALLEL``, ``DGXNGPU``, ``ASYM_PP_EMBED``, ``ASYM_PP_LOSS``, ``TP_ONLY_AMAX_RED``,
+    ``TP_PP_DP_MAPPING``), 1, 8 or off where neither file names them."""
     out = {}
     for key, name in _SETTINGS.items():
         value = _assigned(config, name)
@@ -111,9 +128,9 @@ def layout(config: str, custom_yaml: str) -> dict:
     for key, (name, fallback) in _OPTIONAL.items():
         default = re.search(rf"oc\.env:{name},(\w+)}}", custom_yaml)
         value = _assigned(config, name) or (default.group(1) if default else fallback)
-        if key != "cp" and value not in flags:
+        if key not in _COUNTS and value not in flags:
             raise SystemExit(f"{name}={value!r}: not a flag the tool reads (True, False, 1 or 0)")
-        out[key] = int(value) if key == "cp" else flags[value]
+        out[key] = int(value) if key in _COUNTS else flags[value]
     return out
 
 
@@ -168,6 +185,20 @@ HARDWARE = {
                 "operators at the H200's own bandwidth",
 }
 
+HARDWARE["GB200 NVL72"] = (
+    "GB200 NVL72 racks (the system description: 'Tyche (4x NVIDIA GB200 NVL72)' for 64 nodes of 4 GPUs, '8x' for "
+    "128; one ConnectX-7 NDR, 400 Gb/s, per GPU), taken as 16 of each rack's 18 compute trays, 64 GPUs in one NVLink "
+    "domain, the racks joined by a non-blocking InfiniBand NDR fabric (the topology is not described); "
+    "the GB200's GEMM rates from its published best-shape matmul rates (Bekman's table) with the tile and K-ramp "
+    "terms fitted on Hopper, its other kernel rates and the kernel efficiency of a training step the H100's "
+    "(no Blackwell run calibrates them); the rank order Megatron-Core's (tensor, context, data, pipeline) unless the "
+    "configuration sets TP_PP_DP_MAPPING, which puts data parallelism outermost")
+
+BLACKWELL_NOT_MODELLED = (
+    "; not modelled either: the whole-step CUDA graph (config_common_cg.sh: FULL_CUDA_GRAPH, which takes the host "
+    "out of the step; the model prices every launch as an eager stack's), and whatever config_common_blackwell.sh "
+    "sets: the configuration sources it, but the submission does not include it")
+
 AMAX_TP_CP = (
     "; FP8's amax statistics reduced inside each tensor- and context-parallel group only, not across the "
     "data-parallel replicas: custom.yaml's tp_only_amax_red defaults to True (TP_ONLY_AMAX_RED, set by no "
@@ -198,8 +229,11 @@ def read_log(text: str) -> dict:
     """One result log: its global batch, sequence, accumulation and the median seconds per step over its blocks
     (the first dropped), from its ``:::MLLOG`` lines (with or without a launcher's rank prefix, ``  0: ``). A block's
     sequences are its ``epoch_count`` tokens over the sequence (GPT-3's logs), or
-    the ``samples_count`` from its start to the next block's start, the last to ``run_stop``'s (Llama 3.1's)."""
-    facts, blocks, end = {}, [], None
+    the ``samples_count`` from its start to the next block's start, the last to ``run_stop``'s (Llama 3.1's). A log
+    whose blocks are not closed (NeMo 25.04's: one ``block_stop``, at the end) gives instead the median of the
+    training callback's ``train_step_time`` over the steps after the first block (``tracked_stats``, whose ``step``
+    is the samples trained)."""
+    facts, blocks, end, step_times = {}, [], None, []
     for line in text.splitlines():
         found = re.match(r"(?:\s*\d+: )?:::MLLOG(.*)", line)  # some launchers prefix each line with its rank
         if not found:
@@ -217,6 +251,13 @@ def read_log(text: str) -> dict:
             blocks[-1]["stop"] = entry["time_ms"]
         elif key == "run_stop":
             end = meta.get("samples_count")
+        elif key == "tracked_stats" and "train_step_time" in (entry.get("value") or {}):
+            step_times.append((meta["step"], entry["value"]["train_step_time"]))
+    if len(blocks) > 1 and any("stop" not in b for b in blocks[:-1]):  # NeMo 25.04: only the last block closed
+        if not step_times:
+            raise ValueError("the blocks are not closed and the log has no train_step_time to read instead")
+        after = [t for samples, t in step_times if samples > blocks[1]["first"]]  # the first block dropped
+        return dict(facts, step=statistics.median(after), blocks=len(blocks) - 1, steps=len(after))
     steps = []
     for i, block in enumerate(blocks):
         if block["tokens"] is not None:
@@ -229,12 +270,12 @@ def read_log(text: str) -> dict:
         steps.append((block["stop"] - block["start"]) / 1000.0 / (sequences / facts["global_batch_size"]))
     if len(steps) < 3:
         raise ValueError(f"{len(steps)} timed blocks: too few to drop the first")
-    return dict(facts, step=statistics.median(steps[1:]), blocks=len(steps) - 1)
+    return dict(facts, step=statistics.median(steps[1:]), blocks=len(steps) - 1, steps=None)
 
 
 def record(sub: tuple, repo: Path, rev: str, commit: str) -> dict:
     bench, rnd, results, impl, config, release, system, node = sub
-    accelerator = node.split()[-1]
+    accelerator = "GB200" if node == "GB200 NVL72" else node.split()[-1]
     model, name, seq, assumed = BENCHMARKS[bench]
     lay = layout(_git(repo, rev, f"{impl}/{config}"), _git(repo, rev, f"{impl}/conf/custom.yaml"))
     nodes, tp, pp, cp, vp, mbs = (lay[k] for k in ("nodes", "tp", "pp", "cp", "virtual_stages", "micro_batch"))
@@ -244,7 +285,7 @@ def record(sub: tuple, repo: Path, rev: str, commit: str) -> dict:
     if len(gbs) != 1 or len(acc) != 1 or {x["max_sequence_length"] for x in logs} != {seq}:
         raise SystemExit(f"{results}: the logs disagree on the batch {gbs}, accumulation {acc} or sequence")
     gbs, acc = gbs.pop(), int(acc.pop())
-    gpus = nodes * 8
+    gpus = nodes * lay["gpus_per_node"]
     dp = gpus // (tp * pp * cp)
     if dp * tp * pp * cp != gpus or dp * mbs * acc != gbs:
         raise SystemExit(f"{results}: tp {tp} x pp {pp} x cp {cp} x dp {dp} x micro-batch {mbs} x accumulation "
@@ -253,6 +294,9 @@ def record(sub: tuple, repo: Path, rev: str, commit: str) -> dict:
     per_run = ", ".join(f"{x['step']:.4f}" for x in logs)
     split = {k: True for k in ("account_for_embedding", "account_for_loss") if lay[k]}
     tp_only = rnd == "3.1" or lay["tp_only_amax"]
+    rack = node == "GB200 NVL72"  # 64 of each rack's 72 GPUs, one NVLink domain (the system's racks: gpus / 64)
+    node_entry = {"catalog": node, "gpus": 64, "nics": 64, "name": "GB200 NVL72 (64 of its 72 GPUs)"} if rack else node
+    order = {"order": "tp-cp-pp-dp"} if lay["dp_last"] else {}
     return {
         "label": f"{name}, {gpus:,} {accelerator}, MLPerf Training v{rnd} ({system})",
         "group": "MLPerf Training",
@@ -264,27 +308,36 @@ def record(sub: tuple, repo: Path, rev: str, commit: str) -> dict:
         "stack_preset": "megatron-core",
         "role": "validation",
         "model": model,
-        "node": node,
+        "node": node_entry,
         "gpus": gpus,
         "fabric": "InfiniBand NDR",
         "plan": {"tp": tp, "pp": pp, "dp": dp, "cp": cp, "micro_batch": mbs, "global_batch": gbs,
                  "zero_stage": 1, "schedule": "interleaved", "virtual_stages": vp, "recompute": "none",
-                 "sequence_parallel": True, **split, "pp_overlap": True},
+                 "sequence_parallel": True, **split, "pp_overlap": True, **order},
         "seq_length": seq,
         "dtype": "fp8",
         "metric": "step_seconds",
         "published": round(step, 4),
         "published_as": (f"{step:.4f} s per step: the median over the submission's {len(logs)} result logs of "
-                         f"each log's median seconds per step over its timed blocks (the first dropped; per log: "
-                         f"{per_run} s)"),
+                         + ("each log's median seconds per step over its timed blocks (the first dropped; per log: "
+                            if logs[0]["steps"] is None else
+                            "each log's median of the training callback's time of each step (train_step_time) over "
+                            "the steps after its first block (its blocks are not closed but the last, so they cannot "
+                            "be timed without the evaluations; per log: ")
+                         + f"{per_run} s)"),
         "url": f"https://github.com/{REPOS[rnd]}/tree/{commit}/{results}/{bench}",
         "source": (f"MLCommons, MLPerf Training v{rnd} results, closed division, {system} "
-                   f"({gpus:,} {accelerator} SXM in {nodes} {node} nodes, {release}): {results}/{bench}/result_*.txt "
+                   + (f"({gpus:,} GB200 in {gpus // 64} GB200 NVL72 racks, {nodes} compute trays of "
+                      f"{lay['gpus_per_node']}, {release}): " if rack else
+                      f"({gpus:,} {accelerator} SXM in {nodes} {node} nodes, {release}): ")
+                   + f"{results}/{bench}/result_*.txt "
                    f"(global batch {gbs} sequences of {seq:,} tokens, gradient accumulation {acc}, from the logs) "
                    f"and {impl}/{config} (TP {tp}, PP {pp}, " + (f"CP {cp}, " if cp > 1 else "")
                    + f"virtual pipeline {vp}, micro-batch {mbs})"),
-        "assumed": assumed.replace("{hardware}", HARDWARE[node])
-                   + (AMAX_TP_ONLY if rnd == "3.1" else AMAX_TP_CP if tp_only else ""),
+        "assumed": assumed.replace("{hardware}", HARDWARE[node]).replace(
+                       "default backend on H100" if rack else "{hardware}", "default backend")
+                   + (AMAX_TP_ONLY if rnd == "3.1" else AMAX_TP_CP if tp_only else "")
+                   + (BLACKWELL_NOT_MODELLED if rack else ""),
         "options": {"optimizer_name": "adam-mixed", "dp_overlap": 1.0, "flash_attention": True,
                     "memory_check": True, "float8_recipe": "delayed",
                     **({"amax_reduction": "tensor-parallel"} if tp_only else {})},

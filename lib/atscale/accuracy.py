@@ -44,7 +44,7 @@ __all__ = ["Comparison", "Summary", "Gap", "megascale_drops", "megascale_against
            "KernelBracket", "attention_kernel_brackets", "attention_kernel_table", "TritonCheck", "triton_check",
            "ablation_table", "SCALE_SERIES", "Drift", "scale_drift", "drift_table", "MoeError", "moe_errors", "moe_table",
            "BackwardInLine", "backward_in_line", "WeakScaling", "weak_scaling", "weak_scaling_table",
-           "AMAX_REDUCTION_SOURCE", "mlperf_weak_scaling", "mlperf_table", "FsdpLatency", "fsdp_latency", "fsdp_latency_table", "FP8_RATE_FACTORS",
+           "AMAX_REDUCTION_SOURCE", "mlperf_weak_scaling", "GenerationPair", "generation_pairs", "mlperf_table", "FsdpLatency", "fsdp_latency", "fsdp_latency_table", "FP8_RATE_FACTORS",
            "Fp8Rate", "fp8_rate_sensitivity", "fp8_rate_table", "ReadingError", "readings", "readings_table",
            "AsyncTPGain", "async_tp_gains", "async_tp_table", "KernelCheck", "kernel_check", "KernelSummary",
            "kernel_summaries", "kernel_table", "EXPERT_MODELS", "RowwiseLayer", "rowwise_layers",
@@ -561,6 +561,44 @@ def stack_table():
                          "operator-level compute, each run priced with its training stack's preset.")
 
 
+@dataclass(frozen=True)
+class GenerationPair:
+    """One benchmark submitted on two GPU generations at the same GPU count (:func:`generation_pairs`): ``older``
+    and ``newer`` (the two records' labels), ``gpus``, and the newer generation's speed per GPU over the older's,
+    sequences per second each (``published``; ``operators`` and ``curve``, the two models'). The layouts differ as
+    each submission chose its own, so the pair compares what each generation achieved as tuned, not one layout."""
+
+    older: str
+    newer: str
+    gpus: int
+    published: float
+    operators: float
+    curve: float
+
+
+def generation_pairs() -> tuple[GenerationPair, ...]:
+    """NVIDIA's Llama 3.1 405B submissions to MLPerf Training v5.0 on H100 (Eos-dfw) and on GB200 NVL72 (Tyche) at the
+    same GPU count (512): the published per-GPU speedup of the newer generation and the models'. Each side's rate is
+    its global batch over its step, s^-1; the ratio is newer over older."""
+    from . import runs
+
+    by = {(r.cluster.accelerator.name, r.cluster.num_gpus): r for r in runs.MLPERF_RUNS
+          if r.details["benchmark"] == "Llama 3.1 405B" and r.details["system"].startswith("NVIDIA")}
+    out = []
+    for gpus in sorted({n for a, n in by if a == "GB200" and ("H100 SXM", n) in by}):
+        old, new = by["H100 SXM", gpus], by["GB200", gpus]
+
+        def rate(r, seconds):
+            return r.plan.global_batch / seconds
+
+        def ratio(get):
+            return rate(new, get(new)) / rate(old, get(old))
+
+        out.append(GenerationPair(old.label, new.label, gpus, ratio(lambda r: r.published),
+                                  ratio(lambda r: r.predict(operators=True)), ratio(lambda r: r.predict())))
+    return tuple(out)
+
+
 def mlperf_table():
     """The NeMo submissions to MLPerf Training's GPT-3 175B and Llama 3.1 405B benchmarks on H100 and H200
     (:data:`atscale.runs.MLPERF_RUNS`) as a :class:`~atscale.tables.Table`: each with its round, model, system and
@@ -578,7 +616,7 @@ def mlperf_table():
                  for r in runs.MLPERF_RUNS)
     return Table(("Model, round", "System", "GPUs", "TP × CP × PP (v)", "DP × micro-batch", "Published step (s)",
                   "Curve", "Operators"), rows,
-                 caption="FP8 on H100 (H200: Nebius), as submitted to MLPerf Training (GPT-3 175B: v3.1, v4.0 and "
+                 caption="FP8 on H100 (H200: Nebius; GB200 in NVL72 racks: NVIDIA Tyche), as submitted to MLPerf Training (GPT-3 175B: v3.1, v4.0 and "
                          "v4.1; Llama 3.1 405B: v5.0): each layout (tensor × context × pipeline parallelism with its "
                          "virtual stages v, data parallelism × micro-batch), the step time from the submission's result "
                          "logs, and "
