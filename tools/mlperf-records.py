@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Write ``lib/atscale/data/runs/mlperf.json``: the H100 and H200 submissions on NVIDIA's NeMo to MLPerf Training's two
 pretraining benchmarks as published-run records, each step time read from the submission's own result logs: GPT-3
-175B (v3.1, v4.0 and v4.1) and Llama 3.1 405B (v5.0; NVIDIA's on H100 and on GB200 NVL72, Nebius's on H200).
+175B (v3.1, v4.0 and v4.1) and Llama 3.1 405B (v5.0: NVIDIA's on H100 and on GB200 NVL72, Nebius's on H200; v5.1:
+the University of Florida's on DGX B200).
 
 Each benchmark trains its model from a checkpoint until it reaches a target log perplexity; each result log
 (``results/<system>/<benchmark>/result_<i>.txt``, MLCommons' ``:::MLLOG`` lines) times the training in blocks
@@ -25,9 +26,13 @@ files (``benchmarks/<benchmark>/implementations/<impl>/config_DGXH100_*.sh``, ``
 ``config_GB200_*.sh``, the GPUs per node from its ``DGXNGPU`` (8 where it sets none), with the
 ``config_common.sh`` and ``conf/custom.yaml`` they read), written out in :data:`SUBMISSIONS` below; the global batch
 and the accumulation are the logs' own, and each record checks that the two agree (``dp x micro-batch x
-accumulation = global batch``). Run it with local clones of the four MLCommons repositories (nothing is fetched)::
+accumulation = global batch``). Where the system description's node count differs from the configuration's
+``DGXNNODES`` (the University of Florida ran NVIDIA's 64-node configuration on 32 and 56 nodes), the system
+description wins, as the run's environment overrides the file's default, and the same check must hold. v5.1's logs
+name the training step at each block's start and stop (``metadata.step``): a block's steps are then the difference.
+Run it with local clones of the five MLCommons repositories (nothing is fetched)::
 
-    python3 tools/mlperf-records.py --v3.1 PATH --v4.0 PATH --v4.1 PATH --v5.0 PATH \
+    python3 tools/mlperf-records.py --v3.1 PATH --v4.0 PATH --v4.1 PATH --v5.0 PATH --v5.1 PATH \
         [--out lib/atscale/data/runs/mlperf.json]
 
 It does not import ``atscale``; ``git`` reads the files at each clone's ``HEAD`` (``--rev`` to pin another)."""
@@ -43,13 +48,15 @@ import sys
 from pathlib import Path
 
 REPOS = {"3.1": "mlcommons/training_results_v3.1", "4.0": "mlcommons/training_results_v4.0",
-         "4.1": "mlcommons/training_results_v4.1", "5.0": "mlcommons/training_results_v5.0"}
+         "4.1": "mlcommons/training_results_v4.1", "5.0": "mlcommons/training_results_v5.0",
+         "5.1": "mlcommons/training_results_v5.1"}
 
 # (benchmark, round, results directory, implementation directory, configuration file, NeMo release, system, node);
 # the layout is read from the configuration file (:func:`layout`)
 _DGX = ("DGX H100", "DGXH100")
 _NEBIUS = ("HGX H200", "DGXH200")  # the configuration files keep NVIDIA's DGX prefix
 _TYCHE = ("GB200 NVL72", "GB200")  # NVIDIA's Tyche: GB200 NVL72 racks, 16 of each rack's 18 compute trays used
+_HIPERGATOR = ("HGX B200", "DGXB200")  # the University of Florida's HiPerGator: DGX B200 nodes
 SUBMISSIONS = tuple(
     (bench, rnd, results, impl, config, release, system, node)
     for bench, rnd, impl, release, system, (node, prefix), runs in (
@@ -80,7 +87,11 @@ SUBMISSIONS = tuple(
     ) + tuple(
         ("llama31_405b", "5.0", f"NVIDIA/benchmarks/llama31_405b/implementations/tyche_ngpu{g}_ngc25.04_nemo",
          "NeMo 25.04", "NVIDIA Tyche", _TYCHE, ((f"tyche_ngpu{g}_ngc25.04_nemo", config),))
-        for g, config in ((256, "64x4x112xtp4pp8cp2_cg"), (512, "128x4x112xtp4pp8cp2_cg_dplast")))
+        for g, config in ((256, "64x4x112xtp4pp8cp2_cg"), (512, "128x4x112xtp4pp8cp2_cg_dplast"))
+    ) + (
+        ("llama31_405b", "5.1", "University-of-Florida/benchmarks/llama31_405b/implementations/b200_nemo",
+         "NeMo (PyTorch 25.09 container)", "University of Florida HiPerGator", _HIPERGATOR,
+         tuple((f"hpg.dgxb200x8.n{n}", "64x8x144xtp4pp8cp2_cg") for n in (32, 56))),)
     for results, config in ((f"{impl.split('/')[0]}/results/{d}", f"config_{prefix}_{c}.sh") for d, c in runs))
 
 _SETTINGS = {"nodes": "DGXNNODES", "tp": "TENSOR_MODEL_PARALLEL", "pp": "PIPELINE_MODEL_PARALLEL",
@@ -90,8 +101,9 @@ _SETTINGS = {"nodes": "DGXNNODES", "tp": "TENSOR_MODEL_PARALLEL", "pp": "PIPELIN
 _OPTIONAL = {"cp": ("CONTEXT_PARALLEL", "1"), "gpus_per_node": ("DGXNGPU", "8"),
              "account_for_embedding": ("ASYM_PP_EMBED", "False"),
              "account_for_loss": ("ASYM_PP_LOSS", "False"), "tp_only_amax": ("TP_ONLY_AMAX_RED", "False"),
-             "dp_last": ("TP_PP_DP_MAPPING", "False")}
+             "dp_last": ("TP_PP_DP_MAPPING", "False"), "fp8_recipe": ("FP8_RECIPE", "delayed")}
 _COUNTS = ("cp", "gpus_per_node")
+_WORDS = ("fp8_recipe",)  # settings read as they are written
 
 
 def _assigned(config: str, name: str) -> str | None:
@@ -128,6 +140,9 @@ def layout(config: str, custom_yaml: str) -> dict:
     for key, (name, fallback) in _OPTIONAL.items():
         default = re.search(rf"oc\.env:{name},(\w+)}}", custom_yaml)
         value = _assigned(config, name) or (default.group(1) if default else fallback)
+        if key in _WORDS:
+            out[key] = value
+            continue
         if key not in _COUNTS and value not in flags:
             raise SystemExit(f"{name}={value!r}: not a flag the tool reads (True, False, 1 or 0)")
         out[key] = int(value) if key in _COUNTS else flags[value]
@@ -194,6 +209,21 @@ HARDWARE["GB200 NVL72"] = (
     "(no Blackwell run calibrates them); the rank order Megatron-Core's (tensor, context, data, pipeline) unless the "
     "configuration sets TP_PP_DP_MAPPING, which puts data parallelism outermost")
 
+HARDWARE["HGX B200"] = (
+    "DGX B200 nodes (the system description: 'HiPerGator NVIDIA DGX B200 (8x B200-SXM-180GB)', InfiniBand; no "
+    "adapters or topology named), taken as the catalog's HGX B200 with eight 400 Gb/s NICs, as a DGX B200 has, on a "
+    "non-blocking InfiniBand NDR fabric; the B200's GEMM rates from its published best-shape matmul rates (Bekman's "
+    "table) with the tile and K-ramp terms fitted on Hopper, its other kernel rates and the kernel efficiency of a "
+    "training step the H100's (no Blackwell run calibrates them); the layout of the implementation's one "
+    "configuration file, written for 64 nodes, on the node counts of the system descriptions (32 and 56), which the "
+    "logs' global batch and accumulation agree with; data parallelism outermost in the rank order "
+    "(config_common.sh: TP_PP_DP_MAPPING)")
+
+B200_NOT_MODELLED = (
+    "; not modelled either: the whole-step CUDA graph (config_common_cg.sh: FULL_CUDA_GRAPH and MCORE_CUDA_GRAPH, "
+    "which take the host out of the step; the model prices every launch as an eager stack's), cuDNN's norm kernels "
+    "(NVTE_NORM_FWD_USE_CUDNN) and the NCCL settings")
+
 BLACKWELL_NOT_MODELLED = (
     "; not modelled either: the whole-step CUDA graph (config_common_cg.sh: FULL_CUDA_GRAPH, which takes the host "
     "out of the step; the model prices every launch as an eager stack's), and whatever config_common_blackwell.sh "
@@ -225,6 +255,18 @@ def _files(repo: Path, rev: str, folder: str) -> list[str]:
     return sorted(f for f in out if f.rsplit("/", 1)[-1].startswith("result_") and f.endswith(".txt"))
 
 
+def _sourced(repo: Path, rev: str, impl: str, config: str) -> str:
+    """A configuration file with the files it sources from its own folder before it (``source
+    $(dirname ${BASH_SOURCE[0]})/config_common.sh``, in order; one the submission does not include is skipped, and
+    the record says so where it matters), so that its own assignments come last."""
+    text = _git(repo, rev, f"{impl}/{config}")
+    present = set(subprocess.run(["git", "-C", str(repo), "ls-tree", "--name-only", rev, impl + "/"],
+                                 capture_output=True, text=True, check=True).stdout.split())
+    common = [f"{impl}/{name}" for name in re.findall(r"^\s*source \$\(dirname \$\{BASH_SOURCE\[0\]\}\)/(\S+)",
+                                                       text, re.M)]
+    return "\n".join([_git(repo, rev, f) for f in common if f in present] + [text])
+
+
 def read_log(text: str) -> dict:
     """One result log: its global batch, sequence, accumulation and the median seconds per step over its blocks
     (the first dropped), from its ``:::MLLOG`` lines (with or without a launcher's rank prefix, ``  0: ``). A block's
@@ -244,15 +286,19 @@ def read_log(text: str) -> dict:
             facts[key] = entry["value"]
         elif key == "block_start":
             first = meta.get("first_epoch_num", meta.get("samples_count"))
-            blocks.append({"first": first, "start": entry["time_ms"], "tokens": meta.get("epoch_count")})
+            blocks.append({"first": first, "start": entry["time_ms"], "tokens": meta.get("epoch_count"),
+                           "step0": meta.get("step")})
         elif key == "block_stop":
             if not blocks or blocks[-1]["first"] != meta.get("first_epoch_num", meta.get("samples_count")):
                 raise ValueError(f"a block_stop at {entry['time_ms']} ms has no block_start")
             blocks[-1]["stop"] = entry["time_ms"]
+            blocks[-1]["step1"] = meta.get("step")
         elif key == "run_stop":
             end = meta.get("samples_count")
         elif key == "tracked_stats" and "train_step_time" in (entry.get("value") or {}):
-            step_times.append((meta["step"], entry["value"]["train_step_time"]))
+            samples = meta.get("samples_count", meta.get("step"))  # NeMo 25.04 names the samples "step"
+            if samples is not None:
+                step_times.append((samples, entry["value"]["train_step_time"]))
     if len(blocks) > 1 and any("stop" not in b for b in blocks[:-1]):  # NeMo 25.04: only the last block closed
         if not step_times:
             raise ValueError("the blocks are not closed and the log has no train_step_time to read instead")
@@ -260,6 +306,9 @@ def read_log(text: str) -> dict:
         return dict(facts, step=statistics.median(after), blocks=len(blocks) - 1, steps=len(after))
     steps = []
     for i, block in enumerate(blocks):
+        if block["step0"] is not None and block.get("step1") is not None:  # v5.1: the steps are named
+            steps.append((block["stop"] - block["start"]) / 1000.0 / (block["step1"] - block["step0"]))
+            continue
         if block["tokens"] is not None:
             sequences = block["tokens"] / facts["max_sequence_length"]
         else:  # Llama 3.1: samples from this block's start to the next one's (the last: to the run's end)
@@ -268,7 +317,7 @@ def read_log(text: str) -> dict:
                 raise ValueError("the log's last block has no end: no run_stop with a samples_count")
             sequences = following - block["first"]
         steps.append((block["stop"] - block["start"]) / 1000.0 / (sequences / facts["global_batch_size"]))
-    if len(steps) < 3:
+    if len(steps) < (2 if blocks[0]["step0"] is not None else 3):
         raise ValueError(f"{len(steps)} timed blocks: too few to drop the first")
     return dict(facts, step=statistics.median(steps[1:]), blocks=len(steps) - 1, steps=None)
 
@@ -277,8 +326,12 @@ def record(sub: tuple, repo: Path, rev: str, commit: str) -> dict:
     bench, rnd, results, impl, config, release, system, node = sub
     accelerator = "GB200" if node == "GB200 NVL72" else node.split()[-1]
     model, name, seq, assumed = BENCHMARKS[bench]
-    lay = layout(_git(repo, rev, f"{impl}/{config}"), _git(repo, rev, f"{impl}/conf/custom.yaml"))
+    lay = layout(_sourced(repo, rev, impl, config), _git(repo, rev, f"{impl}/conf/custom.yaml"))
     nodes, tp, pp, cp, vp, mbs = (lay[k] for k in ("nodes", "tp", "pp", "cp", "virtual_stages", "micro_batch"))
+    org, folder = results.split("/")[0], results.rsplit("/", 1)[-1]
+    described = int(json.loads(_git(repo, rev, f"{org}/systems/{folder}.json"))["number_of_nodes"])
+    from_system = described != nodes  # the run's environment set DGXNNODES: the system description says how many
+    nodes = described
     logs = [read_log(_git(repo, rev, f)) for f in _files(repo, rev, f"{results}/{bench}")]
     gbs = {x["global_batch_size"] for x in logs}
     acc = {x["gradient_accumulation_steps"] for x in logs}
@@ -304,7 +357,7 @@ def record(sub: tuple, repo: Path, rev: str, commit: str) -> dict:
         "mlperf_round": f"v{rnd}",
         "system": system,
         "stack": f"NVIDIA {release} (Transformer Engine), MLPerf Training v{rnd}, "
-                 f"{results.split('/')[0].replace('+', ' and ')}'s submission",
+                 f"{results.split('/')[0].replace('+', ' and ').replace('-', ' ')}'s submission",
         "stack_preset": "megatron-core",
         "role": "validation",
         "model": model,
@@ -333,13 +386,23 @@ def record(sub: tuple, repo: Path, rev: str, commit: str) -> dict:
                    + f"{results}/{bench}/result_*.txt "
                    f"(global batch {gbs} sequences of {seq:,} tokens, gradient accumulation {acc}, from the logs) "
                    f"and {impl}/{config} (TP {tp}, PP {pp}, " + (f"CP {cp}, " if cp > 1 else "")
-                   + f"virtual pipeline {vp}, micro-batch {mbs})"),
+                   + f"virtual pipeline {vp}, micro-batch {mbs})"
+                   + (f"; {nodes} nodes as the system description {org}/systems/{folder}.json gives them, where the "
+                      f"configuration sets {lay['nodes']}" if from_system else "")),
         "assumed": assumed.replace("{hardware}", HARDWARE[node]).replace(
-                       "default backend on H100" if rack else "{hardware}", "default backend")
+                       "default backend on H100" if rack or node == "HGX B200" else "{hardware}", "default backend")
+                   .replace(", the deferred embedding weight gradient (DEFER_EMBEDDING_WGRAD_COMPUTE)",
+                            "" if node == "HGX B200" else  # config_common_cg.sh turns it off there
+                            ", the deferred embedding weight gradient (DEFER_EMBEDDING_WGRAD_COMPUTE)")
+                   .replace("Transformer Engine's delayed scaling, fp8_recipe delayed, amax history 1",
+                            "Transformer Engine's delayed scaling, fp8_recipe delayed, amax history 1"
+                            if lay["fp8_recipe"] == "delayed" else
+                            f"Transformer Engine's per-tensor current scaling, FP8_RECIPE={lay['fp8_recipe']} in "
+                            "config_common.sh")
                    + (AMAX_TP_ONLY if rnd == "3.1" else AMAX_TP_CP if tp_only else "")
-                   + (BLACKWELL_NOT_MODELLED if rack else ""),
+                   + (BLACKWELL_NOT_MODELLED if rack else B200_NOT_MODELLED if node == "HGX B200" else ""),
         "options": {"optimizer_name": "adam-mixed", "dp_overlap": 1.0, "flash_attention": True,
-                    "memory_check": True, "float8_recipe": "delayed",
+                    "memory_check": True, "float8_recipe": lay["fp8_recipe"],
                     **({"amax_reduction": "tensor-parallel"} if tp_only else {})},
     }
 

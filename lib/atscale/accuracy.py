@@ -616,8 +616,9 @@ def mlperf_table():
                  for r in runs.MLPERF_RUNS)
     return Table(("Model, round", "System", "GPUs", "TP × CP × PP (v)", "DP × micro-batch", "Published step (s)",
                   "Curve", "Operators"), rows,
-                 caption="FP8 on H100 (H200: Nebius; GB200 in NVL72 racks: NVIDIA Tyche), as submitted to MLPerf Training (GPT-3 175B: v3.1, v4.0 and "
-                         "v4.1; Llama 3.1 405B: v5.0): each layout (tensor × context × pipeline parallelism with its "
+                 caption="FP8 on H100 (H200: Nebius; GB200 in NVL72 racks: NVIDIA Tyche; B200: the University of "
+                         "Florida's HiPerGator), as submitted to MLPerf Training (GPT-3 175B: v3.1, v4.0 and "
+                         "v4.1; Llama 3.1 405B: v5.0 and v5.1): each layout (tensor × context × pipeline parallelism with its "
                          "virtual stages v, data parallelism × micro-batch), the step time from the submission's result "
                          "logs, and "
                          "the step-time error of each model (positive: the model is slower than published).")
@@ -1227,10 +1228,10 @@ def weak_scaling() -> tuple[WeakScaling, ...]:
 
 def mlperf_weak_scaling() -> tuple[WeakScaling, ...]:
     """:class:`WeakScaling` for MLPerf Training's submissions (:data:`atscale.runs.MLPERF_RUNS`, FP8 only) that ran one
-    layout at two or more sizes with the same work per replica (no Llama 3.1 405B pair does: its accumulation
-    changes with every size): NVIDIA's v3.1 submissions at 512 and
-    768, 4,096 to 8,192 and 10,240 and 10,752 GPUs (their amaxes reduced inside the tensor-parallel group only), and
-    v4.0's at 10,752 and 11,616."""
+    layout at two or more sizes with the same work per replica: NVIDIA's v3.1 submissions at 512 and
+    768, 4,096 to 8,192 and 10,240 and 10,752 GPUs (their amaxes reduced inside the tensor-parallel group only),
+    v4.0's at 10,752 and 11,616, and the University of Florida's Llama 3.1 405B on B200 at 256 and 448 (v5.1, current
+    scaling; NVIDIA's Llama 3.1 submissions change the accumulation with every size)."""
     from . import runs
 
     return _same_work(runs.MLPERF_RUNS, both_precisions=False)
