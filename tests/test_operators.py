@@ -126,14 +126,15 @@ def _issue_31_errors():
 def test_issue_31_median_target_on_every_validation_run():
     """Issue 31's median target, median |step-time error| <= 6 % over every validation run of the appendix: met
     (5.9 %) since the Llama 3.1 405B submissions to MLPerf Training joined them (6.6 % before, 8.2 % before the GPT-3
-    ones). It is met on the set as the appendix counts it, and the set decides it: NVIDIA's tuned stack, on which the
-    model does best, is now 66 of the 137 runs. Without the 20 MLPerf submissions the median is 8.0 % (8.2 % before
+    ones), and only just (5.97 %) since the four Blackwell submissions did (GB200 and B200, 15-20 % too fast; November
+    2026). It is met on the set as the appendix counts it, and the set decides it: NVIDIA's tuned stack, on which the
+    model does best, is now 70 of the 141 runs. Without the 24 MLPerf submissions the median is 8.0 % (8.2 % before
     torchtitan's rowwise rows took torchao's published rowwise speedups), and on the PyTorch stacks alone it is about
     12 % (12.6 % until torchtitan's presets ran the query, key and value projections apart; pinned below, so that the
     composition shows beside the target)."""
     validation, errors = _issue_31_errors()
     assert statistics.median(errors) <= 0.06
-    assert statistics.median(errors) == pytest.approx(0.0587, abs=0.002)
+    assert statistics.median(errors) == pytest.approx(0.0597, abs=0.001)  # 0.0587 before the Blackwell four
     rest = _errors([r for r in validation if r.group != "MLPerf Training"])
     assert statistics.median(rest) == pytest.approx(0.080, abs=0.005) and statistics.median(rest) > 0.06
     pytorch = _errors([r for r in validation if r.stack_preset.startswith("fsdp2")])
