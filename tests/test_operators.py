@@ -118,27 +118,38 @@ def test_validation_errors_as_measured():
 def _issue_31_errors():
     validation = [r for r in runs.VALIDATION_RUNS] + list(runs.OTHER_STACK_RUNS) + list(runs.MLPERF_RUNS)
     # 137 before NVIDIA's two GB200 NVL72 submissions to MLPerf Training v5.0, 139 before the University of Florida's
-    # two DGX B200 ones to v5.1
-    assert len(validation) == 141
+    # two DGX B200 ones to v5.1, 141 before Megatron-Bridge 26.02's GB200 row of Llama 3.1 405B
+    assert len(validation) == 142
     return validation, _errors(validation)
 
 
-def test_issue_31_median_target_on_every_validation_run():
-    """Issue 31's median target, median |step-time error| <= 6 % over every validation run of the appendix: met
-    (5.9 %) since the Llama 3.1 405B submissions to MLPerf Training joined them (6.6 % before, 8.2 % before the GPT-3
-    ones), and only just (5.97 %) since the four Blackwell submissions did (GB200 and B200, 15-20 % too fast; November
-    2026). It is met on the set as the appendix counts it, and the set decides it: NVIDIA's tuned stack, on which the
-    model does best, is now 70 of the 141 runs. Without the 24 MLPerf submissions the median is 8.0 % (8.2 % before
-    torchtitan's rowwise rows took torchao's published rowwise speedups), and on the PyTorch stacks alone it is about
-    12 % (12.6 % until torchtitan's presets ran the query, key and value projections apart; pinned below, so that the
-    composition shows beside the target)."""
+def test_issue_31_median_as_measured():
+    """The median |step-time error| over every validation run of the appendix, which issue 31 wants at 6 % or less.
+    It met the target (5.9 %) once the Llama 3.1 405B submissions to MLPerf Training joined the runs (6.6 % before,
+    8.2 % before the GPT-3 ones), and only just (5.97 %) once the four Blackwell submissions did. It has missed it
+    (6.11 %) since Megatron-Bridge 26.02's GB200 row of Llama 3.1 405B joined as well, all of them added in November
+    2026: the model is 12-20 % too fast on every dense Blackwell run, and 5.9 % in median without them. The set
+    decides the verdict either way: NVIDIA's tuned stack, on which the model does best, is 71 of the 142 runs.
+    Without the 24 MLPerf submissions the median is 8.0 % (8.2 % before torchtitan's rowwise rows took torchao's
+    published rowwise speedups), and on the PyTorch stacks alone it is about 12 % (12.6 % until torchtitan's presets
+    ran the query, key and value projections apart); the strict xfail below holds the target."""
     validation, errors = _issue_31_errors()
-    assert statistics.median(errors) <= 0.06
-    assert statistics.median(errors) == pytest.approx(0.0597, abs=0.001)  # 0.0587 before the Blackwell four
+    assert statistics.median(errors) == pytest.approx(0.0611, abs=0.001)  # 0.0597 before the Bridge GB200 row
+    blackwell = [r for r in validation if r.cluster.accelerator.name in ("B200", "GB200")]
+    assert len(blackwell) == 5 and all(r.step_error(operators=True) < -0.10 for r in blackwell)
+    assert statistics.median(_errors([r for r in validation if r not in blackwell])) == pytest.approx(0.059, abs=0.002)
     rest = _errors([r for r in validation if r.group != "MLPerf Training"])
     assert statistics.median(rest) == pytest.approx(0.080, abs=0.005) and statistics.median(rest) > 0.06
     pytorch = _errors([r for r in validation if r.stack_preset.startswith("fsdp2")])
     assert statistics.median(pytorch) == pytest.approx(0.119, abs=0.005) and statistics.median(pytorch) > 0.06
+
+
+@pytest.mark.xfail(strict=True, reason="issue 31's median target is not met: 6.11 % over the 142 validation runs "
+                                       "since the dense Blackwell runs joined (5.97 % before Megatron-Bridge's GB200 "
+                                       "row, 5.9 % without any of them); the model is 12-20 % too fast on Blackwell")
+def test_issue_31_median_target_on_every_validation_run():
+    _, errors = _issue_31_errors()
+    assert statistics.median(errors) <= 0.06
 
 
 @pytest.mark.xfail(strict=True, reason="issue 31's worst-run target is not met: worst |step-time error| on the "

@@ -44,7 +44,8 @@ __all__ = ["Comparison", "Summary", "Gap", "megascale_drops", "megascale_against
            "KernelBracket", "attention_kernel_brackets", "attention_kernel_table", "TritonCheck", "triton_check",
            "ablation_table", "SCALE_SERIES", "Drift", "scale_drift", "drift_table", "MoeError", "moe_errors", "moe_table",
            "BackwardInLine", "backward_in_line", "WeakScaling", "weak_scaling", "weak_scaling_table",
-           "AMAX_REDUCTION_SOURCE", "mlperf_weak_scaling", "GenerationPair", "generation_pairs", "mlperf_table", "FsdpLatency", "fsdp_latency", "fsdp_latency_table", "FP8_RATE_FACTORS",
+           "AMAX_REDUCTION_SOURCE", "mlperf_weak_scaling", "GENERATION_PAIRS", "GenerationPair", "generation_pairs",
+           "mlperf_table", "FsdpLatency", "fsdp_latency", "fsdp_latency_table", "FP8_RATE_FACTORS",
            "Fp8Rate", "fp8_rate_sensitivity", "fp8_rate_table", "ReadingError", "readings", "readings_table",
            "AsyncTPGain", "async_tp_gains", "async_tp_table", "KernelCheck", "kernel_check", "KernelSummary",
            "kernel_summaries", "kernel_table", "EXPERT_MODELS", "RowwiseLayer", "rowwise_layers",
@@ -561,41 +562,49 @@ def stack_table():
                          "operator-level compute, each run priced with its training stack's preset.")
 
 
+GENERATION_PAIRS = (
+    ("Llama 3.1 405B, 512 H100, MLPerf Training v5.0 (NVIDIA Eos-dfw)",
+     "Llama 3.1 405B, 512 GB200, MLPerf Training v5.0 (NVIDIA Tyche)"),
+    ("Llama 3.1 405B, 1,024 H100, Megatron-Bridge 26.02, FP8",
+     "Llama 3.1 405B, 256 GB200, Megatron-Bridge 26.02, FP8"),
+)
+"""The published runs of one model on two GPU generations by one publisher in one release (labels, older first):
+NVIDIA's Llama 3.1 405B submissions to MLPerf Training v5.0 at 512 GPUs each, and Megatron-Bridge 26.02's performance
+table at its global batch of 1,536 (1,024 H100, 256 GB200). Each side runs the layout its publisher chose for it."""
+
+
 @dataclass(frozen=True)
 class GenerationPair:
-    """One benchmark submitted on two GPU generations at the same GPU count (:func:`generation_pairs`): ``older``
-    and ``newer`` (the two records' labels), ``gpus``, and the newer generation's speed per GPU over the older's,
-    sequences per second each (``published``; ``operators`` and ``curve``, the two models'). The layouts differ as
-    each submission chose its own, so the pair compares what each generation achieved as tuned, not one layout."""
+    """One pair of :data:`GENERATION_PAIRS` (:func:`generation_pairs`): ``older`` and ``newer`` (the records'
+    labels), ``gpus`` (the two counts, older first), and the newer generation's speed per GPU over the older's, each
+    side's sequences per second per GPU (``published``; ``operators`` and ``curve``, the two models'). The layouts
+    differ as each run chose its own, so a pair compares what each generation achieved as tuned, not one layout."""
 
     older: str
     newer: str
-    gpus: int
+    gpus: tuple
     published: float
     operators: float
     curve: float
 
 
 def generation_pairs() -> tuple[GenerationPair, ...]:
-    """NVIDIA's Llama 3.1 405B submissions to MLPerf Training v5.0 on H100 (Eos-dfw) and on GB200 NVL72 (Tyche) at the
-    same GPU count (512): the published per-GPU speedup of the newer generation and the models'. Each side's rate is
-    its global batch over its step, s^-1; the ratio is newer over older."""
+    """:data:`GENERATION_PAIRS` with the published and the modelled per-GPU speedups of the newer generation: each
+    side's rate is its global batch over its step over its GPUs, s^-1; the speedup is newer over older."""
     from . import runs
 
-    by = {(r.cluster.accelerator.name, r.cluster.num_gpus): r for r in runs.MLPERF_RUNS
-          if r.details["benchmark"] == "Llama 3.1 405B" and r.details["system"].startswith("NVIDIA")}
+    by = {r.label: r for r in runs.ALL_RUNS}
     out = []
-    for gpus in sorted({n for a, n in by if a == "GB200" and ("H100 SXM", n) in by}):
-        old, new = by["H100 SXM", gpus], by["GB200", gpus]
+    for old_label, new_label in GENERATION_PAIRS:
+        old, new = by[old_label], by[new_label]
 
-        def rate(r, seconds):
-            return r.plan.global_batch / seconds
+        def ratio(seconds):
+            return ((new.plan.global_batch / seconds(new) / new.cluster.num_gpus)
+                    / (old.plan.global_batch / seconds(old) / old.cluster.num_gpus))
 
-        def ratio(get):
-            return rate(new, get(new)) / rate(old, get(old))
-
-        out.append(GenerationPair(old.label, new.label, gpus, ratio(lambda r: r.published),
-                                  ratio(lambda r: r.predict(operators=True)), ratio(lambda r: r.predict())))
+        out.append(GenerationPair(old_label, new_label, (old.cluster.num_gpus, new.cluster.num_gpus),
+                                  ratio(lambda r: r.published_seconds), ratio(lambda r: r.predict(operators=True)),
+                                  ratio(lambda r: r.predict())))
     return tuple(out)
 
 
