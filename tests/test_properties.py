@@ -670,7 +670,7 @@ RESULTS = {  # public types the library builds as results or as its own data: no
     "operators.LayerOperators", "accuracy.StackSummary", "runs.FP8Pair", "runs.AblationStep", "accuracy.Drift",
     "accuracy.MoeError", "accuracy.KernelBracket", "accuracy.TritonCheck", "accuracy.BackwardInLine", "accuracy.AsyncTPGain", "accuracy.WeakScaling", "accuracy.FsdpLatency", "accuracy.Fp8Rate",
     "parallelism.RecomputeChoice", "accuracy.ReadingError",
-    "kernels.AttentionModel", "kernels.AttentionRates", "kernels.KernelMeasurement", "kernels.BestShapeCheck",
+    "kernels.AttentionModel", "kernels.AttentionRates", "kernels.KernelMeasurement", "kernels.BestShapeCheck", "kernels.AttentionCheck",
     "accuracy.KernelCheck",
     "accuracy.KernelSummary", "accuracy.RowwiseLayer", "accuracy.RowwiseReading",
 }

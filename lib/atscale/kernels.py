@@ -49,7 +49,8 @@ __all__ = [
     "FA2_OVER_TRITON", "AttentionModel", "attention_model", "attention_flops", "attention_seconds", "ATTENTION_FIT",
     "ATTENTION_LONGEST", "fit_attention", "FA2_RAMP", "FA2_LONGEST", "fit_attention_ramp", "CUDNN_SEQ",
     "CUDNN_OVER_FA3", "fit_cudnn_ratio",
-    "published_attention", "AttentionRates", "attention_rates", "memory_bandwidth", "memory_bound_seconds",
+    "published_attention", "AttentionCheck", "BLACKWELL_ATTENTION_KV_HEADS", "blackwell_attention_check",
+    "AttentionRates", "attention_rates", "memory_bandwidth", "memory_bound_seconds",
     "MEASURED_KERNELS", "KernelMeasurement", "measured_kernels",
 ]
 
@@ -175,12 +176,15 @@ def fit_attention_ramp() -> dict:
 
 
 _ATTENTION_FILES = MappingProxyType({"H100 SXM": "attention-published.csv",
-                                      "A100 SXM 80GB": "attention-a100-published.csv"})
+                                      "A100 SXM 80GB": "attention-a100-published.csv",
+                                      "B200": "attention-b200-published.csv"})
 
 
 def published_attention(accelerator: str = "H100 SXM") -> dict:
-    """The published FlashAttention points on ``accelerator`` ("H100 SXM", the default, or "A100 SXM 80GB"; the
-    files ``atscale/data/kernels/attention-published.csv`` and ``attention-a100-published.csv``) as read-only arrays:
+    """The published attention points on ``accelerator`` ("H100 SXM", the default, "A100 SXM 80GB" or "B200"; the
+    files ``atscale/data/kernels/attention-published.csv``, ``attention-a100-published.csv`` and
+    ``attention-b200-published.csv``, the last NVIDIA's cuDNN benchmark, :func:`blackwell_attention_check`) as
+    read-only arrays:
     ``kernel``, ``pass``, ``source``, ``figure`` (strings), ``causal`` (bool), ``head_dim``, ``seqlen``, ``batch``,
     ``heads`` (counts), ``tflops`` (1e12 FLOP/s, the papers' FLOP count). BF16/FP16."""
     name = v.choice("accelerator", accelerator, tuple(_ATTENTION_FILES))
@@ -195,6 +199,48 @@ def published_attention(accelerator: str = "H100 SXM") -> dict:
             a.setflags(write=False)
         _PUBLISHED[key] = MappingProxyType(out)
     return _PUBLISHED[key]
+
+
+@dataclass(frozen=True)
+class AttentionCheck:
+    """One published attention point beside the kernel model (:func:`blackwell_attention_check`): ``kernel``,
+    ``passes`` ("forward" or "backward"), ``seq_length`` (tokens), ``published`` and ``model`` (s, the model's
+    short-benchmark time at the source's shape); ``error`` = model / published - 1 (negative: the model is fast)."""
+
+    kernel: str
+    passes: str
+    seq_length: int
+    published: float
+    model: float
+
+    @property
+    def error(self) -> float:
+        return self.model / self.published - 1.0
+
+
+BLACKWELL_ATTENTION_KV_HEADS = 8
+"""Key/value heads of the B200 attention benchmark (:func:`blackwell_attention_check`): Llama 3.1 405B's grouped-query
+attention, as the source's README and file name the layer (128 query heads, 8 key/value heads, head dimension 128)."""
+
+
+def blackwell_attention_check() -> tuple[AttentionCheck, ...]:
+    """The kernel model's attention on a B200 beside NVIDIA's published cuDNN benchmark of it (:func:`published_attention`
+    with ``"B200"``): cuDNN's fused attention and FlashAttention-2, causal, BF16, forward and backward, 512 to
+    131,072 tokens at batch 1. The model's B200 rates are an extrapolation (the H100 rates times the peak ratio;
+    :func:`attention_model`), so every row is held out."""
+    if "blackwell attention" not in _PUBLISHED:
+        p = published_attention("B200")
+        rows = []
+        for i in range(len(p["kernel"])):
+            kernel, backward = str(p["kernel"][i]), p["pass"][i] == "backward"
+            b, h, s, d = (float(p[c][i]) for c in ("batch", "heads", "seqlen", "head_dim"))
+            flops = attention_flops(b, h, s, d, causal=bool(p["causal"][i])) * (2.5 if backward else 1.0)
+            model = attention_seconds(b, h, s, d, "B200", kv_heads=BLACKWELL_ATTENTION_KV_HEADS, kernel=kernel,
+                                      causal=bool(p["causal"][i]), backward=backward, sustained=False)
+            rows.append(AttentionCheck(kernel, str(p["pass"][i]), int(s), flops / (float(p["tflops"][i]) * 1e12),
+                                       float(model)))
+        _PUBLISHED["blackwell attention"] = tuple(rows)
+    return _PUBLISHED["blackwell attention"]
 
 
 @dataclass(frozen=True)
