@@ -322,6 +322,22 @@ def read_log(text: str) -> dict:
     return dict(facts, step=statistics.median(steps[1:]), blocks=len(steps) - 1, steps=None)
 
 
+def _assumed(text: str, node: str, fp8_recipe: str) -> str:
+    """A benchmark's assumptions for one submission: its hardware written in; on Blackwell the attention backend not
+    said to be H100's; on the B200 no deferred embedding weight gradient (config_common_cg.sh turns it off there);
+    and the FP8 recipe the configuration names where it is not delayed scaling."""
+    text = text.replace("{hardware}", HARDWARE[node])
+    if node in ("GB200 NVL72", "HGX B200"):
+        text = text.replace("default backend on H100", "default backend")
+    if node == "HGX B200":
+        text = text.replace(", the deferred embedding weight gradient (DEFER_EMBEDDING_WGRAD_COMPUTE)", "")
+    if fp8_recipe != "delayed":
+        text = text.replace("Transformer Engine's delayed scaling, fp8_recipe delayed, amax history 1",
+                            f"Transformer Engine's per-tensor current scaling, FP8_RECIPE={fp8_recipe} in "
+                            "config_common.sh")
+    return text
+
+
 def record(sub: tuple, repo: Path, rev: str, commit: str) -> dict:
     bench, rnd, results, impl, config, release, system, node = sub
     accelerator = "GB200" if node == "GB200 NVL72" else node.split()[-1]
@@ -389,16 +405,7 @@ def record(sub: tuple, repo: Path, rev: str, commit: str) -> dict:
                    + f"virtual pipeline {vp}, micro-batch {mbs})"
                    + (f"; {nodes} nodes as the system description {org}/systems/{folder}.json gives them, where the "
                       f"configuration sets {lay['nodes']}" if from_system else "")),
-        "assumed": assumed.replace("{hardware}", HARDWARE[node]).replace(
-                       "default backend on H100" if rack or node == "HGX B200" else "{hardware}", "default backend")
-                   .replace(", the deferred embedding weight gradient (DEFER_EMBEDDING_WGRAD_COMPUTE)",
-                            "" if node == "HGX B200" else  # config_common_cg.sh turns it off there
-                            ", the deferred embedding weight gradient (DEFER_EMBEDDING_WGRAD_COMPUTE)")
-                   .replace("Transformer Engine's delayed scaling, fp8_recipe delayed, amax history 1",
-                            "Transformer Engine's delayed scaling, fp8_recipe delayed, amax history 1"
-                            if lay["fp8_recipe"] == "delayed" else
-                            f"Transformer Engine's per-tensor current scaling, FP8_RECIPE={lay['fp8_recipe']} in "
-                            "config_common.sh")
+        "assumed": _assumed(assumed, node, lay["fp8_recipe"])
                    + (AMAX_TP_ONLY if rnd == "3.1" else AMAX_TP_CP if tp_only else "")
                    + (BLACKWELL_NOT_MODELLED if rack else B200_NOT_MODELLED if node == "HGX B200" else ""),
         "options": {"optimizer_name": "adam-mixed", "dp_overlap": 1.0, "flash_attention": True,

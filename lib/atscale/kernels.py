@@ -234,7 +234,7 @@ def blackwell_attention_check() -> tuple[AttentionCheck, ...]:
         for i in range(len(p["kernel"])):
             kernel, backward = str(p["kernel"][i]), p["pass"][i] == "backward"
             b, h, s, d = (float(p[c][i]) for c in ("batch", "heads", "seqlen", "head_dim"))
-            flops = attention_flops(b, h, s, d, causal=bool(p["causal"][i])) * (2.5 if backward else 1.0)
+            flops = attention_flops(b, h, s, d, causal=bool(p["causal"][i]), backward=backward)
             model = attention_seconds(b, h, s, d, "B200", kv_heads=BLACKWELL_ATTENTION_KV_HEADS, kernel=kernel,
                                       causal=bool(p["causal"][i]), backward=backward, sustained=False)
             rows.append(AttentionCheck(kernel, str(p["pass"][i]), int(s), flops / (float(p["tflops"][i]) * 1e12),
@@ -391,9 +391,9 @@ class GemmModel:
 
 _GH100 = ("H100 SXM", "H800 SXM", "H200 SXM")
 
-GH100_FP8_BEST = 1453.4e12
-"""The H200's best-shape FP8 matmul rate, FLOP/s: Bekman's table (revision of August 2026; torch 2.7.1+cu128, as
-its B200 row), the catalog's ``H200 SXM`` ``measured_matmul_flops["fp8"]`` (a test holds the two equal). The
+GH100_FP8_BEST = hardware.H200_SXM.measured_matmul_flops["fp8"]
+"""The H200's best-shape FP8 matmul rate, FLOP/s (1453.4e12): Bekman's table (revision of August 2026; torch
+2.7.1+cu128, as its B200 row), read from the catalog's ``H200 SXM`` ``measured_matmul_flops["fp8"]``. The
 reference that turns another accelerator's published best FP8 rate into the model's FP8 rate
 (:func:`gemm_model`). The FP8 model's own rate at that shape is within 1 % of it (:func:`gemm_flops_per_s`,
 burst), although the model is fitted on TileLang's sweep: a check, from another source, of the FP8 fit."""
@@ -583,8 +583,8 @@ def best_shape_table():
                  caption="The GEMM model at each accelerator's best matmul shape from Bekman's table (revision of "
                          "August 2026), short-benchmark rates. Held out: the model's constants come from other "
                          "measurements. Scaled from the table: the rate is the table's figure (the A100's from its "
-                         "earlier revision, 267.9) times the H200's fitted-over-best ratio, so only the tile and "
-                         "K-ramp terms, taken from Hopper, are tested.")
+                         f"earlier revision, {hardware.A100_SXM_80GB.measured('bf16') / 1e12:.1f}) times the H200's "
+                         "fitted-over-best ratio, so only the tile and K-ramp terms, taken from Hopper, are tested.")
 
 
 def fit_gemm() -> dict:
