@@ -78,10 +78,10 @@ def test_fp8_gain_grows_with_width():
 
 
 def test_calibration_is_the_fit_and_no_neighbour_fits_better():
+    names = ("kernel_efficiency", "kernel_efficiency_h100", "kernel_efficiency_blackwell")
     cal, loss = fitting.calibrate_operators()
-    assert (cal.kernel_efficiency, cal.kernel_efficiency_h100) == (CALIBRATION.kernel_efficiency,
-                                                                    CALIBRATION.kernel_efficiency_h100)
-    for name in ("kernel_efficiency", "kernel_efficiency_h100"):
+    assert [getattr(cal, n) for n in names] == [getattr(CALIBRATION, n) for n in names]
+    for name in names:
         for d in (-0.01, 0.01):
             other = fitting.calibrate_operators(grid=[getattr(cal, name) + d])[1]
             assert other >= loss - 1e-12
@@ -120,6 +120,7 @@ def _issue_31_errors():
     # 137 before NVIDIA's two GB200 NVL72 submissions to MLPerf Training v5.0, 139 before the University of Florida's
     # two DGX B200 ones to v5.1, 141 before Megatron-Bridge 26.02's GB200 row of Llama 3.1 405B
     assert len(validation) == 142
+    assert not any(r.role == "calibration" for r in validation)  # the Blackwell calibration runs are not among them
     return validation, _errors(validation)
 
 
@@ -127,27 +128,31 @@ def test_issue_31_median_as_measured():
     """The median |step-time error| over every validation run of the appendix, which issue 31 wants at 6 % or less.
     It met the target (5.9 %) once the Llama 3.1 405B submissions to MLPerf Training joined the runs (6.6 % before,
     8.2 % before the GPT-3 ones), and only just (5.97 %) once the four Blackwell submissions did. It has missed it
-    (6.11 %) since Megatron-Bridge 26.02's GB200 row of Llama 3.1 405B joined as well, all of them added in November
-    2026: the model is 12-20 % too fast on every dense Blackwell run, and 5.9 % in median without them. The set
-    decides the verdict either way: NVIDIA's tuned stack, on which the model does best, is 71 of the 142 runs.
+    (6.11 %) once Megatron-Bridge 26.02's GB200 row of Llama 3.1 405B joined as well, all of them added in November
+    2026: with the H100's kernel efficiency the model was 12-20 % too fast on every dense Blackwell run (5.8 % in
+    median without them). Since Blackwell took its own kernel efficiency (0.81, fitted on NVIDIA's two 8-GPU Llama 3
+    8B steps on B200 and GB200, runs.BLACKWELL_RUNS, which are not among these runs) it meets it again, narrowly
+    (5.92 %): the dense Blackwell runs are 3-12 % too fast. The set decides the verdict either way: NVIDIA's tuned
+    stack, on which the model does best, is 71 of the 142 runs.
     Without the 24 MLPerf submissions the median is 8.0 % (8.2 % before torchtitan's rowwise rows took torchao's
     published rowwise speedups), and on the PyTorch stacks alone it is about 12 % (12.6 % until torchtitan's presets
     ran the query, key and value projections apart); the strict xfail below holds the target."""
     validation, errors = _issue_31_errors()
-    assert statistics.median(errors) == pytest.approx(0.0611, abs=0.001)  # 0.0597 before the Bridge GB200 row
+    # 0.0611 before Blackwell's own kernel efficiency, 0.0597 before the Bridge GB200 row
+    assert statistics.median(errors) == pytest.approx(0.0592, abs=0.001)
     blackwell = [r for r in validation if r.cluster.accelerator.name in ("B200", "GB200")]
-    assert len(blackwell) == 5 and all(r.step_error(operators=True) < -0.10 for r in blackwell)
-    assert statistics.median(_errors([r for r in validation if r not in blackwell])) == pytest.approx(0.059, abs=0.002)
+    assert len(blackwell) == 5 and all(-0.13 < r.step_error(operators=True) < -0.03 for r in blackwell)
+    assert statistics.median(_errors([r for r in validation if r not in blackwell])) == pytest.approx(0.058, abs=0.002)
+    with_hopper_constant = dataclasses.replace(CALIBRATION, kernel_efficiency_blackwell=None)
+    assert all(r.step_error(with_hopper_constant, operators=True) < -0.10 for r in blackwell)
     rest = _errors([r for r in validation if r.group != "MLPerf Training"])
     assert statistics.median(rest) == pytest.approx(0.080, abs=0.005) and statistics.median(rest) > 0.06
     pytorch = _errors([r for r in validation if r.stack_preset.startswith("fsdp2")])
     assert statistics.median(pytorch) == pytest.approx(0.119, abs=0.005) and statistics.median(pytorch) > 0.06
 
 
-@pytest.mark.xfail(strict=True, reason="issue 31's median target is not met: 6.11 % over the 142 validation runs "
-                                       "since the dense Blackwell runs joined (5.97 % before Megatron-Bridge's GB200 "
-                                       "row, 5.9 % without any of them); the model is 12-20 % too fast on Blackwell")
 def test_issue_31_median_target_on_every_validation_run():
+    """Met narrowly (5.92 %, November 2026); missed (6.11 %) while Blackwell took the H100's kernel efficiency."""
     _, errors = _issue_31_errors()
     assert statistics.median(errors) <= 0.06
 

@@ -205,16 +205,18 @@ HARDWARE["GB200 NVL72"] = (
     "128; one ConnectX-7 NDR, 400 Gb/s, per GPU), taken as 16 of each rack's 18 compute trays, 64 GPUs in one NVLink "
     "domain, the racks joined by a non-blocking InfiniBand NDR fabric (the topology is not described); "
     "the GB200's GEMM rates from its published best-shape matmul rates (Bekman's table) with the tile and K-ramp "
-    "terms fitted on Hopper, its other kernel rates and the kernel efficiency of a training step the H100's "
-    "(no Blackwell run calibrates them); the rank order Megatron-Core's (tensor, context, data, pipeline) unless the "
+    "terms fitted on Hopper, its other kernel rates the H100's scaled, and the kernel efficiency of a training step "
+    "Blackwell's own (fitted on NVIDIA's 8-GPU Llama 3 8B steps, atscale.runs.BLACKWELL_RUNS; the H100's when this "
+    "record was added); the rank order Megatron-Core's (tensor, context, data, pipeline) unless the "
     "configuration sets TP_PP_DP_MAPPING, which puts data parallelism outermost")
 
 HARDWARE["HGX B200"] = (
     "DGX B200 nodes (the system description: 'HiPerGator NVIDIA DGX B200 (8x B200-SXM-180GB)', InfiniBand; no "
     "adapters or topology named), taken as the catalog's HGX B200 with eight 400 Gb/s NICs, as a DGX B200 has, on a "
     "non-blocking InfiniBand NDR fabric; the B200's GEMM rates from its published best-shape matmul rates (Bekman's "
-    "table) with the tile and K-ramp terms fitted on Hopper, its other kernel rates and the kernel efficiency of a "
-    "training step the H100's (no Blackwell run calibrates them); the layout of the implementation's one "
+    "table) with the tile and K-ramp terms fitted on Hopper, its other kernel rates the H100's scaled, and the kernel "
+    "efficiency of a training step Blackwell's own (fitted on NVIDIA's 8-GPU Llama 3 8B steps, "
+    "atscale.runs.BLACKWELL_RUNS; the H100's when this record was added); the layout of the implementation's one "
     "configuration file, written for 64 nodes, on the node counts of the system descriptions (32 and 56), which the "
     "logs' global batch and accumulation agree with; data parallelism outermost in the rank order "
     "(config_common.sh: TP_PP_DP_MAPPING)")

@@ -52,7 +52,7 @@ __all__ = ["Comparison", "Summary", "Gap", "megascale_drops", "megascale_against
            "RowwiseReading", "rowwise_sensitivity", "A2ARate", "a2a_rate_sensitivity", "LONG_CONTEXT_TOKENS",
            "MEASURED_FROM_TOKENS", "measured_attention_factors", "AttentionWhatIf", "attention_rate_sensitivity",
            "attention_rate_table", "DroplessReading", "dropless_imbalance", "LayerGap", "layer_gaps",
-           "PlacementPair", "ep_placement_pairs"]
+           "PlacementPair", "ep_placement_pairs", "BlackwellCalibration", "blackwell_calibration", "blackwell_table"]
 
 GROUPS = ("Hardware", "Memory", "Collectives", "Step time", "Experts", "Reliability")
 """The groups, in the order of the chapters that make the comparisons."""
@@ -1897,3 +1897,85 @@ def kernel_table(accelerator: str = "H100 SXM"):
                          f"{m.software['torch'].split('+')[0]}, cuDNN {cudnn // 10000}.{cudnn % 10000 // 100}): the model's time over "
                          "the measured median, minus one (positive: the model is slower). Nothing was fitted to "
                          "these points.")
+
+
+# ======================================================================================
+# Blackwell's own kernel efficiency (issue 31): what it was fitted on, what it moves, how far the verdict rests on it
+# ======================================================================================
+@dataclass(frozen=True)
+class BlackwellCalibration:
+    """:attr:`atscale.calibration.Calibration.kernel_efficiency_blackwell` and what it does (dimensionless, errors as
+    fractions of the published step, positive: the model is slower).
+
+    ``value``: the fitted constant of :data:`~atscale.calibration.CALIBRATION`; ``hopper``: the H100's, which the
+    Blackwell accelerators took before; ``alone``: the constant fitted on each calibration run by itself (label ->
+    value); ``calibration``: each calibration run's error with the H100's constant and with the fitted one (label ->
+    ``(before, after)``); ``validation``: the same for every validation run on Blackwell, dense and mixture of
+    experts; ``median`` and ``median_hopper``: the median |step-time error| of the operator-level model over issue
+    31's validation runs (:func:`issue_31_runs`) with the fitted and with the H100's constant; ``sweep``: that
+    median at other values of the constant (value -> median), how far the verdict rests on it."""
+
+    value: float
+    hopper: float
+    alone: MappingProxyType
+    calibration: MappingProxyType
+    validation: MappingProxyType
+    median: float
+    median_hopper: float
+    sweep: MappingProxyType
+
+
+BLACKWELL_SWEEP = (0.78, 0.80, 0.82, 0.84, 0.86)
+"""The values of the Blackwell kernel efficiency :func:`blackwell_calibration` tries besides the fitted one."""
+
+
+def issue_31_runs() -> tuple:
+    """The dense validation runs issue 31's median and worst targets are read on: :data:`~atscale.runs.VALIDATION_RUNS`,
+    :data:`~atscale.runs.OTHER_STACK_RUNS` and :data:`~atscale.runs.MLPERF_RUNS` (none of them a calibration run)."""
+    from . import runs
+
+    return tuple(runs.VALIDATION_RUNS) + tuple(runs.OTHER_STACK_RUNS) + tuple(runs.MLPERF_RUNS)
+
+
+@functools.lru_cache(maxsize=1)
+def blackwell_calibration() -> BlackwellCalibration:
+    """:class:`BlackwellCalibration`: the Blackwell kernel efficiency as fitted on :data:`~atscale.runs.BLACKWELL_RUNS`
+    (:func:`atscale.fitting.calibrate_operators`), each calibration run's own fit, and the errors and the issue-31
+    median it gives against those with the H100's constant (:attr:`Calibration.kernel_efficiency_blackwell` None)."""
+    from . import calibration, fitting, runs
+
+    base = calibration.CALIBRATION
+    hopper = dataclasses.replace(base, kernel_efficiency_blackwell=None)
+    cal_runs = tuple(r for r in runs.BLACKWELL_RUNS if r.role == "calibration")
+    alone = {r.label: fitting._grid_fit((r,), base, "kernel_efficiency_blackwell", fitting._K_GRID)[0]
+             for r in cal_runs}
+    blackwell = [r for r in runs.ALL_RUNS if r.cluster.accelerator.name in calibration.BLACKWELL]
+    both = {r.label: (r.step_error(hopper, operators=True), r.step_error(operators=True)) for r in blackwell}
+    val = issue_31_runs()
+
+    def median(cal):
+        return statistics.median(abs(r.step_error(cal, operators=True)) for r in val)
+
+    sweep = {v: median(dataclasses.replace(base, kernel_efficiency_blackwell=v)) for v in BLACKWELL_SWEEP}
+    return BlackwellCalibration(
+        base.kernel_efficiency_blackwell, base.kernel_efficiency_h100, MappingProxyType(alone),
+        MappingProxyType({k: v for k, v in both.items() if k in alone}),
+        MappingProxyType({r.label: both[r.label] for r in blackwell if r.role == "validation"}),
+        median(base), median(hopper), MappingProxyType(sweep))
+
+
+def blackwell_table():
+    """:func:`blackwell_calibration` as a :class:`~atscale.tables.Table`: every Blackwell run with its role and its
+    step-time error under the operator-level model with the H100's kernel efficiency and with Blackwell's own."""
+    from . import runs
+    from .tables import Table
+
+    b = blackwell_calibration()
+    role = {r.label: r.role for r in runs.ALL_RUNS}
+    rows = tuple((label, role[label], f"{before:+.1%}", f"{after:+.1%}")
+                 for group in (b.calibration, b.validation) for label, (before, after) in group.items())
+    return Table(("Run", "Role", f"Step error, the H100's efficiency ({b.hopper:.2f})",
+                  f"Step error, Blackwell's own ({b.value:.2f})"), rows,
+                 caption="Every published run on Blackwell under the operator-level model, with the kernel efficiency "
+                         "the H100's runs fitted and with the one fitted on the two calibration runs (NVIDIA's "
+                         "8-GPU Llama 3 8B steps in FP8). Positive: the model is slower than published.")

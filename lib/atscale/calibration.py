@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from . import _validate as _v
 from . import hardware
 
-__all__ = ["Calibration", "CALIBRATION", "H100_ERA", "COMPUTE_EFFICIENCY_MAX", "COMPUTE_EFFICIENCY_MAX_H100",
+__all__ = ["Calibration", "CALIBRATION", "H100_ERA", "BLACKWELL", "COMPUTE_EFFICIENCY_MAX", "COMPUTE_EFFICIENCY_MAX_H100",
            "COMPUTE_HALF_WIDTH", "COMPUTE_HALF_HIDDEN"]
 
 
@@ -58,6 +58,14 @@ class Calibration:
     runs of :data:`~atscale.runs.CALIBRATION_RUNS` (:func:`~atscale.fitting.calibrate_operators`); the five
     constants above belong to the layer-efficiency curve (``stack=None``) and are not read by it.
 
+    ``kernel_efficiency_blackwell``: the same share for the Blackwell accelerators (:data:`BLACKWELL`); ``None``
+    (the default of a hand-made calibration): :attr:`kernel_efficiency_h100`, as every calibration was before
+    November 2026. In :data:`CALIBRATION` it is fitted (:func:`~atscale.fitting.calibrate_operators`) on
+    :data:`~atscale.runs.BLACKWELL_RUNS`, NVIDIA's two published 8-GPU Llama 3 8B steps on B200 and GB200, which
+    are FP8 (NVIDIA publishes no BF16 dense Blackwell step): so it holds what the Blackwell GEMM rates lose in a
+    training step and whatever the kernel model misses of FP8 there, together; for BF16 it is an extrapolation.
+    Taken apart from the H100's because the Hopper constant left every dense Blackwell run 12-20 % too fast.
+
     ``fp8_rate_factor``: the FP8 GEMMs' sustained rate in the operator-level compute, as a multiple of the kernel
     model's (dimensionless; 1 in :data:`CALIBRATION`). The kernel model derives that rate, unmeasured, as the
     published burst FP8 rate times the power-limit factor measured for BF16 (:data:`atscale.kernels.GEMM_FIT`): an
@@ -96,6 +104,7 @@ class Calibration:
     a2a_nvlink_share: float = 1.0
     a2a_network_share: float = 1.0
     attention_rate_factor: float = 1.0
+    kernel_efficiency_blackwell: float | None = None
 
     def __post_init__(self):
         for name in ("efficiency_max", "efficiency_max_h100"):
@@ -108,6 +117,10 @@ class Calibration:
                                                      scalar=True))
         for name in ("half_width", "half_hidden"):
             object.__setattr__(self, name, _v.nonnegative(name, getattr(self, name), scalar=True))
+        if self.kernel_efficiency_blackwell is not None:
+            object.__setattr__(self, "kernel_efficiency_blackwell",
+                               _v.number("kernel_efficiency_blackwell", self.kernel_efficiency_blackwell, low=0,
+                                         low_open=True, high=1.5, scalar=True))
         _v.flag("rowwise_linear_only", self.rowwise_linear_only)
         object.__setattr__(self, "fp8_matmul_speedup",
                            _v.number("fp8_matmul_speedup", self.fp8_matmul_speedup, low=1, high=2, scalar=True))
@@ -120,9 +133,12 @@ class Calibration:
                                    efficiency_max_h100=min(1.0, self.efficiency_max_h100 * factor))
 
     def kernel_efficiency_for(self, accelerator: hardware.Accelerator | str) -> float:
-        """:attr:`kernel_efficiency_h100` for an accelerator released in :data:`H100_ERA` or later, else
-        :attr:`kernel_efficiency` (dimensionless)."""
+        """:attr:`kernel_efficiency_blackwell` for a Blackwell accelerator (:data:`BLACKWELL`; when it is ``None``,
+        :attr:`kernel_efficiency_h100`), :attr:`kernel_efficiency_h100` for another one released in
+        :data:`H100_ERA` or later, else :attr:`kernel_efficiency` (dimensionless)."""
         accelerator = hardware.accelerator_arg("accelerator", accelerator)
+        if accelerator.name in BLACKWELL and self.kernel_efficiency_blackwell is not None:
+            return self.kernel_efficiency_blackwell
         return self.kernel_efficiency_h100 if accelerator.year >= H100_ERA else self.kernel_efficiency
 
     def efficiency_max_for(self, accelerator: hardware.Accelerator | str) -> float:
@@ -140,12 +156,17 @@ class Calibration:
 H100_ERA = 2022
 """The release year from which an accelerator takes :attr:`Calibration.efficiency_max_h100` (the H100's)."""
 
+BLACKWELL = ("B200", "GB200")
+"""The catalog's Blackwell accelerators: they take :attr:`Calibration.kernel_efficiency_blackwell` in the
+operator-level compute (the curve keeps :attr:`Calibration.efficiency_max_h100` for them)."""
+
 
 CALIBRATION = Calibration(efficiency_max=0.88, half_width=75.0, half_hidden=625.0, fp8_matmul_speedup=1.42,
-                          efficiency_max_h100=0.79, kernel_efficiency=0.93, kernel_efficiency_h100=0.90)
+                          efficiency_max_h100=0.79, kernel_efficiency=0.93, kernel_efficiency_h100=0.90,
+                          kernel_efficiency_blackwell=0.81)
 """The fitted constants (:func:`~atscale.fitting.calibrate` on :data:`~atscale.runs.CALIBRATION_RUNS` for the curve's five,
-:func:`~atscale.fitting.calibrate_operators` on its BF16 runs for the two kernel efficiencies); the default of every
-function that takes a ``calibration``."""
+:func:`~atscale.fitting.calibrate_operators` on its BF16 runs and on :data:`~atscale.runs.BLACKWELL_RUNS` for the three
+kernel efficiencies); the default of every function that takes a ``calibration``."""
 
 COMPUTE_EFFICIENCY_MAX = CALIBRATION.efficiency_max
 """:attr:`Calibration.efficiency_max` of :data:`CALIBRATION`, for reading (dimensionless)."""

@@ -14,8 +14,8 @@ import math
 import numpy as np
 
 from . import _validate as _v
-from .calibration import CALIBRATION, H100_ERA, Calibration
-from .runs import CALIBRATION_RUNS, Run
+from .calibration import BLACKWELL, CALIBRATION, H100_ERA, Calibration
+from .runs import CALIBRATION_RUNS, OPERATOR_CALIBRATION_RUNS, Run
 
 __all__ = ["calibrate", "calibrate_operators", "fit_fp8_rate_factor"]
 
@@ -118,19 +118,23 @@ _K_GRID = np.round(np.arange(0.50, 1.2001, 0.01), 2)
 
 
 def calibrate_operators(runs=None, *, grid=None) -> tuple[Calibration, float]:
-    """Least-squares :attr:`Calibration.kernel_efficiency` and :attr:`Calibration.kernel_efficiency_h100` on the
-    BF16 runs of ``runs`` (default :data:`~atscale.runs.CALIBRATION_RUNS`), each priced by the operator-level
-    compute with its own stack preset (:meth:`~atscale.runs.Run.step` with ``operators=True``):
-    ``(calibration, loss)``. Each generation's constant is a transparent grid search (``grid``, default
-    0.50-1.20 in steps of 0.01) minimising the sum of squared ``log(predicted / published)`` over that generation's
-    runs; a generation without runs keeps :data:`CALIBRATION`'s. The FP8 runs are left out: what FP8 gains
-    follows from the kernel model's FP8 rates and casts, and the FP8 runs validate it."""
-    runs = _runs_arg(runs)
+    """Least-squares :attr:`Calibration.kernel_efficiency`, :attr:`Calibration.kernel_efficiency_h100` and
+    :attr:`Calibration.kernel_efficiency_blackwell` on ``runs`` (default
+    :data:`~atscale.runs.OPERATOR_CALIBRATION_RUNS`), each priced by the operator-level compute with its own stack
+    preset (:meth:`~atscale.runs.Run.step` with ``operators=True``): ``(calibration, loss)``. Each generation's
+    constant is a transparent grid search (``grid``, default 0.50-1.20 in steps of 0.01) minimising the sum of
+    squared ``log(predicted / published)`` over that generation's runs; a generation without runs keeps
+    :data:`CALIBRATION`'s. The A100 and H100 generations take their BF16 runs only: what FP8 gains follows from
+    the kernel model's FP8 rates and casts, and the FP8 runs validate it. Blackwell (:data:`BLACKWELL`) takes its
+    runs in any precision, since NVIDIA publishes no BF16 dense Blackwell step: its constant holds FP8 too."""
+    runs = _runs_arg(runs, OPERATOR_CALIBRATION_RUNS)
     grid = _K_GRID if grid is None else np.ravel(_v.number("grid", grid, low=0, low_open=True, high=2))
     cal, total = CALIBRATION, 0.0
-    bf16 = [r for r in runs if r.dtype != "fp8"]
+    blackwell = [r for r in runs if r.cluster.accelerator.name in BLACKWELL]
+    bf16 = [r for r in runs if r.dtype != "fp8" and r not in blackwell]
     for name, group in (("kernel_efficiency", [r for r in bf16 if r.cluster.accelerator.year < H100_ERA]),
-                        ("kernel_efficiency_h100", [r for r in bf16 if r.cluster.accelerator.year >= H100_ERA])):
+                        ("kernel_efficiency_h100", [r for r in bf16 if r.cluster.accelerator.year >= H100_ERA]),
+                        ("kernel_efficiency_blackwell", blackwell)):
         if not group:
             continue
         best, loss = _grid_fit(group, cal, name, grid)
@@ -138,10 +142,12 @@ def calibrate_operators(runs=None, *, grid=None) -> tuple[Calibration, float]:
     return cal, total
 
 
-def _runs_arg(runs) -> tuple:
-    """``runs`` as a non-empty tuple of :class:`~atscale.runs.Run` (``None``: :data:`~atscale.runs.CALIBRATION_RUNS`;
-    one run alone is a tuple of one)."""
-    runs = CALIBRATION_RUNS if runs is None else (tuple(runs) if not isinstance(runs, Run) else (runs,))
+def _runs_arg(runs, default=None) -> tuple:
+    """``runs`` as a non-empty tuple of :class:`~atscale.runs.Run` (``None``: ``default``, else
+    :data:`~atscale.runs.CALIBRATION_RUNS`; one run alone is a tuple of one)."""
+    if runs is None:
+        runs = CALIBRATION_RUNS if default is None else default
+    runs = tuple(runs) if not isinstance(runs, Run) else (runs,)
     if not runs or not all(isinstance(r, Run) for r in runs):
         raise ValueError(f"runs={_v.show(runs)} must be a non-empty sequence of atscale.runs.Run")
     return runs

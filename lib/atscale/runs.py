@@ -33,7 +33,8 @@ from .parallelism import StepTime, _remembered, step_time
 from .plan import Plan
 
 __all__ = ["Run", "METRICS", "load", "ALL_RUNS", "MEGATRON_TABLE1_RUNS", "KORTHIKANTI_TABLE5_RUNS", "OTHER_RUNS",
-           "H100_RUNS", "MEGASCALE_RUNS", "MOE_RUNS", "MOE_FURTHER_RUNS", "OTHER_STACK_RUNS", "MLPERF_RUNS", "CALIBRATION_RUNS",
+           "H100_RUNS", "MEGASCALE_RUNS", "MOE_RUNS", "MOE_FURTHER_RUNS", "OTHER_STACK_RUNS", "MLPERF_RUNS", "BLACKWELL_RUNS", "CALIBRATION_RUNS",
+           "OPERATOR_CALIBRATION_RUNS",
            "VALIDATION_RUNS",
            "FP8Pair", "fp8_pairs", "AblationStep", "ABLATION_TOLERANCE_POINTS", "megascale_ablation",
            "megascale_ablation_baseline", "Reading"]
@@ -471,6 +472,20 @@ narrowest per-GPU width, the largest), so that the fit spans model widths 2,304-
 runs of NVIDIA's tables (Llama 3.1 8B on 8 GPUs, 70B on 64, GPT-3 175B on 128: GQA, SwiGLU, 128k vocabularies,
 context parallelism, 8k sequences; :attr:`Calibration.efficiency_max_h100`); and one FP8 run (Llama 3.1 70B on
 64) for :attr:`Calibration.fp8_matmul_speedup`."""
+
+BLACKWELL_RUNS: tuple[Run, ...] = _group("Blackwell recipes")
+"""NVIDIA's published dense Blackwell steps that calibrate the operator-level compute on Blackwell
+(:attr:`~atscale.calibration.Calibration.kernel_efficiency_blackwell`): Llama 3 8B on 8 B200 and on 8 GB200,
+Megatron-Bridge 25.11, FP8 with current scaling (NVIDIA publishes no BF16 dense Blackwell step). Declared, with
+the layouts the source's scripts set, before any Blackwell error was computed from them (November 2026). Not read
+by the curve (:func:`~atscale.fitting.calibrate`), whose FP8 runs need a BF16 twin; the other Blackwell runs
+(:data:`MLPERF_RUNS`, :data:`OTHER_STACK_RUNS`, :data:`MOE_RUNS`) validate the constant."""
+
+OPERATOR_CALIBRATION_RUNS: tuple[Run, ...] = CALIBRATION_RUNS + tuple(r for r in BLACKWELL_RUNS
+                                                                      if r.role == "calibration")
+"""The runs the operator-level compute's kernel efficiencies are fitted on
+(:func:`~atscale.fitting.calibrate_operators`): the BF16 runs of :data:`CALIBRATION_RUNS` for the A100 and H100
+generations, and :data:`BLACKWELL_RUNS` for Blackwell."""
 
 VALIDATION_RUNS: tuple[Run, ...] = tuple(r for group in (MEGATRON_TABLE1_RUNS, KORTHIKANTI_TABLE5_RUNS, OTHER_RUNS,
                                                          MEGASCALE_RUNS, H100_RUNS)

@@ -1,0 +1,83 @@
+"""Blackwell's own kernel efficiency (issue 31): fitted on NVIDIA's two 8-GPU Llama 3 8B steps on B200 and GB200
+(Megatron-Bridge 25.11, FP8 with current scaling; runs.BLACKWELL_RUNS), declared before their errors were computed,
+and checked on every other Blackwell run. Measured when it was introduced (November 2026)."""
+
+import dataclasses
+import statistics
+
+import pytest
+
+from atscale import accuracy, calibration, fitting, runs
+from atscale.calibration import BLACKWELL, CALIBRATION, Calibration
+
+
+def test_the_calibration_runs_are_declared_and_apart():
+    bw = runs.BLACKWELL_RUNS
+    assert [r.label for r in bw] == ["Llama 3 8B, 8 B200, Megatron-Bridge 25.11, FP8",
+                                     "Llama 3 8B, 8 GB200, Megatron-Bridge 25.11, FP8"]
+    for r in bw:
+        assert r.role == "calibration" and r.dtype == "fp8" and r.details["float8_recipe"] == "tensorwise"
+        assert (r.plan.tp, r.plan.pp, r.plan.cp, r.plan.dp, r.plan.micro_batch, r.plan.global_batch) == (1, 1, 1, 8, 2, 128)
+        assert "before" in r.assumed and "v0.2.0" in r.details["url"]
+        assert r.cluster.accelerator.name in BLACKWELL and r.cluster.num_gpus == 8
+    # the published rate as a step: 128 x 8,192 tokens over 8 GPUs at the printed tokens/s per GPU
+    assert [r.published_seconds for r in bw] == pytest.approx([128 * 8192 / (t * 8) for t in (30624, 31508)], rel=1e-6)
+    # the curve's calibration runs do not hold them (its FP8 runs need a BF16 twin); the operator model's do
+    labels = {r.label for r in bw}
+    assert not labels & {r.label for r in runs.CALIBRATION_RUNS}
+    assert labels <= {r.label for r in runs.OPERATOR_CALIBRATION_RUNS}
+    assert not labels & {r.label for r in accuracy.issue_31_runs()}
+
+
+def test_the_constant_is_the_fit_on_those_two_runs():
+    b = accuracy.blackwell_calibration()
+    assert b.value == CALIBRATION.kernel_efficiency_blackwell == 0.81 and b.hopper == CALIBRATION.kernel_efficiency_h100
+    assert fitting.calibrate_operators(runs.BLACKWELL_RUNS)[0].kernel_efficiency_blackwell == 0.81
+    assert dict(b.alone) == {"Llama 3 8B, 8 B200, Megatron-Bridge 25.11, FP8": 0.82,
+                             "Llama 3 8B, 8 GB200, Megatron-Bridge 25.11, FP8": 0.79}
+    # with the H100's constant both were too fast (-7.7 and -10.1 %), with the fitted one within 2 %
+    assert [v[0] for v in b.calibration.values()] == pytest.approx([-0.077, -0.101], abs=0.002)
+    assert all(abs(v[1]) < 0.02 for v in b.calibration.values())
+
+
+def test_every_other_blackwell_run_validates_it_and_is_still_too_fast():
+    """Seven validation runs, each nearer its published step and each still too fast: the dense 405B ones by 3-12 %
+    (12-20 % before), gpt-oss by 20-32 % (23-37 %); the H100's Megatron-Bridge 25.11 405B row is too fast as well
+    (-11 %) beside its 8B row (+5 %), the same pattern on the older generation."""
+    b = accuracy.blackwell_calibration()
+    assert len(b.validation) == 7
+    assert all(before < after < 0 for before, after in b.validation.values())
+    dense = sorted(a for k, (_, a) in b.validation.items() if k.startswith("Llama"))
+    assert dense == pytest.approx([-0.122, -0.113, -0.077, -0.072, -0.033], abs=0.002)
+    assert min(before for before, _ in b.validation.values() if before > -0.3) < -0.10
+
+
+def test_the_median_verdict_rests_on_it():
+    """Issue 31's median target (6 %) is met with the fitted constant (5.92 %) and missed with the H100's (6.11 %):
+    of the values tried it holds from 0.78 to 0.82 and not from 0.84, and each calibration run alone gives a value
+    inside that range."""
+    b = accuracy.blackwell_calibration()
+    assert (b.median, b.median_hopper) == pytest.approx((0.0592, 0.0611), abs=0.0005)
+    assert b.median == pytest.approx(statistics.median(abs(r.step_error(operators=True))
+                                                       for r in accuracy.issue_31_runs()), rel=1e-12)
+    assert [v for v, m in b.sweep.items() if m <= 0.06] == [0.78, 0.80, 0.82]
+    assert all(0.78 <= v <= 0.82 for v in b.alone.values())
+
+
+def test_a_hand_made_calibration_keeps_the_old_behaviour():
+    hand = Calibration(kernel_efficiency_h100=0.9)
+    assert hand.kernel_efficiency_blackwell is None
+    assert hand.kernel_efficiency_for("B200") == hand.kernel_efficiency_for("H100 SXM") == 0.9
+    assert CALIBRATION.kernel_efficiency_for("GB200") == 0.81 and CALIBRATION.kernel_efficiency_for("H200 SXM") == 0.90
+    assert dataclasses.replace(CALIBRATION, kernel_efficiency_blackwell=0.7).kernel_efficiency_for("B200") == 0.7
+    for bad in (0, -0.5, 2.0, "high", float("nan")):
+        with pytest.raises(ValueError, match="kernel_efficiency_blackwell"):
+            Calibration(kernel_efficiency_blackwell=bad)
+    assert calibration.BLACKWELL == ("B200", "GB200")
+
+
+def test_the_appendix_table_lists_every_blackwell_run():
+    t = accuracy.blackwell_table()
+    assert len(t.rows) == 9 and [r[1] for r in t.rows[:2]] == ["calibration"] * 2
+    assert all(r[1] == "validation" for r in t.rows[2:]) and all("%" in r[2] and "%" in r[3] for r in t.rows)
+    assert "0.81" in t.headers[3] and "0.90" in t.headers[2]
