@@ -51,11 +51,13 @@ class Calibration:
     it. Other scaling recipes (per-tensor current scaling, DeepSeek-V3's block-wise 1 x 128 / 128 x 128 scales,
     MXFP8's 32-element blocks) take the same constant: for them, and for other GPUs, it is an extrapolation.
 
-    ``kernel_efficiency`` (accelerators before 2022) and ``kernel_efficiency_h100`` (2022 and later): the share of
+    ``kernel_efficiency`` (accelerators before 2022) and ``kernel_efficiency_h100`` (2022 and later, Blackwell
+    apart): the share of
     the kernel model's benchmark rates (:mod:`atscale.kernels`: GEMMs by shape, fused attention) that a layer's
     kernels keep inside a training step, for the operator-level compute (``step_time(..., stack=...)``,
-    :mod:`atscale.operators`). The only fitted constants of that model, one per generation, fitted on the BF16
-    runs of :data:`~atscale.runs.CALIBRATION_RUNS` (:func:`~atscale.fitting.calibrate_operators`); the five
+    :mod:`atscale.operators`). With :attr:`kernel_efficiency_blackwell` the only fitted constants of that model,
+    one per generation, fitted on the BF16 runs of :data:`~atscale.runs.CALIBRATION_RUNS`
+    (:func:`~atscale.fitting.calibrate_operators`); the five
     constants above belong to the layer-efficiency curve (``stack=None``) and are not read by it.
 
     ``kernel_efficiency_blackwell``: the same share for the Blackwell accelerators (:data:`BLACKWELL`); ``None``
