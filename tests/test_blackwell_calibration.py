@@ -41,28 +41,35 @@ def test_the_constant_is_the_fit_on_those_two_runs():
 
 
 def test_every_other_blackwell_run_validates_it_and_is_still_too_fast():
-    """Eight validation runs, each nearer its published step and each still too fast: the dense 405B ones by 3-12 %
-    (12-20 % before), gpt-oss by 20-32 % (23-37 %); the H100's Megatron-Bridge 25.11 405B row is too fast as well
-    (-11 %) beside its 8B row (+5 %), the same pattern on the older generation. Megatron-Bridge 25.11's B200 row of
-    Llama 3.1 405B (128 GPUs) was read after the fit and joined the validation runs: -8.4 %."""
+    """Ten validation runs, each nearer its published step and each still too fast: NVIDIA's dense 405B ones by
+    3-12 % (12-20 % before), gpt-oss by 20-32 % (23-37 %); the H100's Megatron-Bridge 25.11 405B row is too fast as
+    well (-11 %) beside its 8B row (+5 %), the same pattern on the older generation. Read after the fit and added to
+    the validation runs: Megatron-Bridge 25.11's B200 row of Llama 3.1 405B (128 GPUs), -8.4 %, and the one Blackwell
+    run of another stack, torchtitan's Llama 3.1 8B on 8 power-limited B200 (torchao's benchmark), -45 % in BF16 and
+    -48 % in FP8; its FP8/BF16 ratio the model overestimates by 5 %."""
     b = accuracy.blackwell_calibration()
-    assert len(b.validation) == 8
+    assert len(b.validation) == 10
     assert all(before < after < 0 for before, after in b.validation.values())
-    dense = sorted(a for k, (_, a) in b.validation.items() if k.startswith("Llama"))
-    assert dense == pytest.approx([-0.122, -0.113, -0.084, -0.077, -0.072, -0.033], abs=0.002)
+    nvidia = sorted(a for k, (_, a) in b.validation.items() if k.startswith("Llama") and "torchtitan" not in k)
+    assert nvidia == pytest.approx([-0.122, -0.113, -0.084, -0.077, -0.072, -0.033], abs=0.002)
+    titan = sorted(a for k, (_, a) in b.validation.items() if "torchtitan" in k)
+    assert titan == pytest.approx([-0.482, -0.455], abs=0.002)
+    (pair,) = [p for p in runs.fp8_pairs() if "B200" in p.label]
+    assert (pair.published, pair.operators / pair.published - 1) == pytest.approx((1.254, 0.052), abs=0.002)
     assert min(before for before, _ in b.validation.values() if before > -0.3) < -0.10
 
 
 def test_the_median_verdict_rests_on_it():
-    """Issue 31's median target (6 %) is met with the fitted constant (5.97 %; 5.92 % before Megatron-Bridge 25.11's
-    B200 row joined) and missed with the H100's (6.26 %; 6.11 %): of the values tried it holds from 0.78 to 0.82 and
-    not from 0.84, and each calibration run alone gives a value inside that range."""
+    """Issue 31's median target (6 %) was met with the fitted constant (5.92 %, then 5.97 % once Megatron-Bridge
+    25.11's B200 row joined) and missed with the H100's (6.11 %, 6.26 %); since torchtitan's B200 runs joined it is
+    missed with either (6.26 % and 6.47 %): of the values tried only 0.78, below what either calibration run gives
+    alone, meets it."""
     b = accuracy.blackwell_calibration()
-    assert (b.median, b.median_hopper) == pytest.approx((0.0597, 0.0626), abs=0.0005)
+    assert (b.median, b.median_hopper) == pytest.approx((0.0626, 0.0647), abs=0.0005)
     assert b.median == pytest.approx(statistics.median(abs(r.step_error(operators=True))
                                                        for r in accuracy.issue_31_runs()), rel=1e-12)
-    assert [v for v, m in b.sweep.items() if m <= 0.06] == [0.78, 0.80, 0.82]
-    assert all(0.78 <= v <= 0.82 for v in b.alone.values())
+    assert [v for v, m in b.sweep.items() if m <= 0.06] == [0.78]
+    assert all(v > 0.78 for v in b.alone.values())
 
 
 def test_a_hand_made_calibration_keeps_the_old_behaviour():
@@ -79,6 +86,6 @@ def test_a_hand_made_calibration_keeps_the_old_behaviour():
 
 def test_the_appendix_table_lists_every_blackwell_run():
     t = accuracy.blackwell_table()
-    assert len(t.rows) == 10 and [r[1] for r in t.rows[:2]] == ["calibration"] * 2
+    assert len(t.rows) == 12 and [r[1] for r in t.rows[:2]] == ["calibration"] * 2
     assert all(r[1] == "validation" for r in t.rows[2:]) and all("%" in r[2] and "%" in r[3] for r in t.rows)
     assert "0.81" in t.headers[3] and "0.90" in t.headers[2]

@@ -82,7 +82,8 @@ def test_the_sensitivity_table_as_the_appendix_reads_it():
     assert fit.rate == pytest.approx(book.rate * fit.factor)
     # measured November 2026: the fitted factor brings NVIDIA's pairs in and sends the other stacks' out
     assert (book.nvidia_within, book.nvidia, fit.nvidia_within) == (5, 10, 7)
-    assert (book.within - book.nvidia_within, fit.within - fit.nvidia_within, book.pairs - book.nvidia) == (9, 6, 11)
+    # (9, 6, 11) before torchtitan's B200 pair (torchao's benchmark; +5.2 % at the book's rate, within 5 % fitted)
+    assert (book.within - book.nvidia_within, fit.within - fit.nvidia_within, book.pairs - book.nvidia) == (9, 7, 12)
     # 0.106 and 0.152 before the experts' GEMMs ran as their stack runs them (four at a time; November 2026)
     # book: 0.158 before the four long-context rows of the Qwen3-235B table (November 2026); fit 0.099 and book 0.151
     # before Megatron-Bridge 26.02's two FP8 MoE rows, which a slower FP8 rate brings closer (both are too fast)

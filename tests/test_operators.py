@@ -119,8 +119,8 @@ def _issue_31_errors():
     validation = [r for r in runs.VALIDATION_RUNS] + list(runs.OTHER_STACK_RUNS) + list(runs.MLPERF_RUNS)
     # 137 before NVIDIA's two GB200 NVL72 submissions to MLPerf Training v5.0, 139 before the University of Florida's
     # two DGX B200 ones to v5.1, 141 before Megatron-Bridge 26.02's GB200 row of Llama 3.1 405B, 142 before
-    # Megatron-Bridge 25.11's B200 row of it
-    assert len(validation) == 143
+    # Megatron-Bridge 25.11's B200 row of it, 143 before torchao's two torchtitan steps on 8 B200
+    assert len(validation) == 145
     assert not any(r.role == "calibration" for r in validation)  # the Blackwell calibration runs are not among them
     return validation, _errors(validation)
 
@@ -134,17 +134,23 @@ def test_issue_31_median_as_measured():
     median without them). Since Blackwell took its own kernel efficiency (0.81, fitted on NVIDIA's two 8-GPU Llama 3
     8B steps on B200 and GB200, runs.BLACKWELL_RUNS, which are not among these runs) it meets it again, narrowly
     (5.92 %), and still (5.97 %; 6.26 % with the H100's constant) once Megatron-Bridge 25.11's B200 row of Llama 3.1
-    405B joined as a validation run, read after that fit: the dense Blackwell runs are 3-12 % too fast. The set
-    decides the verdict either way: NVIDIA's tuned stack, on which the model does best, is 72 of the 143 runs.
+    405B joined as a validation run, read after that fit: NVIDIA's dense Blackwell runs are 3-12 % too fast. It
+    missed it again (6.26 %) once the one Blackwell run of another stack joined, read after the fit as well:
+    torchtitan's Llama 3.1 8B on 8 power-limited B200 (torchao's published benchmark, BF16 and FP8), 45-48 % too
+    fast. The set decides the verdict either way: NVIDIA's tuned stack, on which the model does best, is 72 of the
+    145 runs.
     Without the 24 MLPerf submissions the median is 8.0 % (8.2 % before torchtitan's rowwise rows took torchao's
     published rowwise speedups), and on the PyTorch stacks alone it is about 12 % (12.6 % until torchtitan's presets
     ran the query, key and value projections apart); the strict xfail below holds the target."""
     validation, errors = _issue_31_errors()
-    # 0.0592 before the Bridge B200 row, 0.0611 before Blackwell's own kernel efficiency, 0.0597 before the Bridge
-    # GB200 row
-    assert statistics.median(errors) == pytest.approx(0.0597, abs=0.001)
+    # 0.0597 before torchtitan's B200 runs, 0.0592 before the Bridge B200 row, 0.0611 before Blackwell's own kernel
+    # efficiency, 0.0597 before the Bridge GB200 row
+    assert statistics.median(errors) == pytest.approx(0.0626, abs=0.001)
     blackwell = [r for r in validation if r.cluster.accelerator.name in ("B200", "GB200")]
-    assert len(blackwell) == 6 and all(-0.13 < r.step_error(operators=True) < -0.03 for r in blackwell)
+    nvidia = [r for r in blackwell if r.stack_preset == "megatron-core"]
+    assert len(blackwell) == 8 and len(nvidia) == 6
+    assert all(-0.13 < r.step_error(operators=True) < -0.03 for r in nvidia)
+    assert all(r.step_error(operators=True) < -0.40 for r in blackwell if r not in nvidia)
     assert statistics.median(_errors([r for r in validation if r not in blackwell])) == pytest.approx(0.058, abs=0.002)
     with_hopper_constant = dataclasses.replace(CALIBRATION, kernel_efficiency_blackwell=None)
     assert all(r.step_error(with_hopper_constant, operators=True) < -0.10 for r in blackwell)
@@ -154,16 +160,19 @@ def test_issue_31_median_as_measured():
     assert statistics.median(pytorch) == pytest.approx(0.119, abs=0.005) and statistics.median(pytorch) > 0.06
 
 
+@pytest.mark.xfail(strict=True, reason="issue 31's median target is not met: 6.26 % over the 145 validation runs "
+                                       "since torchtitan's two steps on 8 power-limited B200 joined (45-48 % too "
+                                       "fast); 5.97 % before them with Blackwell's own kernel efficiency, 6.26 % "
+                                       "with the H100's; 5.8 % without any Blackwell run")
 def test_issue_31_median_target_on_every_validation_run():
-    """Met narrowly (5.97 %, November 2026); missed (6.26 %) with the H100's kernel efficiency on Blackwell."""
     _, errors = _issue_31_errors()
     assert statistics.median(errors) <= 0.06
 
 
 @pytest.mark.xfail(strict=True, reason="issue 31's worst-run target is not met: worst |step-time error| on the "
-                                       "validation, other-stack and MLPerf runs 33 % (llm-foundry's MPT-7B at 65k "
-                                       "tokens, too slow; 44 % before torchtitan's rowwise FP8 rows took torchao's "
-                                       "published rowwise speedups); runs of 32k tokens and more miss by 19 % in "
+                                       "validation, other-stack and MLPerf runs 48 % (torchtitan's Llama 3.1 8B in "
+                                       "FP8 on 8 power-limited B200, too fast; 33 % before, llm-foundry's MPT-7B at "
+                                       "65k tokens, too slow); runs of 32k tokens and more miss by 19 % in "
                                        "median (|error|), torchtitan's and NeMo's too fast, llm-foundry's too slow")
 def test_issue_31_worst_target_on_every_validation_run():
     _, errors = _issue_31_errors()
@@ -200,12 +209,13 @@ def test_fp8_pairs_as_measured():
     # torchtitan's per-operator checkpointing as its policy states it (November 2026: every second matmul, the norms
     # and the activation again, the attention core kept) moved its four pairs: the two compiled 8B ones -4.7/-4.1 ->
     # -1.5/-0.9 %, the 8B async-TP one +3.9 -> +6.2 % (out of 5 %): 14 within 5 %, median 3.7 %
-    assert (sum(e <= 0.05 for e in errors), sum(e <= 0.05 for e in flat)) == (14, 11)
+    # torchtitan's B200 pair (torchao's benchmark, November 2026): the operator model +5.2 %, the constant +3.9 %
+    assert (sum(e <= 0.05 for e in errors), sum(e <= 0.05 for e in flat)) == (14, 12)
 
 
 @pytest.mark.xfail(strict=True, reason="not every FP8/BF16 pair is within 5 %: NVIDIA's Llama 3.1 70B pairs +10-12 %, "
                                        "GPT-3 175B and Llama 3.1 405B at 2,048+ GPUs +8 %, MPT-1B at 512 tokens -8 %, "
-                                       "MPT-3B at 32k tokens +6 %")
+                                       "MPT-3B at 32k tokens +6 %, torchtitan's Llama 3.1 8B on B200 +5 %")
 def test_issue_31_fp8_target_on_every_pair():
     assert all(abs(p.operators / p.published - 1) <= 0.05 for p in runs.fp8_pairs())
 
