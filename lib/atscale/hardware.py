@@ -641,7 +641,9 @@ B200 = Accelerator(
         "memory_physical": "not published per GPU by NVIDIA (the 192 GB of early announcements suggests eight "
         "24 GB stacks with part disabled; not used here)",
         "memory_usable": f"{_SMI} ('NVIDIA B200'): 183,359 MiB = 192.27e9 bytes",
-        "hbm_bandwidth": f"{_B200_DS}: 64 TB/s per system, i.e. 8 TB/s per GPU",
+        "hbm_bandwidth": f"{_B200_DS}: 64 TB/s per system, i.e. 8 TB/s per GPU. Kept as the published peak, but "
+        "the driver reports a 7,680-bit memory bus at 3,996 MHz on a B200, 7.67 TB/s (pytorch/ao pull request 4002, "
+        "March 2026): the datasheet's figure is about 4 % above what the bus carries",
         "scale_up_bandwidth": f"{_B200_DS}: NVLink 5 1.8 TB/s, i.e. 900 GB/s {_PER_DIR}",
         "tdp": f"{_B200_DS}: 1,000 W per GPU",
         "measured_matmul_flops": f"{_MAMF_2026}: BF16 1745.0 TFLOP/s at 1792 x 16128 x 3072 (77.6% of dense peak), "
