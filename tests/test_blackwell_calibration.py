@@ -60,16 +60,16 @@ def test_every_other_blackwell_run_validates_it_and_is_still_too_fast():
 
 
 def test_the_median_verdict_rests_on_it():
-    """Issue 31's median target (6 %) was met with the fitted constant (5.92 %, then 5.97 % once Megatron-Bridge
-    25.11's B200 row joined) and missed with the H100's (6.11 %, 6.26 %); since torchtitan's B200 runs joined it is
-    missed with either (6.26 % and 6.47 %): of the values tried only 0.78, below what either calibration run gives
-    alone, meets it."""
+    """Issue 31's median target (6 %) with the fitted constant and with the H100's, as the validation runs were
+    added in November 2026: 5.92 / 6.11 %, then 5.97 / 6.26 % with Megatron-Bridge 25.11's B200 row, 6.26 / 6.47 %
+    with torchtitan's B200 runs, and 5.97 / 6.26 % with Trainy's torchtitan runs on H200. Of the values tried it
+    holds from 0.78 to 0.82 and not from 0.84, and each calibration run alone gives a value inside that range."""
     b = accuracy.blackwell_calibration()
-    assert (b.median, b.median_hopper) == pytest.approx((0.0626, 0.0647), abs=0.0005)
+    assert (b.median, b.median_hopper) == pytest.approx((0.0597, 0.0626), abs=0.0005)
     assert b.median == pytest.approx(statistics.median(abs(r.step_error(operators=True))
                                                        for r in accuracy.issue_31_runs()), rel=1e-12)
-    assert [v for v, m in b.sweep.items() if m <= 0.06] == [0.78]
-    assert all(v > 0.78 for v in b.alone.values())
+    assert [v for v, m in b.sweep.items() if m <= 0.06] == [0.78, 0.80, 0.82]
+    assert all(0.78 <= v <= 0.82 for v in b.alone.values())
 
 
 def test_a_hand_made_calibration_keeps_the_old_behaviour():

@@ -119,8 +119,9 @@ def _issue_31_errors():
     validation = [r for r in runs.VALIDATION_RUNS] + list(runs.OTHER_STACK_RUNS) + list(runs.MLPERF_RUNS)
     # 137 before NVIDIA's two GB200 NVL72 submissions to MLPerf Training v5.0, 139 before the University of Florida's
     # two DGX B200 ones to v5.1, 141 before Megatron-Bridge 26.02's GB200 row of Llama 3.1 405B, 142 before
-    # Megatron-Bridge 25.11's B200 row of it, 143 before torchao's two torchtitan steps on 8 B200
-    assert len(validation) == 145
+    # Megatron-Bridge 25.11's B200 row of it, 143 before torchao's two torchtitan steps on 8 B200, 145 before
+    # Trainy's two torchtitan steps on 32 and 64 H200
+    assert len(validation) == 147
     assert not any(r.role == "calibration" for r in validation)  # the Blackwell calibration runs are not among them
     return validation, _errors(validation)
 
@@ -137,15 +138,17 @@ def test_issue_31_median_as_measured():
     405B joined as a validation run, read after that fit: NVIDIA's dense Blackwell runs are 3-12 % too fast. It
     missed it again (6.26 %) once the one Blackwell run of another stack joined, read after the fit as well:
     torchtitan's Llama 3.1 8B on 8 power-limited B200 (torchao's published benchmark, BF16 and FP8), 45-48 % too
-    fast. The set decides the verdict either way: NVIDIA's tuned stack, on which the model does best, is 72 of the
-    145 runs.
+    fast. It met it again (5.97 %) once Trainy's two torchtitan FP8 steps on 32 and 64 H200 joined (+3.8 and +2.4 %),
+    recorded when the catalog had an H200 node to price them, before comparing. A median that crosses the target
+    three times as runs are added is not a robust verdict, and the appendix says so. The set decides it either way:
+    NVIDIA's tuned stack, on which the model does best, is 72 of the 147 runs.
     Without the 24 MLPerf submissions the median is 8.0 % (8.2 % before torchtitan's rowwise rows took torchao's
     published rowwise speedups), and on the PyTorch stacks alone it is about 12 % (12.6 % until torchtitan's presets
     ran the query, key and value projections apart); the strict xfail below holds the target."""
     validation, errors = _issue_31_errors()
-    # 0.0597 before torchtitan's B200 runs, 0.0592 before the Bridge B200 row, 0.0611 before Blackwell's own kernel
-    # efficiency, 0.0597 before the Bridge GB200 row
-    assert statistics.median(errors) == pytest.approx(0.0626, abs=0.001)
+    # 0.0626 before Trainy's H200 runs, 0.0597 before torchtitan's B200 runs, 0.0592 before the Bridge B200 row,
+    # 0.0611 before Blackwell's own kernel efficiency, 0.0597 before the Bridge GB200 row
+    assert statistics.median(errors) == pytest.approx(0.0597, abs=0.001)
     blackwell = [r for r in validation if r.cluster.accelerator.name in ("B200", "GB200")]
     nvidia = [r for r in blackwell if r.stack_preset == "megatron-core"]
     assert len(blackwell) == 8 and len(nvidia) == 6
@@ -160,11 +163,9 @@ def test_issue_31_median_as_measured():
     assert statistics.median(pytorch) == pytest.approx(0.119, abs=0.005) and statistics.median(pytorch) > 0.06
 
 
-@pytest.mark.xfail(strict=True, reason="issue 31's median target is not met: 6.26 % over the 145 validation runs "
-                                       "since torchtitan's two steps on 8 power-limited B200 joined (45-48 % too "
-                                       "fast); 5.97 % before them with Blackwell's own kernel efficiency, 6.26 % "
-                                       "with the H100's; 5.8 % without any Blackwell run")
 def test_issue_31_median_target_on_every_validation_run():
+    """Met narrowly: 5.97 % over the 147 runs (November 2026). It has crossed the target three times as runs were
+    added that month (6.11, 5.92, 5.97, 6.26, 5.97 %); with the H100's kernel efficiency on Blackwell it is 6.26 %."""
     _, errors = _issue_31_errors()
     assert statistics.median(errors) <= 0.06
 
