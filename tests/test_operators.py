@@ -116,7 +116,9 @@ def test_validation_errors_as_measured():
 
 
 def _issue_31_errors():
-    validation = [r for r in runs.VALIDATION_RUNS] + list(runs.OTHER_STACK_RUNS) + list(runs.MLPERF_RUNS)
+    from atscale import accuracy
+
+    validation = accuracy.issue_31_runs()
     # 137 before NVIDIA's two GB200 NVL72 submissions to MLPerf Training v5.0, 139 before the University of Florida's
     # two DGX B200 ones to v5.1, 141 before Megatron-Bridge 26.02's GB200 row of Llama 3.1 405B, 142 before
     # Megatron-Bridge 25.11's B200 row of it, 143 before torchao's two torchtitan steps on 8 B200, 145 before

@@ -501,10 +501,16 @@ def table(group: str, *, detail: bool = False):
     return Table(headers, tuple(rows), caption=ERROR_CONVENTION)
 
 
-def _operator_rows():
+def _dense(role: str) -> tuple:
+    """Every dense published run (the mixtures of experts are judged in their own section) of ``role``, or of every
+    role (``None``)."""
     from . import runs
 
-    return [(r, r.step_error(), r.step_error(operators=True)) for r in runs.ALL_RUNS if not r.model.is_moe]
+    return tuple(r for r in runs.ALL_RUNS if not r.model.is_moe and role in (None, r.role))
+
+
+def _operator_rows():
+    return [(r, r.step_error(), r.step_error(operators=True)) for r in _dense(None)]
 
 
 @dataclass(frozen=True)
@@ -677,8 +683,7 @@ def backward_in_line() -> BackwardInLine:
     out = []
     for move in (lambda r: r, in_line):
         cal, loss = fitting.calibrate_operators([move(r) for r in runs.CALIBRATION_RUNS])
-        val = [abs(move(r).step_error(cal, operators=True)) for r in runs.ALL_RUNS
-               if r.role == "validation" and not r.model.is_moe]
+        val = [abs(move(r).step_error(cal, operators=True)) for r in _dense("validation")]
         out.append(((cal.kernel_efficiency, cal.kernel_efficiency_h100), loss, statistics.median(val)))
     (eff, loss, med), (eff_l, loss_l, med_l) = out
     return BackwardInLine(eff, eff_l, loss, loss_l, med, med_l)
@@ -1663,7 +1668,7 @@ def fp8_rate_sensitivity(factors=None) -> tuple[Fp8Rate, ...]:
         float(f) for f in np.ravel(_v.number("factors", factors, low=0, low_open=True, high=1.5)))
     fitted, _ = fitting.fit_fp8_rate_factor()
     base = calibration.CALIBRATION
-    dense = [r for r in runs.ALL_RUNS if not r.model.is_moe and r.role == "validation"]
+    dense = _dense("validation")
     moe = runs.MOE_RUNS + runs.MOE_FURTHER_RUNS
     cal_fp8 = [r for r in runs.CALIBRATION_RUNS if r.dtype == "fp8"]
     h100 = "H100 SXM"
@@ -1930,11 +1935,10 @@ BLACKWELL_SWEEP = (0.78, 0.80, 0.82, 0.84, 0.86)
 
 
 def issue_31_runs() -> tuple:
-    """The dense validation runs issue 31's median and worst targets are read on: :data:`~atscale.runs.VALIDATION_RUNS`,
+    """The dense validation runs issue 31's median and worst targets are read on, the set whose median
+    :func:`stack_summaries` reports as ``("validation", "all")``: :data:`~atscale.runs.VALIDATION_RUNS`,
     :data:`~atscale.runs.OTHER_STACK_RUNS` and :data:`~atscale.runs.MLPERF_RUNS` (none of them a calibration run)."""
-    from . import runs
-
-    return tuple(runs.VALIDATION_RUNS) + tuple(runs.OTHER_STACK_RUNS) + tuple(runs.MLPERF_RUNS)
+    return _dense("validation")
 
 
 @functools.lru_cache(maxsize=1)
@@ -1947,8 +1951,7 @@ def blackwell_calibration() -> BlackwellCalibration:
     base = calibration.CALIBRATION
     hopper = dataclasses.replace(base, kernel_efficiency_blackwell=None)
     cal_runs = tuple(r for r in runs.BLACKWELL_RUNS if r.role == "calibration")
-    alone = {r.label: fitting._grid_fit((r,), base, "kernel_efficiency_blackwell", fitting._K_GRID)[0]
-             for r in cal_runs}
+    alone = {r.label: fitting.calibrate_operators((r,))[0].kernel_efficiency_blackwell for r in cal_runs}
     blackwell = [r for r in runs.ALL_RUNS if r.cluster.accelerator.name in calibration.BLACKWELL]
     both = {r.label: (r.step_error(hopper, operators=True), r.step_error(operators=True)) for r in blackwell}
     val = issue_31_runs()

@@ -131,7 +131,7 @@ def calibrate_operators(runs=None, *, grid=None) -> tuple[Calibration, float]:
     grid = _K_GRID if grid is None else np.ravel(_v.number("grid", grid, low=0, low_open=True, high=2))
     cal, total = CALIBRATION, 0.0
     blackwell = [r for r in runs if r.cluster.accelerator.name in BLACKWELL]
-    bf16 = [r for r in runs if r.dtype != "fp8" and r not in blackwell]
+    bf16 = [r for r in runs if r.dtype != "fp8" and r.cluster.accelerator.name not in BLACKWELL]
     for name, group in (("kernel_efficiency", [r for r in bf16 if r.cluster.accelerator.year < H100_ERA]),
                         ("kernel_efficiency_h100", [r for r in bf16 if r.cluster.accelerator.year >= H100_ERA]),
                         ("kernel_efficiency_blackwell", blackwell)):
