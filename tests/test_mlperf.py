@@ -209,9 +209,11 @@ def test_errors_as_measured():
     # and the University of Florida's on DGX B200 (v5.1, current scaling; added last): operators -18.7 and -19.6 %,
     # the curve +0.5 and -0.6 %. Since Blackwell took its own kernel efficiency (0.81, fitted on NVIDIA's two 8-GPU
     # Llama 3 8B steps, runs.BLACKWELL_RUNS; November 2026) the four are -7.2, -7.7, -11.3 and -12.2 %: still too
-    # fast, as the H100's Megatron-Bridge 405B rows are (-8 and -11 %) beside its 8B row (+5 %)
+    # fast, as the H100's Megatron-Bridge 405B rows are (-8 and -11 %) beside its 8B row (+5 %); -11.2, -11.6,
+    # -15.4 and -16.4 % since Blackwell's attention runs at cuDNN's published B200 rates and the constant was
+    # refitted on those two 8B steps (0.89; November 2026)
     assert [round(ops[k], 3) for k in llama] == pytest.approx([-0.031, -0.033, -0.045, -0.046, -0.057, -0.011, -0.014,
-                                                               -0.072, -0.077, -0.113, -0.122], abs=0.002)
+                                                               -0.112, -0.116, -0.154, -0.164], abs=0.002)
     assert [round(curve[k], 3) for k in llama] == pytest.approx([0.121, 0.112, 0.097, 0.096, 0.070, 0.202, 0.196,
                                                                  0.074, 0.074, 0.005, -0.006], abs=0.002)
     # all twenty-four (eighteen before Nebius's two: 0.049 and 0.083; twenty before the GB200 two: 0.049 and 0.097;
@@ -340,9 +342,11 @@ def test_the_generation_pairs():
     """Llama 3.1 405B on H100 and on GB200 by one publisher in one release: NVIDIA's MLPerf Training v5.0 submissions at
     512 GPUs each, the GB200s 2.21 times as fast per GPU (sequences per second), and Megatron-Bridge 26.02's table
     (1,024 H100, 256 GB200, global batch 1,536), 2.55 times. The operator-level model said 2.53 and 2.65 (about the
-    FP8 peak ratio, 2.53), above both, when the runs were added, and says 2.32 and 2.42, between them, since Blackwell
-    took its own kernel efficiency (fitted on NVIDIA's 8-GPU Llama 3 8B steps, not on these; November 2026); the curve
-    2.31 and 2.35, between them too. The case study reads its B200 speedup against these pairs."""
+    FP8 peak ratio, 2.53), above both, when the runs were added, 2.32 and 2.42, between them, once Blackwell took its
+    own kernel efficiency (fitted on NVIDIA's 8-GPU Llama 3 8B steps, not on these; November 2026), and 2.42 and
+    2.53 since Blackwell's attention runs at cuDNN's published B200 rates and that constant was refitted (0.89): above
+    the first publisher, a little below the second; the curve 2.31 and 2.35, between them. The case study reads its
+    B200 speedup against these pairs."""
     pairs = accuracy.generation_pairs()
     by = {r.label: r for r in runs.ALL_RUNS}
     assert [p.gpus for p in pairs] == [(512, 512), (1024, 256)]
@@ -353,4 +357,4 @@ def test_the_generation_pairs():
         assert p.published == pytest.approx((new.plan.global_batch / new.published_seconds / new.cluster.num_gpus)
                                             / (old.plan.global_batch / old.published_seconds / old.cluster.num_gpus))
     assert [(p.published, p.operators, p.curve) for p in pairs] == [
-        pytest.approx((2.208, 2.317, 2.305), abs=0.005), pytest.approx((2.550, 2.419, 2.346), abs=0.005)]
+        pytest.approx((2.208, 2.419, 2.305), abs=0.005), pytest.approx((2.550, 2.530, 2.346), abs=0.005)]

@@ -141,40 +141,48 @@ def test_issue_31_median_as_measured():
     missed it again (6.26 %) once the one Blackwell run of another stack joined, read after the fit as well:
     torchtitan's Llama 3.1 8B on 8 power-limited B200 (torchao's published benchmark, BF16 and FP8), 45-48 % too
     fast. It met it again (5.97 %) once Trainy's two torchtitan FP8 steps on 32 and 64 H200 joined (+3.8 and +2.4 %),
-    recorded when the catalog had an H200 node to price them, before comparing. A median that crosses the target
-    three times as runs are added is not a robust verdict, and the appendix says so. The set decides it either way:
+    recorded when the catalog had an H200 node to price them, before comparing. It missed it again (6.26 %) once
+    Blackwell's attention ran at cuDNN's and FlashAttention-2's own published B200 rates rather than the H100's times
+    the peak ratio, the constant refitted (0.81 -> 0.89, the H100's 0.90 within a point) and torchtitan's B200 runs
+    on cuDNN, as torchtitan asks for it there: NVIDIA's dense Blackwell runs are 7-16 % too fast, torchtitan's 54-57 %.
+    A median that crosses the target four times as runs are added is not a robust verdict, and the appendix says so. The set decides it either way:
     NVIDIA's tuned stack, on which the model does best, is 72 of the 147 runs.
     Without the 24 MLPerf submissions the median is 8.0 % (8.2 % before torchtitan's rowwise rows took torchao's
     published rowwise speedups), and on the PyTorch stacks alone it is about 12 % (12.6 % until torchtitan's presets
     ran the query, key and value projections apart); the strict xfail below holds the target."""
     validation, errors = _issue_31_errors()
-    # 0.0626 before Trainy's H200 runs, 0.0597 before torchtitan's B200 runs, 0.0592 before the Bridge B200 row,
-    # 0.0611 before Blackwell's own kernel efficiency, 0.0597 before the Bridge GB200 row
-    assert statistics.median(errors) == pytest.approx(0.0597, abs=0.001)
+    # 0.0597 before Blackwell's attention took its published rates, 0.0626 before Trainy's H200 runs, 0.0597 before
+    # torchtitan's B200 runs, 0.0592 before the Bridge B200 row, 0.0611 before Blackwell's own kernel efficiency,
+    # 0.0597 before the Bridge GB200 row
+    assert statistics.median(errors) == pytest.approx(0.0626, abs=0.001)
     blackwell = [r for r in validation if r.cluster.accelerator.name in ("B200", "GB200")]
     nvidia = [r for r in blackwell if r.stack_preset == "megatron-core"]
     assert len(blackwell) == 8 and len(nvidia) == 6
-    assert all(-0.13 < r.step_error(operators=True) < -0.03 for r in nvidia)
-    assert all(r.step_error(operators=True) < -0.40 for r in blackwell if r not in nvidia)
+    assert all(-0.17 < r.step_error(operators=True) < -0.07 for r in nvidia)  # -0.13 .. -0.03 extrapolated
+    assert all(r.step_error(operators=True) < -0.50 for r in blackwell if r not in nvidia)  # < -0.40
     assert statistics.median(_errors([r for r in validation if r not in blackwell])) == pytest.approx(0.058, abs=0.002)
     with_hopper_constant = dataclasses.replace(CALIBRATION, kernel_efficiency_blackwell=None)
-    assert all(r.step_error(with_hopper_constant, operators=True) < -0.10 for r in blackwell)
+    assert all(r.step_error(with_hopper_constant, operators=True) < -0.08 for r in blackwell)  # < -0.10
     rest = _errors([r for r in validation if r.group != "MLPerf Training"])
     assert statistics.median(rest) == pytest.approx(0.080, abs=0.005) and statistics.median(rest) > 0.06
     pytorch = _errors([r for r in validation if r.stack_preset.startswith("fsdp2")])
     assert statistics.median(pytorch) == pytest.approx(0.119, abs=0.005) and statistics.median(pytorch) > 0.06
 
 
+@pytest.mark.xfail(strict=True, reason="issue 31's median target is missed, narrowly: 6.26 % over the 147 runs "
+                                       "since Blackwell's attention runs at its published B200 rates (5.97 % before); "
+                                       "it has crossed the 6 % line four times as runs and corrections came in")
 def test_issue_31_median_target_on_every_validation_run():
-    """Met narrowly: 5.97 % over the 147 runs (November 2026). It has crossed the target three times as runs were
-    added that month (6.11, 5.92, 5.97, 6.26, 5.97 %); with the H100's kernel efficiency on Blackwell it is 6.26 %."""
+    """Missed narrowly: 6.26 % over the 147 runs (November 2026). It has crossed the target four times that month
+    (6.11, 5.92, 5.97, 6.26, 5.97, 6.26 %); with the H100's kernel efficiency on Blackwell it is 6.26 % as well."""
     _, errors = _issue_31_errors()
     assert statistics.median(errors) <= 0.06
 
 
 @pytest.mark.xfail(strict=True, reason="issue 31's worst-run target is not met: worst |step-time error| on the "
-                                       "validation, other-stack and MLPerf runs 48 % (torchtitan's Llama 3.1 8B in "
-                                       "FP8 on 8 power-limited B200, too fast; 33 % before, llm-foundry's MPT-7B at "
+                                       "validation, other-stack and MLPerf runs 57 % (torchtitan's Llama 3.1 8B in "
+                                       "FP8 on 8 power-limited B200, too fast; 48 % with Blackwell's attention "
+                                       "extrapolated, 33 % before those runs, llm-foundry's MPT-7B at "
                                        "65k tokens, too slow); runs of 32k tokens and more miss by 19 % in "
                                        "median (|error|), torchtitan's and NeMo's too fast, llm-foundry's too slow")
 def test_issue_31_worst_target_on_every_validation_run():
@@ -212,13 +220,14 @@ def test_fp8_pairs_as_measured():
     # torchtitan's per-operator checkpointing as its policy states it (November 2026: every second matmul, the norms
     # and the activation again, the attention core kept) moved its four pairs: the two compiled 8B ones -4.7/-4.1 ->
     # -1.5/-0.9 %, the 8B async-TP one +3.9 -> +6.2 % (out of 5 %): 14 within 5 %, median 3.7 %
-    # torchtitan's B200 pair (torchao's benchmark, November 2026): the operator model +5.2 %, the constant +3.9 %
+    # torchtitan's B200 pair (torchao's benchmark, November 2026): the operator model +5.2 %, the constant +3.9 %;
+    # +7.0 % since Blackwell's attention runs at its published rates, on cuDNN as torchtitan asks for it there
     assert (sum(e <= 0.05 for e in errors), sum(e <= 0.05 for e in flat)) == (14, 12)
 
 
 @pytest.mark.xfail(strict=True, reason="not every FP8/BF16 pair is within 5 %: NVIDIA's Llama 3.1 70B pairs +10-12 %, "
                                        "GPT-3 175B and Llama 3.1 405B at 2,048+ GPUs +8 %, MPT-1B at 512 tokens -8 %, "
-                                       "MPT-3B at 32k tokens +6 %, torchtitan's Llama 3.1 8B on B200 +5 %")
+                                       "MPT-3B at 32k tokens +6 %, torchtitan's Llama 3.1 8B on B200 +7 %")
 def test_issue_31_fp8_target_on_every_pair():
     assert all(abs(p.operators / p.published - 1) <= 0.05 for p in runs.fp8_pairs())
 
@@ -300,7 +309,10 @@ def test_runs_take_the_attention_kernel_their_scripts_name():
     # NVIDIA's Grok-1 recipe sets it too (its configure.sh)
     grok = [r for r in runs.ALL_RUNS if r.label.startswith("Grok-1")]
     assert len(grok) == 6 and all(r.attention_kernel == "flash2" and "NVTE_FUSED_ATTN=0" in r.assumed for r in grok)
-    others = [r for r in runs.ALL_RUNS if not r.label.startswith("MPT") and r not in nemotron and r not in grok]
+    # torchtitan asks for cuDNN's attention first on compute capability 10.0 (models/attention.py, pull request 1196)
+    titan = [r for r in runs.ALL_RUNS if "B200, torchtitan" in r.label]
+    assert len(titan) == 2 and all(r.attention_kernel == "cudnn" and "1196" in r.assumed for r in titan)
+    others = [r for r in runs.ALL_RUNS if not r.label.startswith("MPT") and r not in nemotron + grok + titan]
     assert all(r.attention_kernel == operators.stack(r.stack_preset).attention for r in others)
     with pytest.raises(ValueError, match="attention_kernel"):
         dataclasses.replace(mpt[0], details={**mpt[0].details, "attention_kernel": "flash4"})

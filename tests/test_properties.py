@@ -658,7 +658,7 @@ RESULTS = {  # public types the library builds as results or as its own data: no
     "collectives.CostCurve", "collectives.GradientSync", "collectives.TieredCollective", "collectives.DimensionTiers", "collectives.TierSweep", "experts.MoeSummary", "experts.PublishedCount",
     "experts.AllToAllComparison", "experts.EpSweep", "experts.A2ARatio", "experts.DeepSeekEstimate", "experts.BatchRamp",
     "experts.DispatchBenchmark", "accuracy.A2ARate", "accuracy.AttentionWhatIf", "accuracy.DroplessReading",
-    "accuracy.LayerGap", "accuracy.PlacementPair", "accuracy.BlackwellCalibration",
+    "accuracy.LayerGap", "accuracy.PlacementPair", "accuracy.BlackwellCalibration", "accuracy.AttentionSwitch",
     "jct.Estimate",
     "jct.Sweep", "jct.NoFeasibleLayout", "jct.Sensitivity", "memory.ModelState", "memory.MaxModelMeasurement",
     "memory.ActivationTerms", "memory.Breakdown", "parallelism.StageLayers", "parallelism.StepTime",

@@ -125,9 +125,10 @@ def test_the_appendix_compares_both_refit():
     # Megatron-Bridge's GB200 row of Llama 3.1 405B (6.11 % aside, 6.10 % in line), better by a hundredth of a point
     # since Blackwell took its own kernel efficiency (5.92 % aside, 5.93 % in line), worse by six hundredths with
     # torchtitan's two B200 runs and Megatron-Bridge's B200 405B row (6.26 % aside, 6.20 % in line), better by three
-    # hundredths with Trainy's two torchtitan runs on H200 (5.97 % aside, 5.99 % in line; November 2026)
-    assert bw.median_in_line == pytest.approx(0.060, abs=0.002) and bw.median == pytest.approx(0.060, abs=0.002)
-    assert bw.median < bw.median_in_line
+    # hundredths with Trainy's two torchtitan runs on H200 (5.97 % aside, 5.99 % in line), worse by six hundredths
+    # since Blackwell's attention runs at its published B200 rates (6.26 % aside, 6.20 % in line; November 2026)
+    assert bw.median_in_line == pytest.approx(0.062, abs=0.002) and bw.median == pytest.approx(0.063, abs=0.002)
+    assert bw.median > bw.median_in_line
     run = next(r for r in runs.ALL_RUNS if r.label.startswith("GPT 22B"))
     assert dataclasses.replace(run, details={**run.details, "tp_backward_async": False})._stack().tp_backward_async \
         is False

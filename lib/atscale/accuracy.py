@@ -52,7 +52,8 @@ __all__ = ["Comparison", "Summary", "Gap", "megascale_drops", "megascale_against
            "RowwiseReading", "rowwise_sensitivity", "A2ARate", "a2a_rate_sensitivity", "LONG_CONTEXT_TOKENS",
            "MEASURED_FROM_TOKENS", "measured_attention_factors", "AttentionWhatIf", "attention_rate_sensitivity",
            "attention_rate_table", "DroplessReading", "dropless_imbalance", "LayerGap", "layer_gaps",
-           "PlacementPair", "ep_placement_pairs", "BlackwellCalibration", "blackwell_calibration", "blackwell_table"]
+           "PlacementPair", "ep_placement_pairs", "BlackwellCalibration", "blackwell_calibration", "blackwell_table",
+           "AttentionSwitch", "TORCHTITAN_CUDNN_SWITCH", "blackwell_attention_switch"]
 
 GROUPS = ("Hardware", "Memory", "Collectives", "Step time", "Experts", "Reliability")
 """The groups, in the order of the chapters that make the comparisons."""
@@ -1930,7 +1931,7 @@ class BlackwellCalibration:
     sweep: MappingProxyType
 
 
-BLACKWELL_SWEEP = (0.78, 0.80, 0.82, 0.84, 0.86)
+BLACKWELL_SWEEP = (0.81, 0.83, 0.85, 0.87, 0.91, 0.93)
 """The values of the Blackwell kernel efficiency :func:`blackwell_calibration` tries besides the fitted one."""
 
 
@@ -1982,3 +1983,44 @@ def blackwell_table():
                  caption="Every published run on Blackwell under the operator-level model, with the kernel efficiency "
                          "the H100's runs fitted and with the one fitted on the two calibration runs (NVIDIA's "
                          "8-GPU Llama 3 8B steps in FP8). Positive: the model is slower than published.")
+
+
+@dataclass(frozen=True)
+class AttentionSwitch:
+    """One published change of attention kernel on one stack, beside the operator-level model's
+    (:func:`blackwell_attention_switch`): ``run``, the label of the record whose layout the model prices; ``before``
+    and ``after``, the kernels (:data:`atscale.kernels.ATTENTION_KERNELS`); ``published``, the source's throughput
+    after the change over before; ``model``, the model's step time before over after (both dimensionless: above 1,
+    the change made the step faster); ``tokens_per_second``: the source's ``(before, after)`` tokens per second per
+    GPU."""
+
+    run: str
+    before: str
+    after: str
+    published: float
+    model: float
+    tokens_per_second: tuple
+
+
+TORCHTITAN_CUDNN_SWITCH = (10_902.0, 12_211.0)
+"""Tokens per second per GPU in the training logs of pytorch/torchtitan pull request 1196 ("Use cudnn backend on
+B200", May 2025), Llama 3 8B on B200 at step 70, before (FlashAttention-2 first) and after (cuDNN's attention first).
+The pull request states no configuration: its logs' TFLOP/s over tokens/s (631.39 over 10,902, 57.9 GFLOP per
+token) is torchtitan's own FLOP count of Llama 3 8B at 8,192 tokens, and their memory (46.4 GiB, 26.0 % of 178 GiB)
+a B200's; the GPU count, compilation, precision and cuDNN release are not given."""
+
+
+def blackwell_attention_switch() -> AttentionSwitch:
+    """torchtitan's switch from FlashAttention-2 to cuDNN's attention on a B200 (:data:`TORCHTITAN_CUDNN_SWITCH`) beside
+    the operator-level model's, priced at the layout of torchao's published torchtitan benchmark of the same model
+    on 8 B200 in BF16 (:data:`atscale.runs.OTHER_STACK_RUNS`; compiled, FSDP2, per-operator checkpointing, 8,192
+    tokens): an assumption, since the pull request states no configuration. The model's kernels run at their
+    published B200 rates (:data:`atscale.kernels.BLACKWELL_ATTENTION_FIT`)."""
+    from . import runs
+
+    run = next(r for r in runs.OTHER_STACK_RUNS if r.label == "Llama 3.1 8B, 8 B200, torchtitan FSDP2 compile, BF16")
+    before = dataclasses.replace(run, details={**run.details, "attention_kernel": "flash2"})
+    after = dataclasses.replace(run, details={**run.details, "attention_kernel": "cudnn"})
+    model = float(before.step(operators=True).total / after.step(operators=True).total)
+    flash, cudnn = TORCHTITAN_CUDNN_SWITCH
+    return AttentionSwitch(run.label, "flash2", "cudnn", cudnn / flash, model, TORCHTITAN_CUDNN_SWITCH)

@@ -66,7 +66,10 @@ class Calibration:
     :data:`~atscale.runs.BLACKWELL_RUNS`, NVIDIA's two published 8-GPU Llama 3 8B steps on B200 and GB200, which
     are FP8 (NVIDIA publishes no BF16 dense Blackwell step): so it holds what the Blackwell GEMM rates lose in a
     training step and whatever the kernel model misses of FP8 there, together; for BF16 it is an extrapolation.
-    Taken apart from the H100's because the Hopper constant left every dense Blackwell run 12-20 % too fast.
+    Taken apart from the H100's because the Hopper constant left every dense Blackwell run 12-20 % too fast; that
+    fit gave 0.81 while Blackwell's attention ran at the H100's rates times the peak ratio, and 0.89, a point from
+    the H100's, since cuDNN and FlashAttention-2 run at their own published B200 rates
+    (:data:`atscale.kernels.BLACKWELL_ATTENTION_FIT`, November 2026)
 
     ``fp8_rate_factor``: the FP8 GEMMs' sustained rate in the operator-level compute, as a multiple of the kernel
     model's (dimensionless; 1 in :data:`CALIBRATION`). The kernel model derives that rate, unmeasured, as the
@@ -165,7 +168,7 @@ operator-level compute (the curve keeps :attr:`Calibration.efficiency_max_h100` 
 
 CALIBRATION = Calibration(efficiency_max=0.88, half_width=75.0, half_hidden=625.0, fp8_matmul_speedup=1.42,
                           efficiency_max_h100=0.79, kernel_efficiency=0.93, kernel_efficiency_h100=0.90,
-                          kernel_efficiency_blackwell=0.81)
+                          kernel_efficiency_blackwell=0.89)
 """The fitted constants (:func:`~atscale.fitting.calibrate` on :data:`~atscale.runs.CALIBRATION_RUNS` for the curve's five,
 :func:`~atscale.fitting.calibrate_operators` on its BF16 runs and on :data:`~atscale.runs.BLACKWELL_RUNS` for the three
 kernel efficiencies); the default of every function that takes a ``calibration``."""

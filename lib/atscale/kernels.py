@@ -226,8 +226,11 @@ attention, as the source's README and file name the layer (128 query heads, 8 ke
 def blackwell_attention_check() -> tuple[AttentionCheck, ...]:
     """The kernel model's attention on a B200 beside NVIDIA's published cuDNN benchmark of it (:func:`published_attention`
     with ``"B200"``): cuDNN's fused attention and FlashAttention-2, causal, BF16, forward and backward, 512 to
-    131,072 tokens at batch 1. The model's B200 rates are an extrapolation (the H100 rates times the peak ratio;
-    :func:`attention_model`), so every row is held out."""
+    131,072 tokens at batch 1. The model's B200 rates are fitted on the rows from
+    :data:`BLACKWELL_ATTENTION_SHORTEST` tokens on (:data:`BLACKWELL_ATTENTION_FIT`), so those rows show the fit's
+    residuals and the shorter ones how far the curve reaches below its range. (Until November 2026 the rates were
+    the H100's times the peak ratio and every row was held out: FlashAttention-2 33-51 % short in time from 8k
+    tokens on, cuDNN 19-34 % at 4k-8k.)"""
     if "blackwell attention" not in _PUBLISHED:
         p = published_attention("B200")
         rows = []
@@ -831,6 +834,50 @@ ATTENTION_LONGEST = MappingProxyType({("forward", False): 16384.0, ("forward", T
                                       ("backward", False): 16384.0, ("backward", True): 8192.0})
 """Longest published sequence (tokens) behind each :data:`ATTENTION_FIT` curve; the rate is held beyond it."""
 
+BLACKWELL_ATTENTION_ACCELERATORS = ("B200", "GB200")
+"""The Blackwell accelerators on which cuDNN's fused attention and FlashAttention-2 run at their own published
+rates (:data:`BLACKWELL_ATTENTION_FIT`) rather than at the H100's scaled by the peak ratio."""
+
+BLACKWELL_ATTENTION_FIT = MappingProxyType({
+    ("cudnn", "forward"): (1472.5e12, 2616.0),
+    ("cudnn", "backward"): (1142.5e12, 2234.0),
+    ("flash2", "forward"): (452.4e12, 1240.0),
+    ("flash2", "backward"): (356.8e12, 1176.0),
+})
+"""cuDNN's fused attention and FlashAttention-2 on one B200, head dimension 128, BF16, causal: ``(R_max FLOP/s,
+s_half tokens)`` of ``R(s) = R_max · s / (s + s_half)`` per (kernel, pass), least squares in log rate
+(:func:`fit_blackwell_attention`) on NVIDIA's published B200 benchmark (``attention-b200-published.csv``: the
+cudnn-frontend repository's training SDPA benchmark, NGC PyTorch 25.06, cuDNN 9.10.2, FlashAttention 2.7.4) from
+:data:`BLACKWELL_ATTENTION_SHORTEST` tokens on. FlashAttention-2 runs at about the rate it reaches on an H100: it is
+written for Ampere's warp-level matrix instructions, which Blackwell's new tensor-core path does not speed up; cuDNN
+reaches three times its rate. Until November 2026 both were the H100's curves times the B200's peak over the
+H100's, which made FlashAttention-2 about twice too fast (33-51 % short in time from 8k tokens on) and cuDNN 19-34 %
+too fast at 4k-8k tokens. The benchmark is causal only: the non-causal mask takes the causal curve (an assumption;
+training is causal)."""
+
+BLACKWELL_ATTENTION_SHORTEST = 4096.0
+"""Shortest sequence (tokens) of the points :data:`BLACKWELL_ATTENTION_FIT` is fitted on: every Blackwell training run
+in the records is at 4k tokens or more. The benchmark's shorter points (512-2,048 tokens at batch 1) rise faster
+than one saturating curve can follow through the longer ones: the fit's rate is 11-187 % above them there, within 7 % from
+4k to 128k tokens."""
+
+BLACKWELL_ATTENTION_LONGEST = 131072.0
+"""Longest published sequence (tokens) behind :data:`BLACKWELL_ATTENTION_FIT`; the rate is held beyond it."""
+
+
+def fit_blackwell_attention() -> dict:
+    """Re-run the fits behind :data:`BLACKWELL_ATTENTION_FIT`: per (kernel, pass) the published B200 points
+    (:func:`published_attention` ``("B200")``) from :data:`BLACKWELL_ATTENTION_SHORTEST` tokens on, ``R_max``
+    (FLOP/s, rounded to 0.1 TFLOP/s) and ``s_half`` (tokens) as :func:`fit_attention` fits them."""
+    pub = published_attention("B200")
+    out = {}
+    for key in BLACKWELL_ATTENTION_FIT:
+        sel = (pub["kernel"] == key[0]) & (pub["pass"] == key[1]) & (pub["seqlen"] >= BLACKWELL_ATTENTION_SHORTEST)
+        rate, half = _fit_saturating(pub["seqlen"][sel], pub["tflops"][sel] * 1e12)
+        out[key] = (round(rate / 1e11) * 1e11, half)
+    return out
+
+
 _FA_BACKWARD_KERNELS = 3
 """FlashAttention's backward launches three kernels: a preprocessing pass (``dot(dO, O)``), the main kernel and a
 dQ conversion (the FlashAttention repository's ``flash_bwd_preprocess``, ``flash_bwd``, ``flash_bwd_convert_dq``)."""
@@ -1000,7 +1047,10 @@ def attention_model(accelerator, kernel: str = "flash3", *, sustained: bool = Tr
       measured the two side by side, at each sequence length (:data:`CUDNN_OVER_FA3`: faster than FlashAttention-3
       on short sequences, 8-13 % slower from 4k tokens on).
     * ``unfused``: priced by the GEMM model and the memory roof (:func:`attention_seconds`).
-    * Other accelerators: the GH100 constants times their BF16 datasheet peak over the H100's: an
+    * ``cudnn`` and ``flash2`` (and so ``flash-triton``) on Blackwell (:data:`BLACKWELL_ATTENTION_ACCELERATORS`):
+      each kernel's own published B200 rates (:data:`BLACKWELL_ATTENTION_FIT`); the GB200 at those times its
+      measured best-shape GEMM rate over the B200's. Until November 2026 they were extrapolated as below.
+    * Other accelerators and kernels: the GH100 constants times their BF16 datasheet peak over the H100's: an
       **extrapolation** (on Blackwell, FlashAttention-3 itself does not run: read it as "a Hopper-class kernel").
 
     ``sustained=True`` (default) multiplies the published (short-benchmark) rates by the BF16 GEMM power-limit
@@ -1018,7 +1068,10 @@ def attention_model(accelerator, kernel: str = "flash3", *, sustained: bool = Tr
     if kernel in ("flash3", "cudnn") and ampere:
         effective, note = "flash2", f"{kernel} needs Hopper: falls back to FlashAttention-2 rates on the A100; "
     scales = (acc.peak("bf16") / h100.peak("bf16"),) * 4
-    if effective == "flash2":  # each pass through its published FlashAttention-2 point, on FlashAttention-2's ramp
+    blackwell = acc.name in BLACKWELL_ATTENTION_ACCELERATORS and effective in ("cudnn", "flash2")
+    if blackwell:
+        curves, scales, src = _blackwell_curves(acc, effective)
+    elif effective == "flash2":  # each pass through its published FlashAttention-2 point, on FlashAttention-2's ramp
         points = _fa2_points()
         level = ((_FA2_A100_UTILISATION * acc.peak("bf16") / points[0][1],) * 4 if ampere else scales)
         ramps = tuple(FA2_RAMP[key] for key in _RATE_KEYS)
@@ -1028,32 +1081,48 @@ def attention_model(accelerator, kernel: str = "flash3", *, sustained: bool = Tr
                "the proportions measured on an H100 (flash-attention #1791)" if ampere else
                "FlashAttention-2, each pass through its published H100 point (flash-attention #1791)")
         src += ", on its own published sequence ramp (Dao 2023, Shah et al. 2024)"
-        if kernel == "flash-triton":
-            scales = tuple(k / FA2_OVER_TRITON[p] for k, (p, _) in zip(scales, _RATE_KEYS))
-            src = (f"FlashAttention in Triton: FlashAttention-2's rates over {FA2_OVER_TRITON['forward']:.1f} "
-                   f"(forward) and {FA2_OVER_TRITON['backward']:.1f} (backward), as Dao 2023 measured the two on the "
-                   "A100; " + src)
     else:
         src = ("FlashAttention-3, fitted on published H100 points" + ("" if kernel != "cudnn" else
                "; cuDNN at its measured ratio to FlashAttention-3 at each sequence length (Shah et al. 2024, "
                "Figs. 5-6)"))
+    if kernel == "flash-triton":
+        scales = tuple(k / FA2_OVER_TRITON[p] for k, (p, _) in zip(scales, _RATE_KEYS))
+        src = (f"FlashAttention in Triton: FlashAttention-2's rates over {FA2_OVER_TRITON['forward']:.1f} "
+               f"(forward) and {FA2_OVER_TRITON['backward']:.1f} (backward), as Dao 2023 measured the two on the "
+               "A100; " + src)
     if kernel == "unfused":
         src = "unfused: batched GEMMs at the GEMM model, softmax at the memory roof"
-    if not (hopper or ampere):
+    if not (hopper or ampere or blackwell):
         src += f"; {acc.name}: EXTRAPOLATED by its BF16 peak over the H100's"
     if sustained and kernel != "unfused":
         scales = tuple(k * GEMM_FIT["bf16_sustained"] / GEMM_FIT["bf16_burst"] for k in scales)
         src += "; times the power-limit factor (sustained)"
     rates = tuple((r * k, s, cap) for (r, s, cap), k in zip(curves, scales))
-    ratios = tuple(CUDNN_OVER_FA3[key] for key in _RATE_KEYS) if (kernel == "cudnn" and effective == "cudnn") \
-        else None
+    ratios = tuple(CUDNN_OVER_FA3[key] for key in _RATE_KEYS) \
+        if (kernel == "cudnn" and effective == "cudnn" and not blackwell) else None
     head = None
     if kernel != "unfused" and not ampere:  # the H100's curves: their measured head-dimension ratios
         head = tuple(HEAD_DIM_64_OVER_128[effective, p, c] for p, c in _RATE_KEYS)
-        src += "; head dimensions below 128 at their measured ratio to 128 (Shah et al. 2024, Figs. 5-6)"
+        src += "; head dimensions below 128 at their ratio to 128 measured on an H100 (Shah et al. 2024, Figs. 5-6)"
     return AttentionModel(accelerator=acc.name, kernel=kernel, rates=rates, fixed_seconds=KERNEL_GPU_SECONDS,
                           gemm=gemm_model(acc, "bf16", sustained=sustained), bandwidth=memory_bandwidth(acc),
                           source=note + src, ratios=ratios, head_ratios=head)
+
+
+def _blackwell_curves(acc, kernel: str) -> tuple:
+    """``(curves, scales, source)`` of ``kernel`` ("cudnn" or "flash2") on the Blackwell accelerator ``acc``: its own
+    published B200 rates (:data:`BLACKWELL_ATTENTION_FIT`, the causal curve for both masks), on another Blackwell
+    part times the two parts' measured best-shape BF16 GEMM rates (an assumption: the same die, its clock and power
+    limit showing in both)."""
+    b200 = hardware.accelerator("B200")
+    level = acc.measured_matmul_flops["bf16"] / b200.measured_matmul_flops["bf16"]
+    curves = tuple((*BLACKWELL_ATTENTION_FIT[kernel, p], BLACKWELL_ATTENTION_LONGEST) for p, _ in _RATE_KEYS)
+    src = (f"{ATTENTION_KERNEL_LABELS[kernel]} fitted on its published B200 points from "
+           f"{BLACKWELL_ATTENTION_SHORTEST:,.0f} tokens on (NVIDIA cudnn-frontend's B200 benchmark, causal; the "
+           "non-causal mask takes the causal curve)")
+    if acc.name != "B200":
+        src += f"; {acc.name}: the B200's rates times the two's measured best-shape BF16 GEMM rates ({level:.3f})"
+    return curves, (level,) * 4, src
 
 
 def _attention_flops(batch, heads, seq_q, seq_kv, head_dim, causal, backward):

@@ -204,7 +204,8 @@ class Run:
         """The attention kernel (:data:`atscale.kernels.ATTENTION_KERNELS`) the operator-level compute prices this
         run with: the record's ``attention_kernel`` where its source names one the preset does not run (llm-foundry's
         ``attn_impl: triton``, ``"flash-triton"``; NVIDIA's Nemotron-4 340B recipe, whose scripts set
-        ``NVTE_FUSED_ATTN=0`` and so run Transformer Engine's FlashAttention-2 backend, ``"flash2"``), else the
+        ``NVTE_FUSED_ATTN=0`` and so run Transformer Engine's FlashAttention-2 backend, ``"flash2"``; torchtitan on a
+        B200, which asks PyTorch for cuDNN's attention first on Blackwell, ``"cudnn"``), else the
         :attr:`stack_preset`'s."""
         return self.details.get("attention_kernel") or _operators.stack(self.stack_preset).attention
 
