@@ -848,18 +848,19 @@ BLACKWELL_ATTENTION_FIT = MappingProxyType({
 s_half tokens)`` of ``R(s) = R_max · s / (s + s_half)`` per (kernel, pass), least squares in log rate
 (:func:`fit_blackwell_attention`) on NVIDIA's published B200 benchmark (``attention-b200-published.csv``: the
 cudnn-frontend repository's training SDPA benchmark, NGC PyTorch 25.06, cuDNN 9.10.2, FlashAttention 2.7.4) from
-:data:`BLACKWELL_ATTENTION_SHORTEST` tokens on. FlashAttention-2 runs at about the rate it reaches on an H100: it is
-written for Ampere's warp-level matrix instructions, which Blackwell's new tensor-core path does not speed up; cuDNN
-reaches three times its rate. Until November 2026 both were the H100's curves times the B200's peak over the
-H100's, which made FlashAttention-2 about twice too fast (33-51 % short in time from 8k tokens on) and cuDNN 19-34 %
-too fast at 4k-8k tokens. The benchmark is causal only: the non-causal mask takes the causal curve (an assumption;
-training is causal)."""
+:data:`BLACKWELL_ATTENTION_SHORTEST` tokens on. FlashAttention-2 gains little over its H100 rate (1.38 times at 8k
+tokens, where the BF16 peaks differ by 2.27): it is written for the warp-level matrix instructions of Ampere and
+Hopper, which Blackwell's new tensor-core path leaves behind; cuDNN runs about three times as fast as it on a
+B200. Until November 2026 both were the H100's curves times the B200's peak over the H100's, which made
+FlashAttention-2 1.5-2 times too fast (33-51 % short in time from 8k tokens on) and cuDNN 19-34 % too fast at
+4k-8k tokens. The benchmark is causal only: the non-causal mask takes the causal curve (an assumption; training
+is causal)."""
 
 BLACKWELL_ATTENTION_SHORTEST = 4096.0
-"""Shortest sequence (tokens) of the points :data:`BLACKWELL_ATTENTION_FIT` is fitted on: every Blackwell training run
-in the records is at 4k tokens or more. The benchmark's shorter points (512-2,048 tokens at batch 1) rise faster
-than one saturating curve can follow through the longer ones: the fit's rate is 11-187 % above them there, within 7 % from
-4k to 128k tokens."""
+"""Shortest sequence (tokens) of the points :data:`BLACKWELL_ATTENTION_FIT` is fitted on: every Blackwell training
+run in the records is at 4k tokens or more. The benchmark's shorter points (512-2,048 tokens at batch 1) rise
+faster than one saturating curve can follow through the longer ones: the fit's rate is 11-187 % above them there,
+and within 7 % of every point from 4k to 128k tokens."""
 
 BLACKWELL_ATTENTION_LONGEST = 131072.0
 """Longest published sequence (tokens) behind :data:`BLACKWELL_ATTENTION_FIT`; the rate is held beyond it."""
