@@ -1990,37 +1990,50 @@ class AttentionSwitch:
     """One published change of attention kernel on one stack, beside the operator-level model's
     (:func:`blackwell_attention_switch`): ``run``, the label of the record whose layout the model prices; ``before``
     and ``after``, the kernels (:data:`atscale.kernels.ATTENTION_KERNELS`); ``published``, the source's throughput
-    after the change over before; ``model``, the model's step time before over after (both dimensionless: above 1,
-    the change made the step faster); ``tokens_per_second``: the source's ``(before, after)`` tokens per second per
-    GPU."""
+    after the change over before; ``model``, the model's step time before over after at the source's default
+    configuration (both dimensionless: above 1, the change made the step faster); ``model_compiled``, the same with
+    the run's layout compiled, as the record of ``run`` has it; ``tokens_per_second``: the source's ``(before,
+    after)`` tokens per second per GPU, ``model_tokens_per_second`` the model's at the default configuration."""
 
     run: str
     before: str
     after: str
     published: float
     model: float
+    model_compiled: float
     tokens_per_second: tuple
+    model_tokens_per_second: tuple
 
 
 TORCHTITAN_CUDNN_SWITCH = (10_902.0, 12_211.0)
 """Tokens per second per GPU in the training logs of pytorch/torchtitan pull request 1196 ("Use cudnn backend on
-B200", May 2025), Llama 3 8B on B200 at step 70, before (FlashAttention-2 first) and after (cuDNN's attention first).
-The pull request states no configuration: its logs' TFLOP/s over tokens/s (631.39 over 10,902, 57.9 GFLOP per
-token) is torchtitan's own FLOP count of Llama 3 8B at 8,192 tokens, and their memory (46.4 GiB, 26.0 % of 178 GiB)
-a B200's; the GPU count, compilation, precision and cuDNN release are not given."""
+B200", merged 14 May 2025 as 3b85aa31f), Llama 3 8B on B200 at step 70, before (FlashAttention-2 first) and after
+(cuDNN's attention first). The pull request states no configuration: its logs' TFLOP/s over tokens/s (631.39 over
+10,902, 57.9 GFLOP per token) is torchtitan's own FLOP count of Llama 3 8B at 8,192 tokens, and their memory
+(46.4 GiB, 26.0 % of 178 GiB) a B200's; the GPU count, compilation, precision and cuDNN release are not given.
+torchtitan's Llama 3 8B configuration at that commit (``llama3_8b.toml``: batch 1, 8,192 tokens, FSDP over every
+GPU, per-operator checkpointing, ``compile = false``, Float8 off) is the default reading."""
 
 
 def blackwell_attention_switch() -> AttentionSwitch:
     """torchtitan's switch from FlashAttention-2 to cuDNN's attention on a B200 (:data:`TORCHTITAN_CUDNN_SWITCH`) beside
     the operator-level model's, priced at the layout of torchao's published torchtitan benchmark of the same model
-    on 8 B200 in BF16 (:data:`atscale.runs.OTHER_STACK_RUNS`; compiled, FSDP2, per-operator checkpointing, 8,192
-    tokens): an assumption, since the pull request states no configuration. The model's kernels run at their
-    published B200 rates (:data:`atscale.kernels.BLACKWELL_ATTENTION_FIT`)."""
+    on 8 B200 in BF16 (:data:`atscale.runs.OTHER_STACK_RUNS`; FSDP2, per-operator checkpointing, 8,192 tokens), which
+    is torchtitan's Llama 3 8B configuration: eager, as that configuration was at the pull request's commit
+    (``model``), and compiled, as torchao ran it (``model_compiled``). The GPU count (8, one node) is an assumption:
+    the pull request does not state it. The model's kernels run at their published B200 rates
+    (:data:`atscale.kernels.BLACKWELL_ATTENTION_FIT`)."""
     from . import runs
 
     run = next(r for r in runs.OTHER_STACK_RUNS if r.label == "Llama 3.1 8B, 8 B200, torchtitan FSDP2 compile, BF16")
-    before = dataclasses.replace(run, details={**run.details, "attention_kernel": "flash2"})
-    after = dataclasses.replace(run, details={**run.details, "attention_kernel": "cudnn"})
-    model = float(before.step(operators=True).total / after.step(operators=True).total)
+    eager = dataclasses.replace(run, details={**run.details, "stack_preset": "fsdp2-eager", "compile": False})
+
+    def tokens_per_second(r, kernel):
+        r = dataclasses.replace(r, details={**r.details, "attention_kernel": kernel})
+        return float(r.plan.global_batch * r.seq_length / r.plan.gpus / r.step(operators=True).total)
+
     flash, cudnn = TORCHTITAN_CUDNN_SWITCH
-    return AttentionSwitch(run.label, "flash2", "cudnn", cudnn / flash, model, TORCHTITAN_CUDNN_SWITCH)
+    model = tuple(tokens_per_second(eager, k) for k in ("flash2", "cudnn"))
+    compiled = tuple(tokens_per_second(run, k) for k in ("flash2", "cudnn"))
+    return AttentionSwitch(run.label, "flash2", "cudnn", cudnn / flash, model[1] / model[0],
+                           compiled[1] / compiled[0], TORCHTITAN_CUDNN_SWITCH, model)
