@@ -532,3 +532,25 @@ def test_blackwell_attention_against_nvidias_cudnn_benchmark():
     assert "EXTRAPOLATED" in K.attention_model("B200", "flash3").source  # FlashAttention-3 does not run there
     p = K.published_attention("B200")
     assert set(p["source"]) == {"cudnn-frontend-b200"} and set(p["kernel"]) == {"cudnn", "flash2"}
+
+
+def test_attention_gain_is_the_ratio_of_the_two_rates():
+    """cuDNN gains 1.75x from an H100 to a B200 at 8,192 tokens, FlashAttention-2 1.38x (the published B200 rates),
+    both below the 2.27x of the BF16 peaks; on the same accelerator the gain is 1."""
+    assert K.attention_gain("cudnn") == pytest.approx(1.75, abs=0.01)
+    assert K.attention_gain("flash2") == pytest.approx(1.38, abs=0.01)
+    assert K.attention_gain("cudnn", "H100 SXM") == pytest.approx(1.0, rel=1e-12)
+    s = 16384
+    ratio = (K.attention_seconds(1, 128, s, 128, "H100 SXM", kernel="flash2", sustained=False)
+             / K.attention_seconds(1, 128, s, 128, "GB200", kernel="flash2", sustained=False))
+    assert K.attention_gain("flash2", "GB200", seq_length=s) == pytest.approx(ratio, rel=1e-12)
+    for bad, name in ((dict(kernel="unfused"), "kernel"), (dict(kernel="flash4"), "kernel"),
+                      (dict(kernel="cudnn", accelerator="B300"), "accelerator"),
+                      (dict(kernel="cudnn", reference=None), "reference"),
+                      (dict(kernel="cudnn", seq_length=float("nan")), "seq_length"),
+                      (dict(kernel="cudnn", seq_length=float("inf")), "seq_length"),
+                      (dict(kernel="cudnn", seq_length=0), "seq_length"),
+                      (dict(kernel="cudnn", seq_length=-8192), "seq_length"),
+                      (dict(kernel="cudnn", seq_length=8192.5), "seq_length")):
+        with pytest.raises(ValueError, match=name):
+            K.attention_gain(**bad)

@@ -605,6 +605,7 @@ CALLS = {  # label -> keyword arguments (a function of nothing: built when probe
         operators.layer_operators(models.LLAMA3_8B, seq_length=s) for s in (8192, 16384)]}),
     "kernels.attention_model": lambda: dict(accelerator="H100 SXM"),
     "kernels.memory_bandwidth": lambda: dict(accelerator="H100 SXM"),
+    "kernels.attention_gain": lambda: dict(kernel="cudnn", accelerator="B200", seq_length=8192),
     "roofline.attainable_flops": lambda: dict(accelerator="H100 SXM", intensity=100.0),
     "roofline.Roof": lambda: dict(peak=989e12, bandwidth=3.35e12),
     "roofline.Op": lambda: dict(name="x", flops=1e9, bytes=1e6),

@@ -39,6 +39,7 @@ import numpy as np
 from . import _validate as v
 from . import hardware
 from ._numeric import _ScalarOps, as_scalar
+from .calibration import BLACKWELL
 
 __all__ = [
     "KERNEL_GPU_SECONDS", "HOST_SECONDS_PER_OP", "HOST_SECONDS_PER_LAUNCH", "SM_COUNT", "TILES", "GemmModel", "gemm_model", "gemm_seconds",
@@ -50,6 +51,8 @@ __all__ = [
     "ATTENTION_LONGEST", "fit_attention", "FA2_RAMP", "FA2_LONGEST", "fit_attention_ramp", "CUDNN_SEQ",
     "CUDNN_OVER_FA3", "fit_cudnn_ratio",
     "published_attention", "AttentionCheck", "BLACKWELL_ATTENTION_KV_HEADS", "blackwell_attention_check",
+    "BLACKWELL_ATTENTION_ACCELERATORS", "BLACKWELL_ATTENTION_FIT", "BLACKWELL_ATTENTION_SHORTEST",
+    "BLACKWELL_ATTENTION_LONGEST", "fit_blackwell_attention", "attention_gain",
     "AttentionRates", "attention_rates", "memory_bandwidth", "memory_bound_seconds",
     "MEASURED_KERNELS", "KernelMeasurement", "measured_kernels",
 ]
@@ -834,9 +837,10 @@ ATTENTION_LONGEST = MappingProxyType({("forward", False): 16384.0, ("forward", T
                                       ("backward", False): 16384.0, ("backward", True): 8192.0})
 """Longest published sequence (tokens) behind each :data:`ATTENTION_FIT` curve; the rate is held beyond it."""
 
-BLACKWELL_ATTENTION_ACCELERATORS = ("B200", "GB200")
-"""The Blackwell accelerators on which cuDNN's fused attention and FlashAttention-2 run at their own published
-rates (:data:`BLACKWELL_ATTENTION_FIT`) rather than at the H100's scaled by the peak ratio."""
+BLACKWELL_ATTENTION_ACCELERATORS = BLACKWELL
+"""The Blackwell accelerators (the catalog's, :data:`atscale.calibration.BLACKWELL`) on which cuDNN's fused attention
+and FlashAttention-2 run at their own published rates (:data:`BLACKWELL_ATTENTION_FIT`) rather than at the H100's
+scaled by the peak ratio."""
 
 BLACKWELL_ATTENTION_FIT = MappingProxyType({
     ("cudnn", "forward"): (1472.5e12, 2616.0),
@@ -877,6 +881,19 @@ def fit_blackwell_attention() -> dict:
         rate, half = _fit_saturating(pub["seqlen"][sel], pub["tflops"][sel] * 1e12)
         out[key] = (round(rate / 1e11) * 1e11, half)
     return out
+
+
+def attention_gain(kernel: str, accelerator="B200", reference="H100 SXM", seq_length=8192):
+    """How many times faster ``kernel`` (a fused kernel of :data:`ATTENTION_KERNELS`) runs on ``accelerator`` than
+    on ``reference`` (names or :class:`~atscale.hardware.Accelerator`): the ratio of its causal forward rates at
+    ``seq_length`` tokens (a count), head dimension 128, Llama 3.1 405B's 128 query heads at batch 1, at the
+    published short-benchmark rates (:func:`attention_seconds` with ``sustained=False``); dimensionless."""
+    v.choice("kernel", kernel, ATTENTION_KERNELS[:-1])
+    acc = hardware.accelerator_arg("accelerator", accelerator)
+    ref = hardware.accelerator_arg("reference", reference)
+    s = v.count("seq_length", seq_length, high=2**24, unit="tokens")
+    return float(attention_seconds(1, 128, s, 128, ref, kernel=kernel, sustained=False)
+                 / attention_seconds(1, 128, s, 128, acc, kernel=kernel, sustained=False))
 
 
 _FA_BACKWARD_KERNELS = 3
