@@ -133,6 +133,12 @@ KNOWN_MISSES = {
     "Qwen3-30B-A3B, 32 H100, FP8 blockwise, Megatron-LM recipe": 0.468,
     # 0.583 before Megatron-Core's expert-parallel overlap left the warm-up and cool-down chunks' all-to-alls exposed (parallelism.A2A_WARMUP)
     "Qwen3-235B-A22B, 256 H100, BF16, EP 32, Megatron-LM recipe": 0.539,
+    # NVIDIA's MoE report (Yan et al. 2026, Tables 11 and 20; added November 2026, read before comparing): of its six
+    # rows on H100 and GB200 the calibrated curve misses two by more than 3 points, both optimistic: DeepSeek-V3 in
+    # blockwise FP8 on 1,024 H100 (+4.6 points of the FP8 peak) and Qwen3-235B-A22B in BF16 on 256 GB200 (+3.4); the
+    # operator-level model is within 12 % of all six steps (-11.9 and -1.5 % on these two)
+    "DeepSeek-V3, 1,024 H100, FP8 blockwise, Megatron-Core MoE report": 0.231,
+    "Qwen3-235B-A22B, 256 GB200, BF16, Megatron-Core MoE report": 0.100,
     # NVIDIA's Grok-1 recipe (dgxc-benchmarking v24.11.1, the full 64 layers; added November 2026 with the layout its
     # scripts set, read before comparing) was optimistic by 3.3-3.8 points in BF16 and 3.6-4.2 in FP8 (of the FP8 peak)
     # until its MoE layers paid the expert-TP all-gather and reduce-scatter of Megatron-Core's all-to-all dispatcher
@@ -214,8 +220,8 @@ def test_summary_statistics_calibration_and_validation_apart():
     # 59 before the four long-context rows of the Qwen3-235B table, 63 before DeepEP's eight rows
     # 71 before Megatron-Bridge 26.02's two FP8 MoE rows on H100, 73 before its gpt-oss rows on GB200 and B200
     # 75 before seven further MoE runs from Pai-Megatron-Patch's issues and Megatron-Bridge's CUDA graph guide
-    # 82 before the three rows of Megatron-LM's MoE recipes on H100
-    assert cal.count == 22 and val.count == 85
+    # 82 before the three rows of Megatron-LM's MoE recipes on H100, 85 before the six of NVIDIA's MoE report
+    assert cal.count == 22 and val.count == 91
     # 0.014 before the H100 recipes took their scripts' pipeline overlap and the curve was refit (November 2026)
     assert cal.median_abs_error == pytest.approx(0.017, abs=0.002)
     assert cal.worst_abs_error == pytest.approx(0.048, abs=0.002) and cal.worst == "8 B ring, 2 GPUs"

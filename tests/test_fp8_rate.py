@@ -90,8 +90,9 @@ def test_the_sensitivity_table_as_the_appendix_reads_it():
     # (0.121 and 0.158 before its BF16 gpt-oss rows on Blackwell, which the fitted FP8 factor leaves as they are)
     # (0.151 and 0.162 before each local expert's GEMMs and FP8 casts counted as kernels, operators.EXPERT_LAUNCHES)
     # (0.149 and 0.159 before seven further BF16 runs: Pai-Megatron-Patch on H800, Megatron-Bridge's eager 30B)
-    # (0.155 and 0.157 before Megatron-LM's three MoE recipes on H100)
-    assert fit.moe_median == pytest.approx(0.156, abs=0.005) and book.moe_median == pytest.approx(0.159, abs=0.005)
+    # (0.155 and 0.157 before Megatron-LM's three MoE recipes on H100; 0.156 and 0.159 before NVIDIA's MoE report's six
+    # rows, four of them within 3.3 % at the book's rate)
+    assert fit.moe_median == pytest.approx(0.121, abs=0.005) and book.moe_median == pytest.approx(0.149, abs=0.005)
     assert all(0 < e < 0.05 for e in fit.moe_pair_errors) and all(e > 0.10 for e in book.moe_pair_errors)
     assert len(accuracy.fp8_rate_table().rows) == len(rows)
 
