@@ -175,7 +175,9 @@ A2A_OVERLAP_SM_SHARE = 20 / 132
 """Share of a GPU's streaming multiprocessors that overlapped all-to-all communication occupies (dimensionless):
 DeepSeek-V3 dedicates 20 of an H800's 132 SMs to its dispatch and combine kernels so that they run beside the
 computation (DeepSeek-AI 2024, DeepSeek-V3 Technical Report, sec. 3.2.2); the computation runs on the rest. The
-step-time model slows the layer's compute by this share whenever ``a2a_overlap`` is on with ``ep > 1``."""
+step-time model slows the layer's compute by this share whenever ``a2a_overlap`` is on with ``ep > 1``. NVIDIA's
+report on Megatron-Core's expert stack puts the cost of DeepEP's 20 SMs at about 20 % of the GEMMs' efficiency
+(Yan et al. 2026, arXiv:2603.07685, sec. 4.2.3), a little more than this share."""
 
 _SCHEDULE_CODE = {name: i for i, name in enumerate(SCHEDULES)}
 _RECOMPUTE_CODE = {name: i for i, name in enumerate(RECOMPUTE)}
