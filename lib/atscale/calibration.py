@@ -69,7 +69,7 @@ class Calibration:
     Taken apart from the H100's because the Hopper constant left every dense Blackwell run 12-20 % too fast; that
     fit gave 0.81 while Blackwell's attention ran at the H100's rates times the peak ratio, and 0.89, a point from
     the H100's, since cuDNN and FlashAttention-2 run at their own published B200 rates
-    (:data:`atscale.kernels.BLACKWELL_ATTENTION_FIT`, November 2026)
+    (:data:`atscale.kernels.BLACKWELL_ATTENTION_FIT`, November 2026).
 
     ``fp8_rate_factor``: the FP8 GEMMs' sustained rate in the operator-level compute, as a multiple of the kernel
     model's (dimensionless; 1 in :data:`CALIBRATION`). The kernel model derives that rate, unmeasured, as the
