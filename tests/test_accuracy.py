@@ -220,8 +220,9 @@ def test_summary_statistics_calibration_and_validation_apart():
     # 59 before the four long-context rows of the Qwen3-235B table, 63 before DeepEP's eight rows
     # 71 before Megatron-Bridge 26.02's two FP8 MoE rows on H100, 73 before its gpt-oss rows on GB200 and B200
     # 75 before seven further MoE runs from Pai-Megatron-Patch's issues and Megatron-Bridge's CUDA graph guide
-    # 82 before the three rows of Megatron-LM's MoE recipes on H100, 85 before the six of NVIDIA's MoE report
-    assert cal.count == 22 and val.count == 91
+    # 82 before the three rows of Megatron-LM's MoE recipes on H100, 85 before the six of NVIDIA's MoE report, 91
+    # before its three GB300 rows
+    assert cal.count == 22 and val.count == 94
     # 0.014 before the H100 recipes took their scripts' pipeline overlap and the curve was refit (November 2026)
     assert cal.median_abs_error == pytest.approx(0.017, abs=0.002)
     assert cal.worst_abs_error == pytest.approx(0.048, abs=0.002) and cal.worst == "8 B ring, 2 GPUs"
@@ -236,7 +237,9 @@ def test_summary_statistics_calibration_and_validation_apart():
     # 0.0706 before seven further MoE runs (Pai-Megatron-Patch on H800, Megatron-Bridge's eager Qwen3-30B-A3B)
     # 0.0741 before Megatron-LM's three MoE recipes on H100
     # 0.0766 before the ModelZoo records took Megatron-LM's default overlapped pipeline sends (a run crossing the median)
-    assert val.median_abs_error == pytest.approx(0.0865, abs=0.002)  # 0.058 before the six Grok-1 runs
+    # 0.0865 before the three GB300 rows of NVIDIA's MoE report (the curve within 5.4 % on each: the median falls across
+    # a gap in the errors)
+    assert val.median_abs_error == pytest.approx(0.0807, abs=0.002)  # 0.058 before the six Grok-1 runs
     assert val.worst_abs_error == pytest.approx(5.264, abs=0.002)
     assert val.worst == "fitted profile (Llama 3), research-cluster jobs (1,024 A100)"
     dense = A.summary("validation", group="Step time")

@@ -54,13 +54,19 @@ def test_every_other_blackwell_run_validates_it_and_is_still_too_fast():
     FlashAttention-2); its FP8/BF16 ratio the model overestimates by 7 % (5 %). Then the four GB200 rows of NVIDIA's
     MoE report (Yan et al. 2026; added November 2026, after the fit): three a little too fast (-1.5 to -2.8 %, nearer
     than the H100's constant's -2.4 to -3.5 %) and DeepSeek-V3 in BF16 too slow, +9.9 % (+8.9 % with the H100's
-    constant): the one Blackwell run the fitted constant takes further from its step."""
+    constant): the one GB200 run the fitted constant takes further from its step. Last the report's three GB300
+    rows (added once the catalog had a GB300, November 2026), all too slow and each taken further by the fitted
+    constant: DeepSeek-V3 +4.8 % (+3.9 % with the H100's), Qwen3-235B-A22B +7.0 % (+6.4 %) at 4,096 tokens and
+    +22.0 % (+20.8 %) at 131,072."""
     b = accuracy.blackwell_calibration()
-    assert len(b.validation) == 14
-    report = {k: v for k, v in b.validation.items() if k.endswith("Megatron-Core MoE report")}
+    assert len(b.validation) == 17
+    report = {k: v for k, v in b.validation.items() if k.endswith("Megatron-Core MoE report") and "GB300" not in k}
     assert len(report) == 4
-    assert all(before < after < 0 for k, (before, after) in b.validation.items() if k not in report
-               or "BF16" not in k or k.startswith("Qwen3"))
+    gb300 = {k: v for k, v in b.validation.items() if "GB300" in k}
+    assert [x for pair in sorted(gb300.values()) for x in pair] == pytest.approx(
+        [0.039, 0.048, 0.064, 0.070, 0.208, 0.220], abs=0.002)
+    assert all(before < after < 0 for k, (before, after) in b.validation.items() if k not in gb300 and (
+        k not in report or "BF16" not in k or k.startswith("Qwen3")))
     (slow,) = [v for k, v in report.items() if k.startswith("DeepSeek-V3") and "BF16" in k]
     assert slow == pytest.approx((0.089, 0.099), abs=0.002)
     assert sorted(a for k, (_, a) in report.items() if a < 0) == pytest.approx([-0.028, -0.026, -0.015], abs=0.002)
@@ -97,12 +103,13 @@ def test_a_hand_made_calibration_keeps_the_old_behaviour():
     for bad in (0, -0.5, 2.0, "high", float("nan")):
         with pytest.raises(ValueError, match="kernel_efficiency_blackwell"):
             Calibration(kernel_efficiency_blackwell=bad)
-    assert calibration.BLACKWELL == ("B200", "GB200")
+    assert calibration.BLACKWELL == ("B200", "GB200", "GB300")  # the GB300 since November 2026
 
 
 def test_the_appendix_table_lists_every_blackwell_run():
     t = accuracy.blackwell_table()
-    assert len(t.rows) == 16 and [r[1] for r in t.rows[:2]] == ["calibration"] * 2  # 12 before NVIDIA's MoE report
+    # 12 before NVIDIA's MoE report, 16 before its GB300 rows
+    assert len(t.rows) == 19 and [r[1] for r in t.rows[:2]] == ["calibration"] * 2
     assert all(r[1] == "validation" for r in t.rows[2:]) and all("%" in r[2] and "%" in r[3] for r in t.rows)
     assert "0.89" in t.headers[3] and "0.90" in t.headers[2]
 

@@ -194,9 +194,9 @@ def test_a2a_rate_sensitivity_as_measured():
     # (24 runs, median 0.159 and 0.151 at the shares, before seven further runs: Pai-Megatron-Patch on H800 and
     # Megatron-Bridge's eager Qwen3-30B-A3B)
     # (31 runs, median 0.157 and 0.149, before Megatron-LM's three MoE recipes on H100; 34 runs, median 0.159 and
-    # 0.151, before the six rows of NVIDIA's MoE report)
-    assert got.runs == 40 and (got.nvlink_share, got.network_share) == X.deepep_link_shares()
-    assert got.median == pytest.approx(0.149, abs=0.005) and got.median_at_shares == pytest.approx(0.140, abs=0.005)
+    # 0.151, before the six rows of NVIDIA's MoE report; 40 runs, median 0.149 and 0.140, before its three GB300 rows)
+    assert got.runs == 43 and (got.nvlink_share, got.network_share) == X.deepep_link_shares()
+    assert got.median == pytest.approx(0.146, abs=0.005) and got.median_at_shares == pytest.approx(0.140, abs=0.005)
     assert got.worst == pytest.approx(0.586, abs=0.005) and got.worst_at_shares == pytest.approx(0.586, abs=0.005)
     assert got.moved == "Qwen3-235B-A22B, 256 H100, FP8, Megatron-Bridge 26.02"
     assert got.largest_move == pytest.approx(0.065, abs=0.005)

@@ -136,7 +136,7 @@ def test_what_if_is_a_new_object():
 @pytest.mark.parametrize(
     "call, match",
     [
-        (lambda: hw.accelerator("H300"), r"unknown accelerator 'H300'; did you mean .*H200 SXM.* \(10 known\)"),
+        (lambda: hw.accelerator("H300"), r"unknown accelerator 'H300'; did you mean .*GB300.* \(11 known\)"),
         (lambda: hw.node("DGX-1"), r"unknown node 'DGX-1'; known: DGX A100"),
         (lambda: hw.fabric("Myrinet"), r"unknown fabric 'Myrinet'"),
         (lambda: hw.A100_SXM_80GB.peak("fp8"), r"dtype='fp8' is not supported by A100 SXM 80GB; it has"),

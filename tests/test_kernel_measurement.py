@@ -149,9 +149,10 @@ def test_a_record_can_say_how_its_experts_run():
     # 0.157 and 0.159 before seven further runs (Pai-Megatron-Patch on H800, Megatron-Bridge's eager Qwen3-30B-A3B)
     # 0.150 and 0.157 before Megatron-LM's three MoE recipes on H100
     # 0.150 and 0.158 before the warm-up and cool-down chunks' all-to-alls were exposed under the overlap (A2A_WARMUP)
-    # 0.145 and 0.156 before the six rows of NVIDIA's MoE report (Yan et al. 2026; November 2026)
+    # 0.145 and 0.156 before the six rows of NVIDIA's MoE report (Yan et al. 2026; November 2026); 0.139 and 0.149
+    # before its three GB300 rows
     assert statistics.median(abs(e.operators) for e in loop) == pytest.approx(0.139, abs=0.002)
-    assert statistics.median(abs(e.operators) for e in errors) == pytest.approx(0.149, abs=0.002)
+    assert statistics.median(abs(e.operators) for e in errors) == pytest.approx(0.146, abs=0.002)
     with pytest.raises(ValueError, match="expert_gemms"):
         dataclasses.replace(errors[0].run, details={"expert_gemms": "batched"})
     with pytest.raises(ValueError, match="expert_gemms"):

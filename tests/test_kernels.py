@@ -6,6 +6,7 @@ looking at their errors (found: OpenXLA's H100 table 4.5 % median, 25 % worst; t
 rows: 8 % each, 4 % in median (found: the sustained rows m >= 4096 run 7.0, 3.3, -1.0, 0.0, -3.7 %: the clock is
 still falling through them; a first guess of 3 % in median was 0.3 points too tight)."""
 
+import dataclasses
 import math
 
 import numpy as np
@@ -532,6 +533,60 @@ def test_blackwell_attention_against_nvidias_cudnn_benchmark():
     assert "EXTRAPOLATED" in K.attention_model("B200", "flash3").source  # FlashAttention-3 does not run there
     p = K.published_attention("B200")
     assert set(p["source"]) == {"cudnn-frontend-b200"} and set(p["kernel"]) == {"cudnn", "flash2"}
+
+
+def test_gb300_attention_from_its_own_published_benchmark():
+    """The GB300 (Blackwell Ultra) takes its own rates from the same NVIDIA benchmark release as the B200's (one commit,
+    one software stack, the same shapes), fitted the same way (November 2026, when the catalog took the GB300): within
+    6 % of every published point from 4,096 tokens on. cuDNN runs 1.28 times as fast as on the B200 forward and 1.20
+    times backward at 8k tokens, more than the 1.11 of their BF16 peaks (Blackwell Ultra's faster exponentials, as
+    NVIDIA describes them); FlashAttention-2 about 1.10 times in both passes."""
+    rows = {(c.kernel, c.passes, c.seq_length): c for c in K.blackwell_attention_check("GB300")}
+    assert len(rows) == 36
+    fitted = [c for c in rows.values() if c.seq_length >= K.BLACKWELL_ATTENTION_SHORTEST]
+    assert len(fitted) == 24 and max(abs(c.error) for c in fitted) == pytest.approx(0.058, abs=0.005)
+    assert {k: tuple(v) for k, v in K.fit_blackwell_attention("GB300").items()} == dict(K.GB300_ATTENTION_FIT)
+    assert dict(K.BLACKWELL_ATTENTION_FITS) == {"B200": K.BLACKWELL_ATTENTION_FIT, "GB300": K.GB300_ATTENTION_FIT}
+    b200, gb300 = (K.published_attention(a) for a in ("B200", "GB300"))
+    at = {}
+    for name, p in (("B200", b200), ("GB300", gb300)):
+        for k, ps, s, t in zip(p["kernel"], p["pass"], p["seqlen"], p["tflops"]):
+            at[name, k, ps, s] = t
+    assert at["GB300", "cudnn", "forward", 8192] / at["B200", "cudnn", "forward", 8192] == pytest.approx(1.28, abs=0.01)
+    assert at["GB300", "cudnn", "backward", 8192] / at["B200", "cudnn", "backward", 8192] == pytest.approx(1.20,
+                                                                                                         abs=0.01)
+    assert all(1.05 < at["GB300", "flash2", ps, 8192] / at["B200", "flash2", ps, 8192] < 1.15
+               for ps in ("forward", "backward"))
+    assert set(gb300["source"]) == {"cudnn-frontend-gb300"}
+    m = K.attention_model("GB300", "cudnn")
+    assert "published GB300 points" in m.source and "EXTRAPOLATED" not in m.source
+    assert K.attention_gain("cudnn", "GB300", "B200") == pytest.approx(1.28, abs=0.06)
+    for bad in ("H100 SXM", "GB200", 3):
+        with pytest.raises(ValueError, match="accelerator"):
+            K.fit_blackwell_attention(bad)
+        with pytest.raises(ValueError, match="accelerator"):
+            K.blackwell_attention_check(bad)
+
+
+def test_gb300_gemms_take_the_gb200s_rates_as_an_assumption():
+    """No best-shape GEMM rate of a GB300 is published: the catalog assumes the GB200's (equal dense peaks) under
+    ``assumed_matmul_flops``, which the cost models read (``matmul_rate``) and the accuracy appendix never compares
+    with a peak, as it does the measured ones."""
+    from atscale import accuracy
+
+    gb300, gb200 = hardware.accelerator("GB300"), hardware.accelerator("GB200")
+    assert gb300.measured("bf16") is None and gb300.matmul_rate("bf16") == gb200.measured("bf16")
+    assert gb300.matmul_rate("fp8") == gb200.measured("fp8") and gb200.matmul_rate("fp8") == gb200.measured("fp8")
+    assert hardware.accelerator("MI300X").matmul_rate("bf16") == 781.9e12
+    assert hardware.accelerator("H100 PCIe").matmul_rate("bf16") is None
+    for dtype in ("bf16", "fp8"):
+        assert K.gemm_model("GB300", dtype).rate == K.gemm_model("GB200", dtype).rate
+        assert "assumed" in K.gemm_model("GB300", dtype).source
+    assert not [c for c in accuracy.comparisons() if c.what.startswith("GB300")]
+    with pytest.raises(ValueError, match="dtype"):
+        gb300.matmul_rate("fp64")  # Blackwell Ultra's FP64 is not in the catalog
+    with pytest.raises(ValueError, match="assumed_matmul_flops"):
+        dataclasses.replace(gb300, assumed_matmul_flops={"bf16": -1.0})
 
 
 def test_attention_gain_is_the_ratio_of_the_two_rates():

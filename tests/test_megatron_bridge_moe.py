@@ -116,7 +116,7 @@ def test_a_record_may_take_part_of_a_catalog_node():
     assert (node.gpus, node.nics, node.name) == (64, 64, "x") and node.accelerator.name == "GB200"
     assert runs._node("HGX B200").gpus == 8
     with pytest.raises(ValueError, match="node"):
-        runs._node({"catalog": "GB300 NVL72", "gpus": 64})
+        runs._node({"catalog": "GB400 NVL72", "gpus": 64})
     with pytest.raises(ValueError, match="gpus"):
         runs._node({"catalog": "GB200 NVL72", "gpus": 0})
 

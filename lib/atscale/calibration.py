@@ -161,7 +161,7 @@ class Calibration:
 H100_ERA = 2022
 """The release year from which an accelerator takes :attr:`Calibration.efficiency_max_h100` (the H100's)."""
 
-BLACKWELL = ("B200", "GB200")
+BLACKWELL = ("B200", "GB200", "GB300")
 """The catalog's Blackwell accelerators: they take :attr:`Calibration.kernel_efficiency_blackwell` in the
 operator-level compute (the curve keeps :attr:`Calibration.efficiency_max_h100` for them)."""
 

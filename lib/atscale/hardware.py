@@ -41,8 +41,8 @@ from . import units as u
 __all__ = [
     "DTYPES", "BYTES_PER_ELEMENT", "bytes_per_element", "Accelerator", "FabricTier", "Fabric", "Node", "Cluster",
     "H100_SXM",
-    "H100_PCIE", "H100_GRAND_TETON", "H800_SXM", "H200_SXM", "A100_SXM_80GB", "A100_SXM_40GB", "B200", "GB200", "MI300X", "ACCELERATORS", "FABRICS",
-    "TIERED_FABRICS", "DGX_H100", "DGX_A100", "GRAND_TETON_H100", "HGX_H800", "HGX_H200", "HGX_B200", "GB200_NVL72", "NODES", "SCALABLE_UNIT_NODES", "accelerator_arg", "accelerator", "fabric", "node",
+    "H100_PCIE", "H100_GRAND_TETON", "H800_SXM", "H200_SXM", "A100_SXM_80GB", "A100_SXM_40GB", "B200", "GB200", "GB300", "MI300X", "ACCELERATORS", "FABRICS",
+    "TIERED_FABRICS", "DGX_H100", "DGX_A100", "GRAND_TETON_H100", "HGX_H800", "HGX_H200", "HGX_B200", "GB200_NVL72", "GB300_NVL72", "NODES", "SCALABLE_UNIT_NODES", "accelerator_arg", "accelerator", "fabric", "node",
     "accelerator_table", "node_table", "fabric_table", "fabric_tier_table", "source_table",
 ]
 
@@ -100,6 +100,9 @@ class Accelerator:
         measured_matmul_flops: the highest matmul FLOP/s actually measured per dtype
             (a published benchmark, not a datasheet), where one exists.
         sources: field name -> where the figure comes from and which variant it is.
+        assumed_matmul_flops: a best-shape matmul FLOP/s per dtype taken from another part where
+            none of this one's is published (its reason under ``sources``); the cost models read it
+            as :meth:`matmul_rate` does, the accuracy appendix never compares it with a peak.
     """
 
     name: str
@@ -118,9 +121,10 @@ class Accelerator:
     memory_usable: float | None = None
     memory_allocatable: float | None = None
     sources: Mapping[str, str] = field(default_factory=dict, repr=False, compare=False)
+    assumed_matmul_flops: Mapping[str, float] = field(default_factory=dict)
 
     def __post_init__(self):
-        for name in ("peak_flops", "measured_matmul_flops", "sources"):
+        for name in ("peak_flops", "measured_matmul_flops", "sources", "assumed_matmul_flops"):
             _frozen_mapping(self, name)
         object.__setattr__(self, "year", _validate.count("year", self.year, unit=self.name))
         for name in ("memory_capacity", "hbm_bandwidth", "scale_up_bandwidth", "tdp"):
@@ -128,7 +132,7 @@ class Accelerator:
         for name in ("memory_physical", "memory_usable", "memory_allocatable"):
             if getattr(self, name) is not None:
                 _positive(self.name, name, getattr(self, name))
-        for mapping in ("peak_flops", "measured_matmul_flops"):
+        for mapping in ("peak_flops", "measured_matmul_flops", "assumed_matmul_flops"):
             for dtype, value in getattr(self, mapping).items():
                 if dtype not in DTYPES:
                     raise ValueError(f"{self.name}: {mapping} has dtype={dtype!r}; valid: {DTYPES}")
@@ -164,6 +168,12 @@ class Accelerator:
         """Measured achievable matmul FLOP/s for ``dtype``, or ``None`` if none is published."""
         self.peak(dtype)  # validates dtype
         return self.measured_matmul_flops.get(dtype)
+
+    def matmul_rate(self, dtype: str) -> float | None:
+        """The best-shape matmul FLOP/s the cost models take for ``dtype``: :meth:`measured` where published, else
+        :attr:`assumed_matmul_flops` (another part's, said in ``sources``), else ``None``."""
+        measured = self.measured(dtype)
+        return measured if measured is not None else self.assumed_matmul_flops.get(dtype)
 
     def source(self, field_name: str) -> str:
         """Where ``field_name`` comes from (its document and variant)."""
@@ -687,6 +697,44 @@ GB200 = Accelerator(
     },
 )
 
+_BW_ULTRA = ("NVIDIA Technical Blog, 'Inside NVIDIA Blackwell Ultra: The Chip Powering the AI Factory Era' (2025): "
+             "the Blackwell Ultra GPU of the GB300")
+_BEKMAN_TFLOPS = ("Bekman, Machine Learning Engineering, 'TFLOPS comparison table' (compute/accelerator/README.md, "
+                  "revision of August 2026), row 'NVIDIA GB300 SXM', per chip without sparsity, and its note 24: the GB300 "
+                  "NVL72 the same as the GB200 NVL72 but for faster FP4 and more memory (NVIDIA GB300 NVL72 "
+                  "specifications)")
+
+GB300 = Accelerator(
+    name="GB300",
+    vendor="NVIDIA",
+    form_factor="Superchip module (GB300 NVL72)",
+    year=2025,
+    peak_flops={"tf32": 1250e12, "bf16": 2500e12, "fp16": 2500e12, "fp8": 5000e12},
+    memory_capacity=288 * u.GB,
+    memory_type="HBM3e",
+    hbm_bandwidth=8.0 * u.TBps,
+    scale_up_bandwidth=900 * u.GBps,
+    scale_up_fabric="NVLink 5",
+    tdp=1400 * u.W,
+    assumed_matmul_flops={"bf16": 1822.0e12, "fp8": 3615.6e12},
+    sources={
+        "peak_flops": f"{_BEKMAN_TFLOPS}: TF32 1,250, BF16 and FP16 2,500, FP8 5,000 TFLOP/s, {_DENSE}; the GB200's "
+        "figures for these formats. FP64, which Blackwell Ultra cuts to a sliver of the B200's, is left out: no "
+        "training format here uses it",
+        "memory_capacity": f"{_BW_ULTRA}: 288 GB HBM3e per GPU ({_NOMINAL})",
+        "memory_physical": "not published per GPU by NVIDIA",
+        "memory_usable": _NO_SMI,
+        "hbm_bandwidth": f"{_BW_ULTRA}: 8 TB/s",
+        "scale_up_bandwidth": f"{_BW_ULTRA}: NVLink 5, 1.8 TB/s per GPU, 900 GB/s {_PER_DIR}; all 72 GPUs of a GB300 "
+        "NVL72 in one NVLink domain",
+        "tdp": "not in NVIDIA's specifications; 1,400 W per GPU as third-party tables give it, assumed",
+        "measured_matmul_flops": "none published for the GB300 (Bekman's table, August 2026, has the HGX B300 but no "
+        "GB300)",
+        "assumed_matmul_flops": "the GB200's published best-shape rates (BF16 1822.0 and FP8 3615.6 TFLOP/s, "
+        f"{_MAMF_2026}), an assumption resting on the two parts' equal dense peaks in these formats",
+    },
+)
+
 MI300X = Accelerator(
     name="MI300X",
     vendor="AMD",
@@ -716,7 +764,7 @@ MI300X = Accelerator(
 
 ACCELERATORS: Mapping[str, Accelerator] = MappingProxyType(
     {a.name: a for a in (A100_SXM_40GB, A100_SXM_80GB, H100_PCIE, H100_SXM, H100_GRAND_TETON, H800_SXM, H200_SXM, B200,
-                         GB200, MI300X)}
+                         GB200, GB300, MI300X)}
 )
 
 # --- Fabrics -------------------------------------------------------------------------
@@ -873,6 +921,14 @@ GB200_NVL72 = Node("GB200 NVL72", GB200, gpus=72, nics=72, nic_bandwidth=400 * u
     "psus": "NVIDIA Base Command Manager documentation, 'BCM Power Shelf Integration': the GB200 rack's reference "
             "design has 8 power shelves of 6 supplies (5.5 kW each), 48 in all",
 })
+GB300_NVL72 = Node("GB300 NVL72", GB300, gpus=72, nics=72, nic_bandwidth=800 * u.Gbps, psus=48, sources={
+    "gpus": "NVIDIA NVL72 AI Factory enterprise reference architecture, 'System Hardware & Components': 72 Blackwell "
+            "Ultra GPUs in 18 compute trays of 4, all in one NVLink domain through 9 NVSwitch trays (a 'node' here is an "
+            "NVLink domain: collectives inside it run on NVLink)",
+    "nics": "the same reference architecture: each compute tray carries 4 ConnectX-8 host channel adapters, one per "
+            "GPU, 800 Gb/s each (ConnectX-8 SuperNIC; compute fabric)",
+    "psus": "the same reference architecture: 8 power shelves of six 5.5 kW supplies, 48 in all",
+})
 GRAND_TETON_H100 = Node("Grand Teton H100", H100_GRAND_TETON, gpus=8, nics=8, nic_bandwidth=400 * u.Gbps, psus=6,
                         sources={
     "gpus": f"{_TITAN}: 'Each host has 8 NVIDIA H100 GPUs fully connected with NVLink' (Meta's Grand Teton platform)",
@@ -881,7 +937,7 @@ GRAND_TETON_H100 = Node("Grand Teton H100", H100_GRAND_TETON, gpus=8, nics=8, ni
 })
 
 NODES: Mapping[str, Node] = MappingProxyType({n.name: n for n in (DGX_A100, DGX_H100, GRAND_TETON_H100, HGX_H800,
-                                                                        HGX_H200, HGX_B200, GB200_NVL72)})
+                                                                        HGX_H200, HGX_B200, GB200_NVL72, GB300_NVL72)})
 
 SCALABLE_UNIT_NODES = 32
 """Nodes in one scalable unit (SU) of NVIDIA's DGX SuperPOD reference architecture for DGX H100: the 32 nodes

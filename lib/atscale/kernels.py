@@ -51,7 +51,8 @@ __all__ = [
     "ATTENTION_LONGEST", "fit_attention", "FA2_RAMP", "FA2_LONGEST", "fit_attention_ramp", "CUDNN_SEQ",
     "CUDNN_OVER_FA3", "fit_cudnn_ratio",
     "published_attention", "AttentionCheck", "BLACKWELL_ATTENTION_KV_HEADS", "blackwell_attention_check",
-    "BLACKWELL_ATTENTION_ACCELERATORS", "BLACKWELL_ATTENTION_FIT", "BLACKWELL_ATTENTION_SHORTEST",
+    "BLACKWELL_ATTENTION_ACCELERATORS", "BLACKWELL_ATTENTION_FIT", "GB300_ATTENTION_FIT", "BLACKWELL_ATTENTION_FITS",
+    "BLACKWELL_ATTENTION_SHORTEST",
     "BLACKWELL_ATTENTION_LONGEST", "fit_blackwell_attention", "attention_gain",
     "AttentionRates", "attention_rates", "memory_bandwidth", "memory_bound_seconds",
     "MEASURED_KERNELS", "KernelMeasurement", "measured_kernels",
@@ -91,13 +92,14 @@ forward, four GEMMs and four cast kernels backward) come to 18 and 24 µs at thi
 
 SM_COUNT = MappingProxyType({
     "H100 SXM": 132, "H800 SXM": 132, "H200 SXM": 132, "H100 PCIe": 114, "A100 SXM 40GB": 108,
-    "A100 SXM 80GB": 108, "B200": 148, "MI300X": 304,
+    "A100 SXM 80GB": 108, "B200": 148, "GB300": 160, "MI300X": 304,
 })
 """Streaming multiprocessors (AMD: compute units) per accelerator, the number of output tiles one wave runs.
 
 Sources: NVIDIA H100 Tensor Core GPU Architecture whitepaper (2022: 132 SMs on the SXM5 board, 114 on PCIe; the
 H800 and H200 are the same GH100 SXM part); NVIDIA A100 Tensor Core GPU Architecture whitepaper (2020: 108 SMs);
-NVIDIA Blackwell architecture technical brief (B200: 148 SMs); AMD CDNA 3 architecture whitepaper (MI300X: 304
+NVIDIA Blackwell architecture technical brief (B200: 148 SMs); NVIDIA Technical Blog, "Inside NVIDIA Blackwell
+Ultra" (2025: 160 SMs on the GB300's Blackwell Ultra GPU); AMD CDNA 3 architecture whitepaper (MI300X: 304
 CUs). The book's own H200 measurement reads 132 (``multi_processor_count``)."""
 
 TILES = ((128, 256), (128, 128), (64, 128))
@@ -180,14 +182,15 @@ def fit_attention_ramp() -> dict:
 
 _ATTENTION_FILES = MappingProxyType({"H100 SXM": "attention-published.csv",
                                       "A100 SXM 80GB": "attention-a100-published.csv",
-                                      "B200": "attention-b200-published.csv"})
+                                      "B200": "attention-b200-published.csv",
+                                      "GB300": "attention-gb300-published.csv"})
 
 
 def published_attention(accelerator: str = "H100 SXM") -> dict:
-    """The published attention points on ``accelerator`` ("H100 SXM", the default, "A100 SXM 80GB" or "B200"; the
-    files ``atscale/data/kernels/attention-published.csv``, ``attention-a100-published.csv`` and
-    ``attention-b200-published.csv``, the last NVIDIA's cuDNN benchmark, :func:`blackwell_attention_check`) as
-    read-only arrays:
+    """The published attention points on ``accelerator`` ("H100 SXM", the default, "A100 SXM 80GB", "B200" or "GB300";
+    the files ``atscale/data/kernels/attention-published.csv``, ``attention-a100-published.csv``,
+    ``attention-b200-published.csv`` and ``attention-gb300-published.csv``, the last two NVIDIA's cuDNN benchmark of
+    one release on both GPUs, :func:`blackwell_attention_check`) as read-only arrays:
     ``kernel``, ``pass``, ``source``, ``figure`` (strings), ``causal`` (bool), ``head_dim``, ``seqlen``, ``batch``,
     ``heads`` (counts), ``tflops`` (1e12 FLOP/s, the papers' FLOP count). BF16/FP16."""
     name = v.choice("accelerator", accelerator, tuple(_ATTENTION_FILES))
@@ -222,31 +225,37 @@ class AttentionCheck:
 
 
 BLACKWELL_ATTENTION_KV_HEADS = 8
-"""Key/value heads of the B200 attention benchmark (:func:`blackwell_attention_check`): Llama 3.1 405B's grouped-query
-attention, as the source's README and file name the layer (128 query heads, 8 key/value heads, head dimension 128)."""
+"""Key/value heads of the B200 and GB300 attention benchmark (:func:`blackwell_attention_check`): Llama 3.1 405B's
+grouped-query attention, as the source's README and file name the layer (128 query heads, 8 key/value heads, head
+dimension 128)."""
+
+_BLACKWELL_PUBLISHED = ("B200", "GB300")
+"""The Blackwell accelerators with attention rates of their own published (:data:`BLACKWELL_ATTENTION_FITS`)."""
 
 
-def blackwell_attention_check() -> tuple[AttentionCheck, ...]:
-    """The kernel model's attention on a B200 beside NVIDIA's published cuDNN benchmark of it (:func:`published_attention`
-    with ``"B200"``): cuDNN's fused attention and FlashAttention-2, causal, BF16, forward and backward, 512 to
-    131,072 tokens at batch 1. The model's B200 rates are fitted on the rows from
-    :data:`BLACKWELL_ATTENTION_SHORTEST` tokens on (:data:`BLACKWELL_ATTENTION_FIT`), so those rows show the fit's
-    residuals and the shorter ones how far the curve reaches below its range. (Until November 2026 the rates were
-    the H100's times the peak ratio and every row was held out: FlashAttention-2 33-51 % short in time from 8k
+def blackwell_attention_check(accelerator: str = "B200") -> tuple[AttentionCheck, ...]:
+    """The kernel model's attention on a B200 (the default) or a GB300 beside NVIDIA's published cuDNN benchmark of it
+    (:func:`published_attention`): cuDNN's fused attention and FlashAttention-2, causal, BF16, forward and backward,
+    512 to 131,072 tokens at batch 1. The model's rates on each GPU are fitted on its rows from
+    :data:`BLACKWELL_ATTENTION_SHORTEST` tokens on (:data:`BLACKWELL_ATTENTION_FITS`), so those rows show the fit's
+    residuals and the shorter ones how far the curve reaches below its range. (Until November 2026 the B200's rates
+    were the H100's times the peak ratio and every row was held out: FlashAttention-2 33-51 % short in time from 8k
     tokens on, cuDNN 19-34 % at 4k-8k.)"""
-    if "blackwell attention" not in _PUBLISHED:
-        p = published_attention("B200")
+    name = v.choice("accelerator", accelerator, _BLACKWELL_PUBLISHED)
+    key = f"blackwell attention {name}"
+    if key not in _PUBLISHED:
+        p = published_attention(name)
         rows = []
         for i in range(len(p["kernel"])):
             kernel, backward = str(p["kernel"][i]), p["pass"][i] == "backward"
             b, h, s, d = (float(p[c][i]) for c in ("batch", "heads", "seqlen", "head_dim"))
             flops = attention_flops(b, h, s, d, causal=bool(p["causal"][i]), backward=backward)
-            model = attention_seconds(b, h, s, d, "B200", kv_heads=BLACKWELL_ATTENTION_KV_HEADS, kernel=kernel,
+            model = attention_seconds(b, h, s, d, name, kv_heads=BLACKWELL_ATTENTION_KV_HEADS, kernel=kernel,
                                       causal=bool(p["causal"][i]), backward=backward, sustained=False)
             rows.append(AttentionCheck(kernel, str(p["pass"][i]), int(s), flops / (float(p["tflops"][i]) * 1e12),
                                        float(model)))
-        _PUBLISHED["blackwell attention"] = tuple(rows)
-    return _PUBLISHED["blackwell attention"]
+        _PUBLISHED[key] = tuple(rows)
+    return _PUBLISHED[key]
 
 
 @dataclass(frozen=True)
@@ -414,7 +423,9 @@ def gemm_model(accelerator, dtype: str = "bf16", *, sustained: bool = True) -> G
 
     * H100 SXM, H800 SXM, H200 SXM (one GH100 die at 700 W): the fitted rates of :data:`GEMM_FIT`.
     * Another accelerator with a published best-shape BF16 matmul rate in the catalog (A100, B200, GB200: Bekman's
-      table): that rate times the H200's ``bf16_sustained`` (or ``bf16_burst``) over its own best measured rate.
+      table), or one the catalog assumes from another part (the GB300 the GB200's:
+      :meth:`~atscale.hardware.Accelerator.matmul_rate`): that rate times the H200's ``bf16_sustained`` (or
+      ``bf16_burst``) over its own best measured rate.
     * FP8 on another accelerator with a published best-shape FP8 rate (B200, GB200: the same table): that rate
       times the GH100 FP8 rate over the H200's published best FP8 rate (:data:`GH100_FP8_BEST`), the BF16 rule with
       the FP8 figures.
@@ -441,12 +452,14 @@ def gemm_model(accelerator, dtype: str = "bf16", *, sustained: bool = True) -> G
                   "K ramp half the FP8 one")
     if acc.name in _GH100:
         rate, source = gh100_rate, fitted + f" ({acc.name}: the same GH100 die and power limit)"
-    elif acc.measured(dtype) is not None:
+    elif acc.matmul_rate(dtype) is not None:
         # the GH100's best-shape rate of the same dtype: the book's own H200 measurement (BF16), Bekman's (FP8)
         best = GH100_FP8_BEST if dtype == "fp8" else 794.4e12  # roofline.measured_roofline().matmul_flops, pinned
-        rate = acc.measured(dtype) * gh100_rate / best
-        source = (fitted + f"; {acc.name}: its published best-shape {dtype.upper()} rate "
-                  f"({acc.source('measured_matmul_flops')}) times the H200's fitted-over-best ratio")
+        rate = acc.matmul_rate(dtype) * gh100_rate / best
+        mine = acc.measured(dtype) is not None
+        source = (fitted + f"; {acc.name}: {'its published' if mine else 'an assumed'} best-shape {dtype.upper()} "
+                  f"rate ({acc.source('measured_matmul_flops' if mine else 'assumed_matmul_flops')}) times the "
+                  "H200's fitted-over-best ratio")
     else:
         rate = acc.peak(dtype) * gh100_rate / h100.peak(dtype)
         source = (fitted + f"; {acc.name}: EXTRAPOLATED from its datasheet {dtype} peak with the GH100 "
@@ -851,7 +864,8 @@ BLACKWELL_ATTENTION_FIT = MappingProxyType({
 """cuDNN's fused attention and FlashAttention-2 on one B200, head dimension 128, BF16, causal: ``(R_max FLOP/s,
 s_half tokens)`` of ``R(s) = R_max · s / (s + s_half)`` per (kernel, pass), least squares in log rate
 (:func:`fit_blackwell_attention`) on NVIDIA's published B200 benchmark (``attention-b200-published.csv``: the
-cudnn-frontend repository's training SDPA benchmark, NGC PyTorch 25.06, cuDNN 9.10.2, FlashAttention 2.7.4) from
+cudnn-frontend repository's training SDPA benchmark, NGC PyTorch 25.09, cuDNN 9.13.1, FlashAttention 2.7.4; this
+docstring named the older release's 25.06 and 9.10.2 until November 2026) from
 :data:`BLACKWELL_ATTENTION_SHORTEST` tokens on. FlashAttention-2 gains little over its H100 rate (1.38 times at 8k
 tokens, where the BF16 peaks differ by 2.27): it is written for the warp-level matrix instructions of Ampere and
 Hopper, which Blackwell's new tensor-core path leaves behind; cuDNN runs about three times as fast as it on a
@@ -859,6 +873,23 @@ B200. Until November 2026 both were the H100's curves times the B200's peak over
 FlashAttention-2 1.5-2 times too fast (33-51 % short in time from 8k tokens on) and cuDNN 19-34 % too fast at
 4k-8k tokens. The benchmark is causal only: the non-causal mask takes the causal curve (an assumption; training
 is causal)."""
+
+GB300_ATTENTION_FIT = MappingProxyType({
+    ("cudnn", "forward"): (1858.6e12, 2315.0),
+    ("cudnn", "backward"): (1362.6e12, 1965.0),
+    ("flash2", "forward"): (489.2e12, 985.0),
+    ("flash2", "backward"): (387.0e12, 906.0),
+})
+"""The same fit as :data:`BLACKWELL_ATTENTION_FIT` on one GB300 (Blackwell Ultra): NVIDIA's published benchmark of the
+same release on that GPU (``attention-gb300-published.csv``: the same commit, software and shapes as the B200's).
+cuDNN runs 1.28 times as fast as on the B200 in the forward pass at 8k tokens and 1.20 times in the backward, where
+the two parts' BF16 peaks differ by 1.11: NVIDIA credits Blackwell Ultra with twice the B200's rate of the
+exponentials that attention's softmax computes (NVIDIA Technical Blog, "Inside NVIDIA Blackwell Ultra", 2025).
+Until November 2026 the catalog had no GB300."""
+
+BLACKWELL_ATTENTION_FITS = MappingProxyType({"B200": BLACKWELL_ATTENTION_FIT, "GB300": GB300_ATTENTION_FIT})
+"""The attention fits of the Blackwell accelerators with published rates of their own, by name; another Blackwell part
+(the GB200) takes the B200's times the two parts' measured best-shape GEMM rates (:func:`attention_model`)."""
 
 BLACKWELL_ATTENTION_SHORTEST = 4096.0
 """Shortest sequence (tokens) of the points :data:`BLACKWELL_ATTENTION_FIT` is fitted on: every Blackwell training
@@ -870,13 +901,15 @@ BLACKWELL_ATTENTION_LONGEST = 131072.0
 """Longest published sequence (tokens) behind :data:`BLACKWELL_ATTENTION_FIT`; the rate is held beyond it."""
 
 
-def fit_blackwell_attention() -> dict:
-    """Re-run the fits behind :data:`BLACKWELL_ATTENTION_FIT`: per (kernel, pass) the published B200 points
-    (:func:`published_attention` ``("B200")``) from :data:`BLACKWELL_ATTENTION_SHORTEST` tokens on, ``R_max``
-    (FLOP/s, rounded to 0.1 TFLOP/s) and ``s_half`` (tokens) as :func:`fit_attention` fits them."""
-    pub = published_attention("B200")
+def fit_blackwell_attention(accelerator: str = "B200") -> dict:
+    """Re-run the fits behind :data:`BLACKWELL_ATTENTION_FIT` (``accelerator="B200"``, the default) or
+    :data:`GB300_ATTENTION_FIT` (``"GB300"``): per (kernel, pass) the published points of that GPU
+    (:func:`published_attention`) from :data:`BLACKWELL_ATTENTION_SHORTEST` tokens on, ``R_max`` (FLOP/s, rounded to
+    0.1 TFLOP/s) and ``s_half`` (tokens) as :func:`fit_attention` fits them."""
+    name = v.choice("accelerator", accelerator, _BLACKWELL_PUBLISHED)
+    pub = published_attention(name)
     out = {}
-    for key in BLACKWELL_ATTENTION_FIT:
+    for key in BLACKWELL_ATTENTION_FITS[name]:
         sel = (pub["kernel"] == key[0]) & (pub["pass"] == key[1]) & (pub["seqlen"] >= BLACKWELL_ATTENTION_SHORTEST)
         rate, half = _fit_saturating(pub["seqlen"][sel], pub["tflops"][sel] * 1e12)
         out[key] = (round(rate / 1e11) * 1e11, half)
@@ -1066,8 +1099,9 @@ def attention_model(accelerator, kernel: str = "flash3", *, sustained: bool = Tr
       on short sequences, 8-13 % slower from 4k tokens on).
     * ``unfused``: priced by the GEMM model and the memory roof (:func:`attention_seconds`).
     * ``cudnn`` and ``flash2`` (and so ``flash-triton``) on Blackwell (:data:`BLACKWELL_ATTENTION_ACCELERATORS`):
-      each kernel's own published B200 rates (:data:`BLACKWELL_ATTENTION_FIT`); the GB200 at those times its
-      measured best-shape GEMM rate over the B200's. Until November 2026 they were extrapolated as below.
+      each kernel's own published B200 rates (:data:`BLACKWELL_ATTENTION_FIT`) and GB300 rates
+      (:data:`GB300_ATTENTION_FIT`); the GB200 at the B200's times its measured best-shape GEMM rate over the
+      B200's. Until November 2026 they were extrapolated as below.
     * Other accelerators and kernels: the GH100 constants times their BF16 datasheet peak over the H100's: an
       **extrapolation** (on Blackwell, FlashAttention-3 itself does not run: read it as "a Hopper-class kernel").
 
@@ -1129,16 +1163,18 @@ def attention_model(accelerator, kernel: str = "flash3", *, sustained: bool = Tr
 
 def _blackwell_curves(acc, kernel: str) -> tuple:
     """``(curves, scales, source)`` of ``kernel`` ("cudnn" or "flash2") on the Blackwell accelerator ``acc``: its own
-    published B200 rates (:data:`BLACKWELL_ATTENTION_FIT`, the causal curve for both masks), on another Blackwell
-    part times the two parts' measured best-shape BF16 GEMM rates (an assumption: the same die, its clock and power
-    limit showing in both)."""
+    published rates where it has them (:data:`BLACKWELL_ATTENTION_FITS`: the B200, the GB300; the causal curve for
+    both masks), on another Blackwell part the B200's times the two parts' measured best-shape BF16 GEMM rates (an
+    assumption: the same die, its clock and power limit showing in both)."""
+    own = acc.name if acc.name in BLACKWELL_ATTENTION_FITS else "B200"
     b200 = hardware.accelerator("B200")
-    level = acc.measured_matmul_flops["bf16"] / b200.measured_matmul_flops["bf16"]
-    curves = tuple((*BLACKWELL_ATTENTION_FIT[kernel, p], BLACKWELL_ATTENTION_LONGEST) for p, _ in _RATE_KEYS)
-    src = (f"{ATTENTION_KERNEL_LABELS[kernel]} fitted on its published B200 points from "
-           f"{BLACKWELL_ATTENTION_SHORTEST:,.0f} tokens on (NVIDIA cudnn-frontend's B200 benchmark, causal; the "
+    level = 1.0 if own == acc.name else acc.measured_matmul_flops["bf16"] / b200.measured_matmul_flops["bf16"]
+    fit = BLACKWELL_ATTENTION_FITS[own]
+    curves = tuple((*fit[kernel, p], BLACKWELL_ATTENTION_LONGEST) for p, _ in _RATE_KEYS)
+    src = (f"{ATTENTION_KERNEL_LABELS[kernel]} fitted on its published {own} points from "
+           f"{BLACKWELL_ATTENTION_SHORTEST:,.0f} tokens on (NVIDIA cudnn-frontend's {own} benchmark, causal; the "
            "non-causal mask takes the causal curve)")
-    if acc.name != "B200":
+    if acc.name != own:
         src += f"; {acc.name}: the B200's rates times the two's measured best-shape BF16 GEMM rates ({level:.3f})"
     return curves, (level,) * 4, src
 

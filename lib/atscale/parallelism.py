@@ -474,12 +474,13 @@ class _Context:
 
 
 def _ceiling(acc: hardware.Accelerator, dtype: str, cal: Calibration) -> float:
-    """The matmul ceiling of ``dtype`` in FLOP/s: the measured one where published (else 80 % of the dense peak);
+    """The matmul ceiling of ``dtype`` in FLOP/s: the measured one where published, or the one the catalog assumes
+    from another part (:meth:`~atscale.hardware.Accelerator.matmul_rate`; else 80 % of the dense peak);
     FP8 is the BF16 ceiling times :attr:`Calibration.fp8_matmul_speedup` (what FP8 gains in training, not the
     2x of the datasheet)."""
     if dtype == "fp8" and "bf16" in acc.peak_flops:
         return _ceiling(acc, "bf16", cal) * cal.fp8_matmul_speedup
-    measured = acc.measured(dtype)
+    measured = acc.matmul_rate(dtype)
     return measured if measured else 0.8 * acc.peak(dtype)
 
 
