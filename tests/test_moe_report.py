@@ -88,13 +88,13 @@ def test_errors_as_measured():
     """The operator-level model's step-time errors when the rows were added (November 2026): four within 3.3 %,
     DeepSeek-V3 in blockwise FP8 on 1,024 H100 too fast by 12 % and in BF16 on 256 GB200 too slow by 10 % (its
     all-to-all, not overlapped there, exposed in the model). The GB300 rows, added after the catalog's GB300 with its
-    own published attention rates: DeepSeek-V3 +4.8 %, Qwen3-235B-A22B +7.0 % at 4,096 tokens and +22 % at 131,072
+    own published attention rates: DeepSeek-V3 +5.0 %, Qwen3-235B-A22B +7.0 % at 4,096 tokens and +22 % at 131,072
     (too slow, as the model is on the H100 rows of the same model from 32k tokens on, +8 to +16 %)."""
     got = {k: r.step_error(operators=True) for k, r in REPORT.items()}
     expected = {"Qwen3-235B-A22B, 256 H100, BF16": -0.033, "DeepSeek-V3, 1,024 H100, FP8 blockwise": -0.119,
                 "DeepSeek-V3, 256 GB200, BF16": 0.099, "Qwen3-235B-A22B, 256 GB200, BF16": -0.015,
                 "DeepSeek-V3, 256 GB200, MXFP8": -0.026, "Qwen3-235B-A22B, 256 GB200, MXFP8": -0.028,
-                "DeepSeek-V3, 256 GB300, MXFP8": 0.048, "Qwen3-235B-A22B, 256 GB300, MXFP8": 0.070,
+                "DeepSeek-V3, 256 GB300, MXFP8": 0.050, "Qwen3-235B-A22B, 256 GB300, MXFP8": 0.070,
                 "Qwen3-235B-A22B, 128 GB300, MXFP8, 131,072 tokens": 0.220}
     for start, e in expected.items():
         assert got[_run(start).label] == pytest.approx(e, abs=0.003)

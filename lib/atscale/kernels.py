@@ -92,15 +92,16 @@ forward, four GEMMs and four cast kernels backward) come to 18 and 24 µs at thi
 
 SM_COUNT = MappingProxyType({
     "H100 SXM": 132, "H800 SXM": 132, "H200 SXM": 132, "H100 PCIe": 114, "A100 SXM 40GB": 108,
-    "A100 SXM 80GB": 108, "B200": 148, "GB300": 160, "MI300X": 304,
+    "A100 SXM 80GB": 108, "B200": 148, "GB300": 148, "MI300X": 304,
 })
 """Streaming multiprocessors (AMD: compute units) per accelerator, the number of output tiles one wave runs.
 
 Sources: NVIDIA H100 Tensor Core GPU Architecture whitepaper (2022: 132 SMs on the SXM5 board, 114 on PCIe; the
 H800 and H200 are the same GH100 SXM part); NVIDIA A100 Tensor Core GPU Architecture whitepaper (2020: 108 SMs);
-NVIDIA Blackwell architecture technical brief (B200: 148 SMs); NVIDIA Technical Blog, "Inside NVIDIA Blackwell
-Ultra" (2025: 160 SMs on the GB300's Blackwell Ultra GPU); AMD CDNA 3 architecture whitepaper (MI300X: 304
-CUs). The book's own H200 measurement reads 132 (``multi_processor_count``)."""
+NVIDIA Blackwell architecture technical brief (B200: 148 SMs); the GB300 takes the B200's count, an assumption (NVIDIA
+Technical Blog, "Inside NVIDIA Blackwell Ultra", 2025, gives 160 SMs for the full implementation of its GPU, not how
+many the shipping part enables); AMD CDNA 3 architecture whitepaper (MI300X: 304 CUs). The book's own H200
+measurement reads 132 (``multi_processor_count``). An accelerator missing here (the GB200) takes the GH100's 132."""
 
 TILES = ((128, 256), (128, 128), (64, 128))
 """Output tile shapes (rows, columns) the GEMM model may pick, largest first: the best wave efficiency among
