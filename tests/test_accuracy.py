@@ -12,6 +12,9 @@ ALL = A.comparisons()
 # The measured errors of the comparisons the book says the model misses (model / published - 1).
 KNOWN_MISSES = {
     "8 × A100 80GB (HPE), large": -0.148,
+    # NVIDIA's MoE report's per-GPU memory of DeepSeek-V3 (Table 3; added November 2026): the memory model counts 20 %
+    # more than the 199.5 GB published, beyond its stated 8 % margin; activations +25 %, weights and gradients +18 %
+    "DeepSeek-V3, PP 4 × VPP 4 × EP 64, 256 GPUs, BF16 (NVIDIA's MoE report)": 0.199,
     # DeepEP's published normal kernels (H800; added to the comparisons in November 2026): the model's time is shorter
     # than the published bandwidth gives on every row, beyond 10 % in one node, on two nodes (where the forwarding over
     # NVLink, not the NIC, sets the pace, as the published dip shows) and for the combine on four; within 10 % for the
@@ -175,7 +178,8 @@ def test_every_published_comparison_is_gathered():
                              for _ in a.measured_matmul_flops]) + len(memory.ZERO_TABLE2)
                         + len(collectives.CALIBRATION) + len(collectives.VALIDATION) + len(experts.deepep_comparison())
                         + len(parallelism.CALIBRATION_RUNS) + len(parallelism.VALIDATION_RUNS)
-                        + len(parallelism.MOE_RUNS) + len(runs.MOE_FURTHER_RUNS) + 2 + 3)
+                        + len(parallelism.MOE_RUNS) + len(runs.MOE_FURTHER_RUNS) + 2 + 3
+                        + 1)  # NVIDIA's MoE report's memory breakdown
     assert len({(c.group, c.what) for c in ALL}) == len(ALL)
     assert [c.group for c in ALL] == sorted((c.group for c in ALL), key=A.GROUPS.index)
 
@@ -210,8 +214,13 @@ def test_the_model_values_are_the_chapters():
     assert rec.published == obs.mtbf and rec.model / rec.published == pytest.approx(0.677, abs=0.001)
     assert rec.band == pytest.approx((1 / reliability.MODEL_VS_FLEET_TOLERANCE - 1,
                                       reliability.MODEL_VS_FLEET_TOLERANCE - 1))
-    z = [c for c in ALL if c.group == "Memory"]
+    z = [c for c in ALL if c.group == "Memory" and c.kind == "upper bound"]
+    assert len(z) == len(memory.ZERO_TABLE2)
     assert all(c.band[1] == pytest.approx(1 / memory.ZERO_TABLE2_FLOOR - 1) for c in z)
+    (moe,) = [c for c in ALL if c.group == "Memory" and c.kind == "estimate"]  # NVIDIA's MoE report's Table 3
+    check = experts.mcore_memory_check()
+    assert (moe.model, moe.published) == (check.breakdown.total, experts.MCORE_MEMORY["total"])
+    assert moe.band == pytest.approx((-parallelism.MEMORY_MARGIN, parallelism.MEMORY_MARGIN))
 
 
 def test_summary_statistics_calibration_and_validation_apart():
@@ -221,8 +230,8 @@ def test_summary_statistics_calibration_and_validation_apart():
     # 71 before Megatron-Bridge 26.02's two FP8 MoE rows on H100, 73 before its gpt-oss rows on GB200 and B200
     # 75 before seven further MoE runs from Pai-Megatron-Patch's issues and Megatron-Bridge's CUDA graph guide
     # 82 before the three rows of Megatron-LM's MoE recipes on H100, 85 before the six of NVIDIA's MoE report, 91
-    # before its three GB300 rows
-    assert cal.count == 22 and val.count == 94
+    # before its three GB300 rows, 94 before its memory breakdown of DeepSeek-V3
+    assert cal.count == 22 and val.count == 95
     # 0.014 before the H100 recipes took their scripts' pipeline overlap and the curve was refit (November 2026)
     assert cal.median_abs_error == pytest.approx(0.017, abs=0.002)
     assert cal.worst_abs_error == pytest.approx(0.048, abs=0.002) and cal.worst == "8 B ring, 2 GPUs"
@@ -239,7 +248,8 @@ def test_summary_statistics_calibration_and_validation_apart():
     # 0.0766 before the ModelZoo records took Megatron-LM's default overlapped pipeline sends (a run crossing the median)
     # 0.0865 before the three GB300 rows of NVIDIA's MoE report (the curve within 5.4 % on each: the median falls across
     # a gap in the errors)
-    assert val.median_abs_error == pytest.approx(0.0807, abs=0.002)  # 0.058 before the six Grok-1 runs
+    # 0.0807 before its memory breakdown of DeepSeek-V3 (+20 %: the median moves across the same gap)
+    assert val.median_abs_error == pytest.approx(0.0846, abs=0.002)  # 0.058 before the six Grok-1 runs
     assert val.worst_abs_error == pytest.approx(5.264, abs=0.002)
     assert val.worst == "fitted profile (Llama 3), research-cluster jobs (1,024 A100)"
     dense = A.summary("validation", group="Step time")
@@ -283,8 +293,10 @@ def test_tables_and_figures():
         assert fig.axes and fig.axes[0].get_title()
     with pytest.raises(ValueError, match="group"):
         plots.model_vs_published_chart("Networking")
+    # the Memory group's one estimate (NVIDIA's MoE report's breakdown, November 2026) draws; Hardware has none
+    assert plots.model_vs_published_chart("Memory").axes
     with pytest.raises(ValueError, match="no estimates"):
-        plots.model_vs_published_chart("Memory")
+        plots.model_vs_published_chart("Hardware")
 
 
 def test_tables_state_each_error_in_its_quantitys_convention():

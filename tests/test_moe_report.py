@@ -138,3 +138,28 @@ def test_the_gb300_layouts_fit_with_the_check_on():
         st = r.step()
         assert r.memory_check and r.memory_verdict() == "fits"
         assert 200 < float(st.memory_total) / 1e9 < 230 < r.cluster.accelerator.memory_capacity / 1e9
+
+
+def test_the_memory_model_against_the_reports_breakdown():
+    """Table 3 of the report prints DeepSeek-V3's per-GPU memory in BF16 (PP 4 x VPP 4 x EP 64, 256 GPUs: 199.5 GB),
+    Table 4 what recomputing three modules saves and sec. 4.1.3 what FP8 saves. The memory model on the layout as the
+    report's own records run it (micro-batch 1, 4,096 tokens) counts 20 % more (November 2026): activations +25 %,
+    weights and gradients +18 %, the optimizer's state +3 %; every saving larger than published, the activation
+    function's 2.8 times. A known miss of the model's 8 % margin, shown in the appendix."""
+    from atscale import experts, parallelism
+
+    c = experts.mcore_memory_check()
+    assert c.plan.pp == 4 and c.plan.virtual_stages == 4 and c.plan.ep == 64 and c.plan.dp == 64
+    assert c.plan.recompute == "none" and c.plan.micro_batch == 1 and c.plan.fp8_cache == "none"
+    got = {k: m / p - 1 for k, p, m in c.components}
+    assert got == pytest.approx({"weights and gradients": 0.181, "main weights and optimizer states": 0.028,
+                                 "activations": 0.245, "total": 0.199}, abs=0.003)
+    assert c.error == pytest.approx(got["total"]) and c.error > parallelism.MEMORY_MARGIN
+    assert sum(p for _, p, _ in c.components[:3]) == pytest.approx(c.published["total"], abs=1e8)  # the table adds up
+    saves = {k: m / p for k, p, m in c.recompute}
+    assert saves == pytest.approx({"mla_up_proj": 1.26, "act": 2.84, "layernorm": 1.17}, abs=0.01)
+    assert c.fp8[1] / c.fp8[0] == pytest.approx(1.33, abs=0.01)
+    table = experts.mcore_memory_table()
+    assert len(table.rows) == 8 and table.rows[3][:3] == ("total", "199.5", "239.2")
+    (row,) = [x for x in accuracy.comparisons() if x.what.startswith("DeepSeek-V3, PP 4")]
+    assert row.group == "Memory" and row.kind == "estimate" and row.known_miss and "Table 3" in row.source

@@ -657,7 +657,7 @@ RESULTS = {  # public types the library builds as results or as its own data: no
     "collectives.LinkModel",
     "collectives.LinkCost", "collectives.Hierarchical", "collectives.Measurement", "collectives.RingStep",
     "collectives.CostCurve", "collectives.GradientSync", "collectives.TieredCollective", "collectives.DimensionTiers", "collectives.TierSweep", "experts.MoeSummary", "experts.PublishedCount",
-    "experts.AllToAllComparison", "experts.EpSweep", "experts.A2ARatio", "experts.DeepSeekEstimate", "experts.BatchRamp",
+    "experts.AllToAllComparison", "experts.EpSweep", "experts.A2ARatio", "experts.DeepSeekEstimate", "experts.BatchRamp", "experts.MoeMemoryCheck",
     "experts.DispatchBenchmark", "accuracy.A2ARate", "accuracy.AttentionWhatIf", "accuracy.DroplessReading",
     "accuracy.LayerGap", "accuracy.PlacementPair", "accuracy.BlackwellCalibration", "accuracy.AttentionSwitch",
     "jct.Estimate",

@@ -200,7 +200,24 @@ def _memory():
         "parameters (state-only bound vs measured largest)", r.bound, r.measured_params, "validation",
         "upper bound", (0.0, tol), "activations, temporary buffers, fused gradient buffers and fragmentation",
         f"{r.source}; row MP = {r.mp}, {'ZeRO-1 (P_os)' if r.zero_stage == 1 else 'baseline'}")
-        for r in memory.ZERO_TABLE2]
+        for r in memory.ZERO_TABLE2] + [_moe_memory()]
+
+
+def _moe_memory() -> Comparison:
+    """NVIDIA's MoE report's per-GPU memory of DeepSeek-V3 (:func:`atscale.experts.mcore_memory_check`) against the
+    memory model: an estimate, held to the model's stated margin (:data:`atscale.parallelism.MEMORY_MARGIN`)."""
+    from . import experts, parallelism
+
+    c = experts.mcore_memory_check()
+    band = _pm(parallelism.MEMORY_MARGIN)
+    out = Comparison(
+        "Memory", "DeepSeek-V3, PP 4 × VPP 4 × EP 64, 256 GPUs, BF16 (NVIDIA's MoE report)",
+        "per-GPU memory (bytes)", c.breakdown.total, c.published["total"], "validation", "estimate", band,
+        "which tensors Megatron-Core keeps for each operator's backward (the model's count of a layer's stored "
+        "activations is Korthikanti et al.'s, extended to the experts' operators), temporary buffers, the CUDA "
+        "context and fragmentation; the table's micro-batch and pipeline split (read as the report's own records "
+        "of the layout run them)", experts.MCORE_MEMORY_SOURCE)
+    return dataclasses.replace(out, known_miss=not out.within)
 
 
 _COLL_LEAVES_OUT = ("protocol and channel tuning (one efficiency per link technology), topology beyond "
@@ -477,6 +494,8 @@ def _fmt(value: float, quantity: str) -> str:
         return f"{value / 1e9:,.2f}B"
     if "MTBF" in quantity:
         return f"{value / 3600:.2f} h"
+    if "memory (bytes)" in quantity:
+        return f"{value / 1e9:,.1f} GB"
     if "time" in quantity:
         return f"{value * 1e6:,.2f} µs" if value < 1e-3 else f"{value * 1e3:,.1f} ms"
     return f"{value:.4g}"

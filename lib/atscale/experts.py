@@ -47,6 +47,8 @@ __all__ = [
     "A2ARatio", "a2a_compute_ratio", "DEEPSEEK_V3_CLUSTER", "DEEPSEEK_V3_PLAN", "DEEPSEEK_V3_GPU_HOURS_PER_TRILLION",
     "DEEPSEEK_V3_PRETRAINING", "gpu_seconds_per_trillion", "DeepSeekEstimate", "deepseek_v3_estimate",
     "DEEPSEEK_V3_OPTIMIZER", "DEEPSEEK_V3_BATCH_RAMP", "BatchRamp", "deepseek_v3_batch_ramp",
+    "MCORE_MEMORY_SOURCE", "MCORE_MEMORY", "MCORE_RECOMPUTE_SAVINGS", "MCORE_FP8_SAVING", "MCORE_PERMUTATION_SAVING",
+    "MoeMemoryCheck", "mcore_memory_check", "mcore_memory_table",
 ]
 
 _HOUR = 3600.0
@@ -819,3 +821,105 @@ def deepseek_v3_batch_ramp(plan: Plan = DEEPSEEK_V3_PLAN) -> BatchRamp:
     c_start = c_final + b * (per_round / first - 1 / m_final)
     share = ramp_tokens / DEEPSEEK_V3_PRETRAINING[1]
     return BatchRamp(share, c_start, c_final, share * (c_start - c_final))
+
+
+# --------------------------------------------------------------------------------------
+# Memory: a published per-GPU breakdown of an expert layout
+# --------------------------------------------------------------------------------------
+MCORE_MEMORY_SOURCE = ("NVIDIA (Yan et al.), Scalable Training of Mixture-of-Experts Models with Megatron Core, "
+                       "technical report, arXiv:2603.07685 (March 2026), sec. 4.1: Table 3 (per-GPU memory of "
+                       "DeepSeek-V3 trained in BF16 with PP 4 x VPP 4 x EP 64 on 256 GPUs), Table 4 (what "
+                       "fine-grained recomputation saves per GPU on the same configuration) and sec. 4.1.3 (FP8 "
+                       "training saves 'approximately 16 GB' of its activations)")
+"""Where :data:`MCORE_MEMORY`, :data:`MCORE_RECOMPUTE_SAVINGS` and :data:`MCORE_FP8_SAVING` come from."""
+
+MCORE_MEMORY = MappingProxyType({"weights and gradients": 36.4e9, "main weights and optimizer states": 32.1e9,
+                                 "activations": 131.0e9, "total": 199.5e9})
+"""NVIDIA's MoE report, Table 3: per-GPU memory of DeepSeek-V3 in BF16 (PP 4 x VPP 4 x EP 64, 256 GPUs), bytes:
+weights and gradients, main weights and optimizer states, activations, and their total, before any of the memory
+optimizations its section 4.1 then describes (the table lists them beside each row as what could reduce it)."""
+
+MCORE_RECOMPUTE_SAVINGS = MappingProxyType({"mla_up_proj": 30.4e9, "act": 3.8e9, "layernorm": 8.2e9})
+"""NVIDIA's MoE report, Table 4: what recomputing one module saves per GPU on :data:`MCORE_MEMORY`'s configuration,
+bytes, by the library's recompute module: the MLA up-projection, the activation function (SwiGLU; the library's
+``act`` of a mixture of experts is its experts'), LayerNorm (42.4 GB in all)."""
+
+MCORE_FP8_SAVING = 16e9
+"""NVIDIA's MoE report, sec. 4.1.3: FP8 training keeps "approximately 16 GB" less of :data:`MCORE_MEMORY`'s
+activations (the linear layers' inputs, about 32 GB, stored in FP8), bytes."""
+
+MCORE_PERMUTATION_SAVING = 26.3e9
+"""NVIDIA's MoE report, sec. 4.1.2: memory-efficient permutation (the routing weights applied before the second
+expert GEMM, so that the experts' outputs need not be kept for the router's backward) saves about 26.3 GB of
+:data:`MCORE_MEMORY`'s activations, bytes. The library has no switch for it: neither formulation is modelled apart."""
+
+
+@dataclass(frozen=True)
+class MoeMemoryCheck:
+    """The memory model beside a published per-GPU breakdown of an expert layout (:func:`mcore_memory_check`):
+    ``breakdown``, the model's :class:`~atscale.memory.Breakdown` of the layout (bytes); ``published``,
+    :data:`MCORE_MEMORY`; ``recompute``, ``(module, published saving, model saving)`` per module of
+    :data:`MCORE_RECOMPUTE_SAVINGS` (bytes); ``fp8``, ``(published, model)``, what FP8 training with
+    Transformer Engine's FP8 activation cache saves (bytes); ``plan``, the layout as the library reads it."""
+
+    breakdown: memory.Breakdown
+    published: Mapping
+    recompute: tuple
+    fp8: tuple
+    plan: Plan
+
+    @property
+    def components(self) -> tuple:
+        """``(component, published, model)`` per row of :data:`MCORE_MEMORY` (bytes): weights and gradients, the
+        optimizer's state (the main weights with it), activations, total."""
+        b = self.breakdown
+        model = (b.weights + b.gradients, b.optimizer, b.activations, b.total)
+        return tuple((k, self.published[k], m) for k, m in zip(self.published, model))
+
+    @property
+    def error(self) -> float:
+        """Model over published total, minus 1 (positive: the model counts more memory)."""
+        return self.breakdown.total / self.published["total"] - 1.0
+
+
+@functools.lru_cache(maxsize=1)
+def mcore_memory_check() -> MoeMemoryCheck:
+    """The memory model on the layout of NVIDIA's MoE report's Table 3 (:data:`MCORE_MEMORY`): DeepSeek-V3, BF16,
+    TP 1, PP 4 with 4 virtual stages, EP 64 on 256 GPUs (data parallelism 64), no recomputation, read as the report's
+    own records of that layout run it (:data:`atscale.runs.MOE_FURTHER_RUNS`, its GB200 row in MXFP8: micro-batch
+    1, sequences of 4,096 tokens, the embedding and the loss each a slot of the pipeline split, the distributed
+    optimizer with FP32 main weights, moments and gradient buffers). The table states neither the micro-batch nor the
+    split: those are this reading's. Each of :data:`MCORE_RECOMPUTE_SAVINGS`' modules recomputed alone, and FP8
+    with Transformer Engine's activation cache, give the model's savings beside the report's."""
+    (r,) = [x for x in runs.MOE_FURTHER_RUNS if x.label == "DeepSeek-V3, 256 GB200, MXFP8, Megatron-Core MoE report"]
+    plan = dataclasses.replace(r.plan, recompute="none", recompute_modules=None, fp8_cache="none")
+
+    def bd(p, dtype="bf16"):
+        return memory.breakdown(r.model, r.cluster.accelerator, p, seq_length=r.seq_length,
+                                optimizer_name=r.optimizer_name, flash_attention=True, dtype=dtype)
+
+    base = bd(plan)
+    recompute = tuple((module, saved, base.activations - bd(dataclasses.replace(
+        plan, recompute="selective", recompute_modules=(module,))).activations)
+        for module, saved in MCORE_RECOMPUTE_SAVINGS.items())
+    fp8 = (MCORE_FP8_SAVING,
+           base.activations - bd(dataclasses.replace(plan, fp8_cache="transformer-engine"), "fp8").activations)
+    return MoeMemoryCheck(base, MCORE_MEMORY, recompute, fp8, plan)
+
+
+def mcore_memory_table():
+    """:func:`mcore_memory_check` as a :class:`~atscale.tables.Table` (GB per GPU, published and modelled): the
+    breakdown's rows, then what each recomputed module and FP8 save."""
+    from .tables import Table
+
+    c = mcore_memory_check()
+    gb = 1e9
+    labels = {"mla_up_proj": "recompute the MLA up-projection: saves", "act": "recompute the activation: saves",
+              "layernorm": "recompute the norms: saves"}
+    rows = [(k, f"{p / gb:.1f}", f"{m / gb:.1f}", f"{m / p - 1:+.0%}") for k, p, m in c.components]
+    rows += [(labels[k], f"{p / gb:.1f}", f"{m / gb:.1f}", f"{m / p - 1:+.0%}") for k, p, m in c.recompute]
+    rows.append(("FP8 training: saves", f"{c.fp8[0] / gb:.1f}", f"{c.fp8[1] / gb:.1f}", f"{c.fp8[1] / c.fp8[0] - 1:+.0%}"))
+    return Table(("Per GPU, DeepSeek-V3, PP 4 × VPP 4 × EP 64", "Published (GB)", "Model (GB)", "Difference"), rows,
+                 caption="NVIDIA's MoE report's per-GPU memory of DeepSeek-V3 in BF16 on 256 GPUs (its Tables 3 and 4 "
+                         "and sec. 4.1.3) beside the memory model on the layout as the report's own records run it "
+                         "(micro-batch 1, 4,096 tokens; the table states neither).")
