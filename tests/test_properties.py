@@ -523,6 +523,7 @@ CALLS = {  # label -> keyword arguments (a function of nothing: built when probe
     "hardware.FabricTier": lambda: dict(name="pod", domain=3072, oversubscription=7.0, latency=1e-6,
                                         rail_optimised=False),
     "experts.moe_summary": lambda: dict(model=models.DEEPSEEK_V3),
+    "memory.expert_output_bytes": lambda: dict(model=models.DEEPSEEK_V3, tokens=4096),
     "parallelism.recompute_choices": lambda: dict(model=EX.model, cluster=EX.cluster, plan=EX.plan),
     "parallelism.recompute_table": lambda: dict(model=EX.model, cluster=EX.cluster, plan=EX.plan),
     "experts.dense_twin": lambda: dict(model=models.DEEPSEEK_V3),

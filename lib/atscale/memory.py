@@ -27,7 +27,7 @@ __all__ = [
     "Optimizer", "OPTIMIZERS", "RUNNING_EXAMPLE_OPTIMIZER", "optimizer", "ModelState", "model_state_bytes",
     "zero_communication_factor", "zero_communication_bytes", "max_params", "MaxModelMeasurement", "ZERO_TABLE2",
     "ZERO_TABLE2_FLOOR", "ActivationTerms", "activation_terms", "recompute_savings", "fp8_cache_savings",
-    "activation_bytes_per_layer",
+    "activation_bytes_per_layer", "expert_output_bytes",
     "in_flight_micro_batches", "Breakdown", "breakdown", "max_micro_batch", "min_gpus_for_state",
     "logits_bytes", "checkpoint_bytes",
 ]
@@ -379,9 +379,25 @@ def activation_terms(model: models.TransformerConfig, micro_batch, seq_length=No
 
 def _routing_bytes(model: models.TransformerConfig, sb):
     """Bytes a mixture of experts stores per layer (averaged over the layers) for ``sb`` tokens beside its experts'
-    MLP tensors: each token's ``k`` dispatched and combined copies (2 bytes each way) and the router's FP32 logits."""
+    MLP tensors: each token's ``k`` dispatched copies (2 bytes each, the experts' first GEMM's input), its ``k``
+    combined copies (:func:`expert_output_bytes`) and the router's FP32 logits."""
     share = model.moe_layers / model.num_layers
-    return share * sb * (2 * 2 * model.experts_per_token * model.hidden_size + 4 * model.num_experts)
+    return (share * sb * (2 * model.experts_per_token * model.hidden_size + 4 * model.num_experts)
+            + expert_output_bytes(model, sb))
+
+
+def expert_output_bytes(model: models.TransformerConfig, tokens):
+    """Bytes per layer (averaged over the layers) that a mixture of experts keeps of its experts' outputs for
+    ``tokens`` tokens: each token's ``k`` outputs, 2 bytes per value, held until the backward pass gives the router
+    the gradient of each routing weight (``dL/dp_i`` needs ``E_i(x)`` when the weights multiply the outputs). Part of
+    :func:`activation_terms`' ``parallel`` term. Memory-efficient permutation (NVIDIA, "Scalable Training of
+    Mixture-of-Experts Models with Megatron Core", 2026, sec. 4.1.2) applies each weight before the expert's second
+    GEMM instead, so that its gradient needs only the activation's input, already kept: these bytes are not stored.
+    The memory model keeps them (the standard formulation); 0 for a dense model. Vectorised over ``tokens``."""
+    model = _model(model)
+    tokens = v.positive("tokens", tokens, unit="tokens")
+    share = model.moe_layers / model.num_layers if model.is_moe else 0.0
+    return as_scalar(share * np.asarray(tokens, dtype=float) * 2 * model.experts_per_token * model.hidden_size)
 
 
 def _norms(model: models.TransformerConfig) -> int:
