@@ -869,7 +869,7 @@ class MoeMemoryCheck:
     recompute: tuple
     fp8: tuple
     plan: Plan
-    expert_outputs: float = 0.0
+    expert_outputs: float
 
     @property
     def components(self) -> tuple:
@@ -928,17 +928,18 @@ def mcore_memory_table():
     from .tables import Table
 
     c = mcore_memory_check()
-    gb = 1e9
+
+    def row(what, published, model):  # GB per GPU, and the model's difference
+        return what, f"{published / 1e9:.1f}", f"{model / 1e9:.1f}", f"{model / published - 1:+.0%}"
+
     labels = {"mla_up_proj": "recompute the MLA up-projection: saves", "act": "recompute the activation: saves",
               "layernorm": "recompute the norms: saves"}
-    rows = [(k, f"{p / gb:.1f}", f"{m / gb:.1f}", f"{m / p - 1:+.0%}") for k, p, m in c.components]
-    rows += [(labels[k], f"{p / gb:.1f}", f"{m / gb:.1f}", f"{m / p - 1:+.0%}") for k, p, m in c.recompute]
-    rows.append(("FP8 training: saves", f"{c.fp8[0] / gb:.1f}", f"{c.fp8[1] / gb:.1f}", f"{c.fp8[1] / c.fp8[0] - 1:+.0%}"))
-    rows.append(("memory-efficient permutation: saves (the experts' outputs)", f"{MCORE_PERMUTATION_SAVING / gb:.1f}",
-                 f"{c.expert_outputs / gb:.1f}", f"{c.expert_outputs / MCORE_PERMUTATION_SAVING - 1:+.0%}"))
-    act = c.published["activations"]
-    rows.append(("activations, if the table's already omit the experts' outputs", f"{act / gb:.1f}",
-                 f"{(c.breakdown.activations - c.expert_outputs) / gb:.1f}", f"{c.permuted[0]:+.0%}"))
+    rows = [row(k, p, m) for k, p, m in c.components] + [row(labels[k], p, m) for k, p, m in c.recompute]
+    rows += [row("FP8 training: saves", *c.fp8),
+             row("memory-efficient permutation: saves (the experts' outputs)", MCORE_PERMUTATION_SAVING,
+                 c.expert_outputs),
+             row("activations, if the table's already omit the experts' outputs", c.published["activations"],
+                 c.breakdown.activations - c.expert_outputs)]
     return Table(("Per GPU, DeepSeek-V3, PP 4 × VPP 4 × EP 64", "Published (GB)", "Model (GB)", "Difference"), rows,
                  caption="NVIDIA's MoE report's per-GPU memory of DeepSeek-V3 in BF16 on 256 GPUs (its Tables 3 and 4 "
                          "and sec. 4.1.3) beside the memory model on the layout as the report's own records run it "

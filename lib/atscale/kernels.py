@@ -230,10 +230,6 @@ BLACKWELL_ATTENTION_KV_HEADS = 8
 grouped-query attention, as the source's README and file name the layer (128 query heads, 8 key/value heads, head
 dimension 128)."""
 
-_BLACKWELL_PUBLISHED = ("B200", "GB300")
-"""The Blackwell accelerators with attention rates of their own published (:data:`BLACKWELL_ATTENTION_FITS`)."""
-
-
 def blackwell_attention_check(accelerator: str = "B200") -> tuple[AttentionCheck, ...]:
     """The kernel model's attention on a B200 (the default) or a GB300 beside NVIDIA's published cuDNN benchmark of it
     (:func:`published_attention`): cuDNN's fused attention and FlashAttention-2, causal, BF16, forward and backward,
@@ -242,7 +238,7 @@ def blackwell_attention_check(accelerator: str = "B200") -> tuple[AttentionCheck
     residuals and the shorter ones how far the curve reaches below its range. (Until November 2026 the B200's rates
     were the H100's times the peak ratio and every row was held out: FlashAttention-2 33-51 % short in time from 8k
     tokens on, cuDNN 19-34 % at 4k-8k.)"""
-    name = v.choice("accelerator", accelerator, _BLACKWELL_PUBLISHED)
+    name = v.choice("accelerator", accelerator, tuple(BLACKWELL_ATTENTION_FITS))
     key = f"blackwell attention {name}"
     if key not in _PUBLISHED:
         p = published_attention(name)
@@ -907,7 +903,7 @@ def fit_blackwell_attention(accelerator: str = "B200") -> dict:
     :data:`GB300_ATTENTION_FIT` (``"GB300"``): per (kernel, pass) the published points of that GPU
     (:func:`published_attention`) from :data:`BLACKWELL_ATTENTION_SHORTEST` tokens on, ``R_max`` (FLOP/s, rounded to
     0.1 TFLOP/s) and ``s_half`` (tokens) as :func:`fit_attention` fits them."""
-    name = v.choice("accelerator", accelerator, _BLACKWELL_PUBLISHED)
+    name = v.choice("accelerator", accelerator, tuple(BLACKWELL_ATTENTION_FITS))
     pub = published_attention(name)
     out = {}
     for key in BLACKWELL_ATTENTION_FITS[name]:
@@ -1169,7 +1165,7 @@ def _blackwell_curves(acc, kernel: str) -> tuple:
     assumption: the same die, its clock and power limit showing in both)."""
     own = acc.name if acc.name in BLACKWELL_ATTENTION_FITS else "B200"
     b200 = hardware.accelerator("B200")
-    level = 1.0 if own == acc.name else acc.measured_matmul_flops["bf16"] / b200.measured_matmul_flops["bf16"]
+    level = 1.0 if own == acc.name else acc.matmul_rate("bf16") / b200.measured("bf16")
     fit = BLACKWELL_ATTENTION_FITS[own]
     curves = tuple((*fit[kernel, p], BLACKWELL_ATTENTION_LONGEST) for p, _ in _RATE_KEYS)
     src = (f"{ATTENTION_KERNEL_LABELS[kernel]} fitted on its published {own} points from "

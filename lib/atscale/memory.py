@@ -383,7 +383,13 @@ def _routing_bytes(model: models.TransformerConfig, sb):
     combined copies (:func:`expert_output_bytes`) and the router's FP32 logits."""
     share = model.moe_layers / model.num_layers
     return (share * sb * (2 * model.experts_per_token * model.hidden_size + 4 * model.num_experts)
-            + expert_output_bytes(model, sb))
+            + _expert_output_bytes(model, sb))
+
+
+def _expert_output_bytes(model: models.TransformerConfig, tokens):
+    """:func:`expert_output_bytes` without its argument checks (the callers' are checked)."""
+    share = model.moe_layers / model.num_layers if model.is_moe else 0.0
+    return share * tokens * 2 * model.experts_per_token * model.hidden_size
 
 
 def expert_output_bytes(model: models.TransformerConfig, tokens):
@@ -396,8 +402,7 @@ def expert_output_bytes(model: models.TransformerConfig, tokens):
     The memory model keeps them (the standard formulation); 0 for a dense model. Vectorised over ``tokens``."""
     model = _model(model)
     tokens = v.positive("tokens", tokens, unit="tokens")
-    share = model.moe_layers / model.num_layers if model.is_moe else 0.0
-    return as_scalar(share * np.asarray(tokens, dtype=float) * 2 * model.experts_per_token * model.hidden_size)
+    return as_scalar(_expert_output_bytes(model, np.asarray(tokens, dtype=float)))
 
 
 def _norms(model: models.TransformerConfig) -> int:
